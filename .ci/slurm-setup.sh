@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Install and start a single-node Slurm (Debian 12, slurm-wlm 22.05) for tests/test_slurm.py.
+# Run as root on a fresh machine; safe to run again (it rewrites the config and restarts the daemons).
+#
+# The configuration is tuned so the tests are quick:
+#   - KillWait=5: SIGTERM -> SIGKILL after 5 s (the default 30 s would slow every time-limit test).
+#   - OverTimeLimit=0: the job is killed as soon as its limit is seen to be exceeded.
+#     slurmctld checks limits about every 30 s, so a --time=1 job gets SIGTERM 60-90 s after start.
+#   - CPUs = max(nproc, 8) with SlurmdParameters=config_overrides, so several 1-CPU test jobs
+#     run side by side even on a 2-core CI machine.
+#   - Two partitions: `debug` (Default, PriorityTier=1) and `urgent` (PriorityTier=10);
+#     PreemptType=preempt/partition_prio + PreemptMode=CANCEL, so a job submitted to `urgent`
+#     that needs the whole node preempts what runs in `debug` (preemption tests).
+#   - MinJobAge=600: finished jobs stay visible to `scontrol show job` for 10 minutes.
+#   - No slurmdbd: `sacct` has no accounting storage here (the code must survive that).
+# Environment: SLURM_SETUP_WAIT_S (default 60) bounds the wait for the node to come up.
+set -euo pipefail
+
+WAIT_S=${SLURM_SETUP_WAIT_S:-60}
+CONF_DIR=/etc/slurm
+LOG_DIR=/var/log/slurm
+
+die() { echo "slurm-setup: error: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+
+install_packages() {
+  if command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null; then
+    return
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq || die "apt-get update failed"
+  apt-get install -y -qq slurm-wlm munge >/dev/null || die "apt-get install slurm-wlm munge failed"
+}
+
+write_config() {
+  local host cpus mem_mb
+  host=$(hostname -s)
+  cpus=$(nproc)
+  [ "$cpus" -ge 8 ] || cpus=8
+  mem_mb=$(awk '/^MemTotal:/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)
+  mkdir -p "$CONF_DIR" "$LOG_DIR" /var/spool/slurmctld /var/spool/slurmd
+  cat >"$CONF_DIR/slurm.conf" <<EOF
+# Written by .ci/slurm-setup.sh: single-node test cluster.
+ClusterName=gpualert
+SlurmctldHost=$host
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+SlurmctldLogFile=$LOG_DIR/slurmctld.log
+SlurmdLogFile=$LOG_DIR/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/backfill
+SlurmdParameters=config_overrides
+ReturnToService=2
+KillWait=5
+OverTimeLimit=0
+MinJobAge=600
+InactiveLimit=0
+MpiDefault=none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$LOG_DIR/jobcomp.log
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+NodeName=$host CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=urgent Nodes=$host MaxTime=INFINITE State=UP PriorityTier=10
+EOF
+  # Empty cgroup.conf keeps slurmd from complaining when it looks for one.
+  [ -f "$CONF_DIR/cgroup.conf" ] || echo "CgroupAutomount=no" >"$CONF_DIR/cgroup.conf"
+}
+
+stop_pidfile() {
+  local pidfile=$1 pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -f "$pidfile"
+}
+
+start_munge() {
+  [ -s /etc/munge/munge.key ] || { /usr/sbin/mungekey --create 2>/dev/null || \
+    dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 2>/dev/null; }
+  chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
+  mkdir -p /run/munge && chown munge:munge /run/munge
+  if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+    runuser -u munge -- /usr/sbin/munged || die "munged did not start"
+    sleep 1
+    munge -n | unmunge >/dev/null || die "munge round trip failed"
+  fi
+}
+
+start_slurm() {
+  stop_pidfile /run/slurmd.pid
+  stop_pidfile /run/slurmctld.pid
+  /usr/sbin/slurmctld || die "slurmctld did not start; see $LOG_DIR/slurmctld.log"
+  /usr/sbin/slurmd || die "slurmd did not start; see $LOG_DIR/slurmd.log"
+}
+
+wait_idle() {
+  local deadline=$((SECONDS + WAIT_S)) state=""
+  while [ $SECONDS -lt $deadline ]; do
+    state=$(timeout 5 sinfo -h -N -o %t 2>/dev/null | head -n 1 || true)
+    case "$state" in
+      idle|mix|alloc) echo "slurm-setup: node $(hostname -s) is $state"; return 0 ;;
+      drain*|down*|inval*) timeout 5 scontrol update NodeName="$(hostname -s)" State=RESUME 2>/dev/null || true ;;
+    esac
+    sleep 1
+  done
+  echo "--- slurmctld.log ---" >&2; tail -n 20 "$LOG_DIR/slurmctld.log" >&2 || true
+  echo "--- slurmd.log ---" >&2; tail -n 20 "$LOG_DIR/slurmd.log" >&2 || true
+  die "node not idle after ${WAIT_S}s (last state: '${state:-none}')"
+}
+
+install_packages
+write_config
+start_munge
+start_slurm
+wait_idle

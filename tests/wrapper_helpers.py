@@ -1,0 +1,59 @@
+"""Running the real gpualert.py in a subprocess, the way users do, in an isolated home."""
+import json
+import os
+import subprocess
+import sys
+import glob
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "gpualert.py")
+PY = sys.executable
+
+
+def isolated_env(tmp, **extra):
+    """An environment whose state, config and outbox live under `tmp`, with no sendmail."""
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith(("GPUALERT_", "SLURM_", "PBS_", "LSB_", "PYTHONUNBUF", "PYTHONFAULT")):
+            del env[key]
+    env.update(XDG_STATE_HOME=os.path.join(str(tmp), "state"),
+               XDG_CONFIG_HOME=os.path.join(str(tmp), "config"),
+               HOME=str(tmp), PATH="/usr/bin:/bin")
+    env.update(extra)
+    return env
+
+
+def run_gpualert(tmp, args, env=None, timeout=60, **kw):
+    """-> CompletedProcess with bytes stdout/stderr."""
+    return subprocess.run([PY, SCRIPT] + list(args), env=env or isolated_env(tmp),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                          cwd=str(tmp), **kw)
+
+
+def only(pattern):
+    found = glob.glob(pattern)
+    assert len(found) == 1, (pattern, found)
+    return found[0]
+
+
+def run_dir(tmp):
+    return os.path.dirname(only(os.path.join(str(tmp), "logs", "*", "output*.log")))
+
+
+def run_json(tmp):
+    with open(os.path.join(run_dir(tmp), "run.json")) as handle:
+        return json.load(handle)
+
+
+def log_text(tmp):
+    with open(only(os.path.join(str(tmp), "logs", "*", "output*.log")), "rb") as handle:
+        return handle.read()
+
+
+def outbox_messages(tmp, outbox="outbox"):
+    return sorted(glob.glob(os.path.join(str(tmp), outbox, "*.eml")))
+
+
+def child(code):
+    """argv of a Python child running `code`."""
+    return [PY, "-c", code]
