@@ -68,6 +68,7 @@ TAIL_LINES = 60
 NOTED_LINES_MAX = 200
 DRAIN_AFTER_EXIT_S = 2.0  # grandchildren may hold the pipes open after the child exits
 POLL_S = 0.1
+END_REASON_WAIT_S = 5.0  # for the scheduler's answer about a SIGTERM
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
 SCHEDULER_DAEMONS = ("slurmstepd", "pbs_mom", "sge_shepherd", "res", "sbatchd")
 SI_KERNEL = 0x80  # si_code of a signal the kernel (e.g. the terminal's Ctrl-C) generated
@@ -325,6 +326,7 @@ class GpuSampler(object):
     def start(self): pass
     def stop(self): return {}
 def cmd_watch(args, cfg): return 0
+def read_time_limit(sched, run=None, environ=None): return {}
 # <<< part: cluster
 
 # ==== The durable log ====
@@ -503,36 +505,41 @@ class ChildPump(object):
         self.kill_at = None
         self.term_at = None
         self.dead_outputs = set()
+        self.signal_set = _signal_set()
 
     def run(self, timeout=None):
+        """Pump until the child has exited and its pipes are drained (or held open too long)."""
         import select
         poller = select.poll()
         for fd in self.fds:
             poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        started = time.time()
-        deadline = started + timeout if timeout else None
+        deadline = time.time() + timeout if timeout else None
         exited_at = None
-        while self.fds:
-            for fd, _ in poller.poll(POLL_S * 1000):
-                self._read(fd, poller)
-            self._take_signals()
+        while self.fds or self.exit_code is None:
+            self._wait_for_events(poller)
             now = time.time()
             if self.exit_code is None:
                 self._reap(0)
             if self.exit_code is not None:
                 exited_at = exited_at or now
                 if now - exited_at > DRAIN_AFTER_EXIT_S:
-                    break
+                    break  # a grandchild holds the pipes: stop reading, not waiting
                 continue
             if deadline and now >= deadline and not self.timed_out:
                 self.timed_out = True
                 self._stop_child(now)
             self._check_kill(now)
             self._check_stall(now)
-        if self.exit_code is None:
-            self._reap(None)
         for fd in list(self.fds):
             os.close(fd)
+
+    def _wait_for_events(self, poller):
+        if self.fds:
+            for fd, _ in poller.poll(POLL_S * 1000):
+                self._read(fd, poller)
+            self._take_signals(0)
+        else:  # the child closed its outputs but runs on: still relay and time it
+            self._take_signals(POLL_S)
 
     def _read(self, fd, poller):
         try:
@@ -579,14 +586,14 @@ class ChildPump(object):
             self.noted.append((first_line + data.count(b"\n", 0, start), line))
             pos = data.find(marker, end)
 
-    def _take_signals(self):
+    def _take_signals(self, wait_s):
         while True:
-            info = signal.sigtimedwait(_signal_set(), 0)
+            info = signal.sigtimedwait(self.signal_set, wait_s)
             if info is None:
                 return
-            if info.si_signo == signal.SIGCHLD:
-                continue
-            self._relay(info)
+            wait_s = 0
+            if info.si_signo != signal.SIGCHLD:
+                self._relay(info)
 
     def _relay(self, info):
         name = signal_name(info.si_signo)
@@ -691,7 +698,8 @@ def cmd_run(cli, cfg, sources, problems):
 
 def _start_context(argv, cfg, start, problems):
     """Everything known before the child exists: host, cwd, scheduler, rank, the log."""
-    ctx = {"host": os.uname()[1].split(".")[0], "cwd": _getcwd(), "notes": list(problems)}
+    ctx = {"host": os.uname()[1].split(".")[0], "cwd": _getcwd(), "notes": list(problems),
+           "start": start}
     ctx["scheduler"] = _safely(lambda: detect_scheduler(os.environ), {})
     ctx["rank"] = _safely(lambda: job_rank(os.environ), None)
     ctx["name"] = job_name_for(argv, cfg["name"], ctx["scheduler"])
@@ -708,8 +716,8 @@ def _getcwd():
 
 def _open_run_log(cfg, ctx, start):
     """The run directory and log, under --log-dir, else the temp dir: it must exist first."""
-    import tempfile
-    fallback = os.path.join(tempfile.gettempdir(), "gpualert-%d" % os.getuid())
+    tmp = os.environ.get("TMPDIR") or "/tmp"
+    fallback = os.path.join(tmp, "gpualert-%d" % os.getuid())
     for log_dir in (cfg["log_dir"], fallback):
         try:
             run_dir = make_run_dir(log_dir, ctx["name"], ctx["host"], ctx["scheduler"],
@@ -735,6 +743,8 @@ def _run_child(argv, cfg, ctx):
             os.close(fd)
         return ChildExit(None, {}, exec_error, False, [], 0.0)
     ctx["sampler"] = _safely(lambda: _start_sampler(cfg), None)
+    if ctx["scheduler"]:  # learned now, used if a SIGTERM comes: never delays the child
+        ctx["time_limit"] = Background(lambda: read_time_limit(ctx["scheduler"]))
     pump = ChildPump(pid, {out_r: 1, err_r: 2}, ctx["log"], cfg,
                      on_stall=lambda silent: _notify_early(ctx, cfg, "STALLED", silent),
                      on_signal=lambda name, info: _on_signal(ctx, cfg, name))
@@ -762,9 +772,31 @@ def _start_sampler(cfg):
 
 
 def _on_signal(ctx, cfg, name):
-    """A scheduler's early warning (--signal=B:USR1@120) earns its own notification."""
-    if name in ("SIGUSR1", "SIGUSR2") and ctx["scheduler"]:
+    """Ask the scheduler why while it still knows; warn early on --signal=B:USR1@120."""
+    sched = ctx["scheduler"]
+    if name == "SIGTERM" and sched and "end_reason" not in ctx:
+        limit = ctx.get("time_limit")
+        ctx["end_reason"] = Background(lambda: query_end_reason(
+            sched, ctx["start"], time.time(), limit.result(0) if limit else None))
+    if name in ("SIGUSR1", "SIGUSR2") and sched:
         _notify_early(ctx, cfg, "WARNING", 0.0, "time limit approaching (%s)" % name)
+
+
+class Background(object):
+    """fn() in a daemon thread; result(timeout) -> its value, or None if late or failed."""
+
+    def __init__(self, fn):
+        import threading
+        self._value = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn):
+        self._value = _safely(fn, None)
+
+    def result(self, timeout):
+        self._thread.join(timeout)
+        return None if self._thread.is_alive() else self._value
 
 
 def _post_exit_bound(cfg, child):
@@ -834,10 +866,9 @@ def _facts_for(cfg, ctx, child, start):
     before = ctx.get("mem_before") or {}
     if before.get("oom_kill") is not None and mem_after.get("oom_kill") is not None:
         facts["oom_kill_delta"] = mem_after["oom_kill"] - before["oom_kill"]
-    if any(name == "SIGTERM" for name, _ in child.signals) and ctx["scheduler"]:
-        reason = _safely(lambda: query_end_reason(ctx["scheduler"], start, time.time()), None)
-        if reason and reason[0]:
-            facts["scheduler_reason"], facts["scheduler_evidence"] = reason
+    reason = ctx["end_reason"].result(END_REASON_WAIT_S) if ctx.get("end_reason") else None
+    if reason and reason[0]:
+        facts["scheduler_reason"], facts["scheduler_evidence"] = reason[0], reason[1]
     sampler = ctx.get("sampler")
     ctx["gpu"] = _safely(sampler.stop, {}) if sampler else {}
     if ctx["gpu"].get("ecc_delta"):
@@ -1251,11 +1282,6 @@ def main(argv=None):
         return EXIT_INTERNAL
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
-
-
-def _console_main():
-    """Entry point of the installed `gpualert` script."""
-    sys.exit(main())
 
 
 if __name__ == "__main__":

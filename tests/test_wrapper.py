@@ -277,3 +277,29 @@ def test_import_is_cheap(tmp_path):
             "if m in sys.modules]; print(heavy)" % os.path.dirname(SCRIPT))
     out = subprocess.check_output([PY, "-S", "-c", code])
     assert out.strip() == b"[]"
+
+
+def test_signals_still_reach_a_child_that_closed_its_outputs(tmp_path):
+    code = ("import os, signal, sys, time\n"
+            "print('ready', flush=True)\n"
+            "os.close(1); os.close(2)\n"
+            "signal.signal(signal.SIGTERM, lambda s, f: os._exit(11))\n"
+            "time.sleep(30)\n")
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code),
+                            env=isolated_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path))
+    assert proc.stdout.readline() == b"ready\n"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=20)
+    assert proc.returncode == 11
+
+
+def test_removed_working_directory_is_reported_not_fatal(tmp_path):
+    gone = tmp_path / "gone"
+    script = ("mkdir -p %s && cd %s && rmdir %s && exec %s %s %s -- %s -c \"print('ran')\""
+              % (gone, gone, gone, PY, SCRIPT, " ".join(base(tmp_path)), PY))
+    proc = subprocess.run(["sh", "-c", script], env=isolated_env(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert b"cwd: (unavailable" in log_text(tmp_path)
+    assert proc.returncode in (0, 1)  # Python itself may refuse a deleted cwd; we still report
