@@ -1,0 +1,417 @@
+"""Shared pytest fixtures: REAL mail servers and misbehaving relays on 127.0.0.1.
+
+Every server listens on a free loopback port and is stopped at the end of the test.
+Each exposes .host ("127.0.0.1"), .port (int), .addr ("127.0.0.1:PORT", what --smtp takes),
+.messages (list of Received(mail_from, rcpt_tos, data, tls, authenticated); data is the raw
+bytes the server got) and .wait_for(n, timeout=5) -> messages (waits until n have arrived).
+
+Certificates (session scope, made once with the `openssl` CLI):
+  pki            .ca (CA cert that signed the servers' cert; point SSL_CERT_FILE at it to trust
+                 it), .other_ca (an unrelated CA: trusting only it makes verification fail),
+                 .cert/.key (server cert for localhost and 127.0.0.1).
+  trust_test_ca  monkeypatches SSL_CERT_FILE=pki.ca for this test (ssl.create_default_context
+                 reads that variable), returns the path. For subprocesses pass
+                 env=dict(os.environ, SSL_CERT_FILE=pki.ca).
+
+aiosmtpd servers (a real SMTP implementation):
+  smtp_server          STARTTLS offered + AUTH PLAIN/LOGIN required after TLS
+                       (user SMTP_USER / password SMTP_PASSWORD below).
+  smtp_plain           no TLS, no AUTH.
+  smtp_ssl             implicit TLS (like port 465) + AUTH.
+  smtp_auth_plaintext  AUTH without TLS (auth_require_tls=False; client needs smtp_tls=none).
+  smtp_size_limited    advertises SIZE 40000 and answers 552 to anything bigger.
+  make_smtp_server(tls=None|"starttls"|"ssl", auth=False, auth_require_tls=True,
+                   data_size_limit=None): the factory behind all of these.
+
+Misbehaving relays (ScriptedRelay: a thread speaking just enough SMTP; records .commands):
+  refusing_port        int: a loopback port with nothing listening (connect is refused).
+  silent_relay         accepts TCP and never says anything.
+  slow_relay           answers every line (greeting included) after 1.0 s.
+  auth_failing_relay   offers AUTH PLAIN LOGIN and answers 535 to every attempt.
+  tls_garbage_relay    offers STARTTLS, says 220, then sends garbage instead of a handshake.
+  rejecting_relay      factory: rejecting_relay(stage, code=550, text=None, over=None) with
+                       stage in MAIL|RCPT|DATA (reply to the DATA command)|EOM (reply after the
+                       message); with over=N only messages bigger than N bytes are rejected at
+                       EOM, smaller ones are accepted and recorded.
+  relay_factory        ScriptedRelay(mode, delay=0, stage=None, code=550, text=None, over=None)
+                       with mode in ok|silent|slow|reject|auth_fail|tls_garbage.
+
+Sendmail stand-in:
+  fake_sendmail        factory: fake_sendmail(mode="ok"|"fail"|"hang") -> FakeSendmail with
+                       .path (an executable /bin/sh script), .stdin_file (what it read, for ok),
+                       .args_file (its argv), .pid_file (hang: pid of its sleeping child).
+"""
+import collections
+import os
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+
+SMTP_USER = "alice"
+SMTP_PASSWORD = "s3cret-pw"
+
+Received = collections.namedtuple("Received", "mail_from rcpt_tos data tls authenticated")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Inbox(object):
+    """Messages received by a server, with a wait."""
+
+    def __init__(self):
+        self.messages = []
+        self._cond = threading.Condition()
+
+    def record(self, item):
+        with self._cond:
+            self.messages.append(item)
+            self._cond.notify_all()
+
+    def wait_for(self, n=1, timeout=5.0):
+        end = time.monotonic() + timeout
+        with self._cond:
+            while len(self.messages) < n and time.monotonic() < end:
+                self._cond.wait(end - time.monotonic())
+            return list(self.messages)
+
+
+# ---- certificates ----
+
+class Pki(object):
+    pass
+
+
+def _openssl(*args, **kw):
+    subprocess.check_call(("openssl",) + args, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, **kw)
+
+
+def _make_ca(folder, name):
+    key, cert = os.path.join(folder, name + ".key"), os.path.join(folder, name + ".pem")
+    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-nodes", "-keyout", key, "-out", cert, "-days", "3", "-subj", "/CN=" + name,
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    return key, cert
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("pki"))
+    ca_key, ca = _make_ca(d, "gpualert-test-ca")
+    other_ca = _make_ca(d, "unrelated-ca")[1]
+    key, csr, cert = (os.path.join(d, n) for n in ("server.key", "server.csr", "server.pem"))
+    ext = os.path.join(d, "server.ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
+                "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n")
+    _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-keyout", key, "-out", csr, "-subj", "/CN=localhost")
+    _openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+             "-out", cert, "-days", "3", "-extfile", ext)
+    p = Pki()
+    p.ca, p.other_ca, p.cert, p.key = ca, other_ca, cert, key
+    return p
+
+
+@pytest.fixture
+def trust_test_ca(pki, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", pki.ca)
+    return pki.ca
+
+
+def _server_context(pki):
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(pki.cert, pki.key)
+    return ctx
+
+
+# ---- aiosmtpd servers ----
+
+class _Recorder(object):
+    def __init__(self, inbox):
+        self.inbox = inbox
+
+    async def handle_DATA(self, server, session, envelope):
+        self.inbox.record(Received(envelope.mail_from, list(envelope.rcpt_tos),
+                                   envelope.original_content or envelope.content,
+                                   _is_tls(server, session), bool(session.authenticated)))
+        return "250 OK queued"
+
+
+def _is_tls(server, session):
+    transport = getattr(server, "transport", None)
+    implicit = transport is not None and transport.get_extra_info("ssl_object") is not None
+    return bool(session.ssl) or implicit
+
+
+def _authenticator(server, session, envelope, mechanism, auth_data):
+    from aiosmtpd.smtp import AuthResult, LoginPassword
+    ok = (isinstance(auth_data, LoginPassword) and auth_data.login == SMTP_USER.encode()
+          and auth_data.password == SMTP_PASSWORD.encode())
+    return AuthResult(success=ok, handled=False, auth_data=auth_data)
+
+
+class SmtpServer(_Inbox):
+    def __init__(self, pki, tls=None, auth=False, auth_require_tls=True, data_size_limit=None):
+        from aiosmtpd.controller import Controller
+        _Inbox.__init__(self)
+        self.host, self.port = "127.0.0.1", free_port()
+        self.addr = "%s:%d" % (self.host, self.port)
+        self.user, self.password, self.tls = SMTP_USER, SMTP_PASSWORD, tls
+        self.ca = pki.ca if pki else None
+        kw = {"auth_require_tls": auth_require_tls}
+        if auth:
+            kw["authenticator"] = _authenticator
+        if data_size_limit:
+            kw["data_size_limit"] = data_size_limit
+        if tls == "starttls":
+            kw["tls_context"] = _server_context(pki)
+        elif tls == "ssl":
+            kw["ssl_context"] = _server_context(pki)
+        self.controller = Controller(_Recorder(self), hostname=self.host, port=self.port, **kw)
+        self.controller.start()
+
+    def close(self):
+        self.controller.stop()
+
+
+@pytest.fixture
+def make_smtp_server(pki):
+    servers = []
+
+    def make(**kw):
+        servers.append(SmtpServer(pki, **kw))
+        return servers[-1]
+    yield make
+    for s in servers:
+        s.close()
+
+
+@pytest.fixture
+def smtp_server(make_smtp_server):
+    return make_smtp_server(tls="starttls", auth=True)
+
+
+@pytest.fixture
+def smtp_plain(make_smtp_server):
+    return make_smtp_server()
+
+
+@pytest.fixture
+def smtp_ssl(make_smtp_server):
+    # aiosmtpd 1.4 counts only STARTTLS as TLS for auth_require_tls; implicit TLS is TLS too
+    return make_smtp_server(tls="ssl", auth=True, auth_require_tls=False)
+
+
+@pytest.fixture
+def smtp_auth_plaintext(make_smtp_server):
+    return make_smtp_server(auth=True, auth_require_tls=False)
+
+
+@pytest.fixture
+def smtp_size_limited(make_smtp_server):
+    return make_smtp_server(data_size_limit=40000)
+
+
+# ---- misbehaving relays ----
+
+class ScriptedRelay(_Inbox):
+    """Just enough SMTP to misbehave on purpose, one thread per connection."""
+
+    def __init__(self, mode="ok", delay=0.0, stage=None, code=550, text=None, over=None):
+        _Inbox.__init__(self)
+        self.mode, self.delay, self.stage, self.code = mode, delay, stage, code
+        self.text, self.over = text or "rejected by test relay", over
+        self.commands, self.conns, self._stop = [], [], threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.host, self.port = self.sock.getsockname()
+        self.addr = "%s:%d" % (self.host, self.port)
+        self._thread = threading.Thread(target=self._accept_loop, daemon=True)
+        self._thread.start()
+
+    def _accept_loop(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            self.conns.append(conn)
+            threading.Thread(target=self._session_safe, args=(conn,), daemon=True).start()
+
+    def _session_safe(self, conn):
+        try:
+            self._session(conn)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def _say(self, conn, text):
+        if self.mode == "slow" and self._stop.wait(self.delay):
+            raise OSError("stopped")
+        conn.sendall(text.encode() + b"\r\n")
+
+    def _session(self, conn):
+        if self.mode == "silent":
+            self._stop.wait(120)
+            return
+        rfile = conn.makefile("rb")
+        self._say(conn, "220 test-relay ESMTP")
+        while not self._stop.is_set():
+            line = rfile.readline()
+            if not line:
+                return
+            cmd = line.decode("utf-8", "replace").strip()
+            self.commands.append(cmd)
+            if self._command(conn, rfile, cmd.split(" ")[0].upper()) == "close":
+                return
+
+    def _ehlo_lines(self):
+        ext = ["test-relay", "8BITMIME"]
+        if self.mode == "auth_fail":
+            ext.append("AUTH PLAIN LOGIN")
+        if self.mode == "tls_garbage":
+            ext.append("STARTTLS")
+        return "\r\n".join("250-" + e for e in ext[:-1]) + "\r\n250 " + ext[-1]
+
+    def _reject(self, conn, stage):
+        if self.mode == "reject" and self.stage == stage and self.over is None:
+            self._say(conn, "%d %s" % (self.code, self.text))
+            return True
+        return False
+
+    def _command(self, conn, rfile, verb):
+        if verb in ("EHLO", "HELO"):
+            self._say(conn, self._ehlo_lines())
+        elif verb == "STARTTLS" and self.mode == "tls_garbage":
+            self._say(conn, "220 2.0.0 go ahead")
+            conn.sendall(b"this is not a TLS handshake\r\n" * 20)
+            self._stop.wait(30)
+            return "close"
+        elif verb == "AUTH":
+            self._say(conn, "535 5.7.8 authentication credentials invalid")
+        elif verb in ("MAIL", "RCPT"):
+            if not self._reject(conn, verb):
+                self._say(conn, "250 ok")
+        elif verb == "DATA":
+            if not self._reject(conn, "DATA"):
+                self._say(conn, "354 go ahead")
+                self._read_data(conn, rfile)
+        elif verb == "QUIT":
+            self._say(conn, "221 bye")
+            return "close"
+        elif verb in ("RSET", "NOOP"):
+            self._say(conn, "250 ok")
+        else:
+            self._say(conn, "502 not implemented")
+
+    def _read_data(self, conn, rfile):
+        chunks = []
+        while True:
+            line = rfile.readline()
+            if not line or line == b".\r\n":
+                break
+            chunks.append(line)
+        data = b"".join(chunks)
+        big = self.over is not None and len(data) > self.over
+        if self.mode == "reject" and self.stage == "EOM" and (self.over is None or big):
+            self._say(conn, "%d %s" % (self.code, self.text))
+            return
+        self.record(Received(None, None, data, False, False))
+        self._say(conn, "250 ok queued")
+
+    def close(self):
+        self._stop.set()
+        for c in self.conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.sock.close()
+        self._thread.join(2)
+
+
+@pytest.fixture
+def relay_factory():
+    relays = []
+
+    def make(mode="ok", **kw):
+        relays.append(ScriptedRelay(mode, **kw))
+        return relays[-1]
+    yield make
+    for r in relays:
+        r.close()
+
+
+@pytest.fixture
+def refusing_port():
+    return free_port()
+
+
+@pytest.fixture
+def silent_relay(relay_factory):
+    return relay_factory("silent")
+
+
+@pytest.fixture
+def slow_relay(relay_factory):
+    return relay_factory("slow", delay=1.0)
+
+
+@pytest.fixture
+def auth_failing_relay(relay_factory):
+    return relay_factory("auth_fail")
+
+
+@pytest.fixture
+def tls_garbage_relay(relay_factory):
+    return relay_factory("tls_garbage")
+
+
+@pytest.fixture
+def rejecting_relay(relay_factory):
+    def make(stage, code=550, text=None, over=None):
+        return relay_factory("reject", stage=stage, code=code, text=text, over=over)
+    return make
+
+
+# ---- sendmail stand-in ----
+
+class FakeSendmail(object):
+    pass
+
+
+_SENDMAIL_BODIES = {
+    "ok": 'printf "%s\\n" "$*" > "$D/args"\ncat > "$D/stdin"\nexit 0\n',
+    "fail": 'cat > /dev/null\necho "sendmail: fatal: no route to mail hub" >&2\nexit 75\n',
+    "hang": 'sleep 600 &\necho $! > "$D/pid"\nwait\n',
+}
+
+
+@pytest.fixture
+def fake_sendmail(tmp_path):
+    def make(mode="ok"):
+        d = tmp_path / ("sendmail-" + mode)
+        d.mkdir(exist_ok=True)
+        fake = FakeSendmail()
+        fake.path = str(d / "sendmail")
+        fake.stdin_file, fake.args_file, fake.pid_file = (
+            str(d / "stdin"), str(d / "args"), str(d / "pid"))
+        with open(fake.path, "w") as f:
+            f.write('#!/bin/sh\nD="%s"\n%s' % (d, _SENDMAIL_BODIES[mode]))
+        os.chmod(fake.path, 0o755)
+        return fake
+    return make
