@@ -14,6 +14,7 @@ Run:  python3 corpus/make_corpus.py
 """
 import json
 import os
+import re
 import random
 import shutil
 import signal
@@ -263,6 +264,16 @@ def fw_prelude(c):
         L.append("  Instantaneous batch size per device = %d" % rng.choice([8, 16, 32]))
         L.append("  Gradient Accumulation steps = %d" % rng.choice([1, 2, 4, 8]))
         L.append("  Total optimization steps = %s" % "{:,}".format(c.total_steps))
+    if c.fw == "tf":
+        L.append("%s.%06d: I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations." % (c.ts(2), rng.randint(0, 999999)))
+        L.append("To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild TensorFlow with the appropriate compiler flags.")
+        L.append("%s.%06d: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT" % (c.ts(3), rng.randint(0, 999999)))
+        L.append("%s.%06d: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created device /job:localhost/replica:0/task:0/device:GPU:0 with %d MB memory:  -> device: 0, name: %s, pci bus id: 0000:07:00.0, compute capability: 8.0" % (
+            c.ts(5), rng.randint(0, 999999), int(c.gmem * 1000), c.gpu))
+    if c.fw == "jax":
+        L.append("jax %s, jaxlib %s, devices: [cuda(id=0)]" % (rng.choice(["0.4.23", "0.4.26", "0.4.30"]), rng.choice(["0.4.23", "0.4.26", "0.4.30"])))
+        L.append("I%s.%06d %d xla_bridge.py:884] Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform with name: \"rocm\". Available platform names are: CUDA" % (c.ts(2, "%m%d %H:%M:%S"), rng.randint(0, 999999), c.pid))
+        L.append("I%s.%06d %d xla_bridge.py:884] Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such file or directory" % (c.ts(2, "%m%d %H:%M:%S"), rng.randint(0, 999999), c.pid))
     if c.fw == "pt1" or c.fw == "pt2" or c.fw == "plain":
         L.append("=> creating model '%s'" % rng.choice(["resnet50", "vit_b_16", "convnext_tiny", "efficientnet_b3", "gpt2-medium"]))
         L.append("=> using %d GPU(s): %s" % (max(c.nranks, 1), c.gpu))
@@ -300,16 +311,16 @@ def train_loop(c, n_lines, nan_blip=False, end_nan=False, big=False):
     while len(L) < n_lines:
         i += 1
         step += every
-        loss = loss0 * (0.9992 ** step) + rng.uniform(-0.05, 0.05)
+        loss = 0.15 + loss0 * (0.9995 ** step) + rng.uniform(0.0, 0.05)
         if end_nan and len(L) > n_lines * 0.8:
             loss = float("nan") if rng.random() < 0.85 else rng.uniform(1e3, 1e6)
         lr = 3e-4 * min(1.0, step / 2000.0)
-        if c.tqdm and rng.random() < 0.05:
+        if c.tqdm and rng.random() < 0.03:
             tot = rng.choice([500, 1000, 1563, 2502])
             start = rng.randint(0, tot // 2)
             desc = "Epoch %d: " % epoch if c.fw == "lightning" else ""
-            ev = rng.choice([1, 1, 3, 7]) if big else rng.choice([7, 13, 25])
-            L.append(tqdm_line(rng, start, min(tot, start + rng.randint(20, 200)), tot, desc,
+            ev = rng.choice([3, 5, 7]) if big else rng.choice([7, 13, 25])
+            L.append(tqdm_line(rng, start, min(tot, start + rng.randint(20, 120)), tot, desc,
                                lambda n, l=loss: (float("nan") if end_nan and len(L) > n_lines * 0.8 else l + rng.uniform(-0.02, 0.02)), ev))
             continue
         if i == blip_at or (blip_at > 0 and len(L) == blip_at):
@@ -321,20 +332,26 @@ def train_loop(c, n_lines, nan_blip=False, end_nan=False, big=False):
                 L.append("found inf/nan in gradients at step %d, skipping optimizer step (loss scale 65536.0 -> 32768.0)" % step)
             continue
         sl = "%.4f" % loss
+        if c.fw == "tf":
+            tot = 1563
+            k = rng.randint(1, tot)
+            L.append("%4d/%d [%s] - ETA: %d:%02d - loss: %s - accuracy: %.4f" % (k, tot, ("=" * (29 * k // tot) + ">").ljust(30, ".")[:30], rng.randint(0, 9), rng.randint(0, 59), sl, rng.uniform(0.2, 0.9)))
+            continue
         if c.fw == "hf":
             L.append("{'loss': %s, 'grad_norm': %.4f, 'learning_rate': %.4e, 'epoch': %.2f}" % (sl, rng.uniform(0.2, 3), lr, step / 3000.0))
         elif c.fw == "deepspeed" and rng.random() < 0.3:
-            L.append("[%s,%03d] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, skipped=%d, lr=[%.6e], mom=[(0.9, 0.95)]" % (c.ts(step), rng.randint(0, 999), step, rng.randint(0, 3), lr))
+            L.append("[%s,%03d] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, skipped=%d, lr=[%.6e], mom=[(0.9, 0.95)]" % (c.ts(step // 5), rng.randint(0, 999), step, rng.randint(0, 3), lr))
         elif c.fw == "lightning" and rng.random() < 0.2:
             L.append("Epoch %d, global step %d: 'val_loss' reached %.5f (best %.5f), saving model to '%s/checkpoints/epoch=%d-step=%d.ckpt' as top 3" % (
                 epoch, step, loss * 1.1, loss * 1.1, c.proot, epoch, step))
         else:
-            msg = "%s epoch %d step %6d/%d loss=%s lr=%.3e %s" % (
-                c.ts(step // 5), epoch, step, c.total_steps, sl, lr,
+            msg = "%s epoch %d step %6d loss=%s lr=%.3e %s" % (
+                c.ts(step // 5), epoch, step, sl, lr,
                 rng.choice(["", "tok/s=%d" % rng.randint(9000, 90000), "mem=%.1fG" % rng.uniform(5, c.gmem), "grad_norm=%.3f" % rng.uniform(0.1, 4)]))
             if c.ansi:
                 msg = color(c, "[train]", "1;34") + " " + msg
             L.append(msg.rstrip())
+        c.t_end = step // 5
         if rng.random() < 0.06:
             epoch += 1
             L.append(color(c, "[eval] epoch %d val_loss=%.4f val_error=%.3f top1_err=%.3f acc=%.4f" % (
@@ -374,15 +391,16 @@ def noise_body(c, n_lines, nan_blip=None, end_nan=False, big=False, caught=None)
     if caught is None:
         caught = rng.random() < 0.2
     L = fw_prelude(c)
-    L += warnings_block(c, rng.randint(0, 3))
+    tfj = c.fw in ("tf", "jax")
+    L += warnings_block(c, 0 if tfj else rng.randint(0, 3))
     if caught:
         L += caught_plugin_exception(c)
-    if c.nranks > 1 or rng.random() < 0.25:
+    if not tfj and (c.nranks > 1 or rng.random() < 0.25):
         saved = c.nranks
         c.nranks = max(c.nranks, 2)
         L += nccl_init(c)
         c.nranks = saved
-    L += warnings_block(c, rng.randint(0, 2))
+    L += warnings_block(c, 0 if tfj else rng.randint(0, 2))
     L += train_loop(c, max(5, n_lines - len(L)), nan_blip=nan_blip, end_nan=end_nan, big=big)
     if c.nranks > 1 and c.launcher == "srun":
         L = ["%d: %s" % (0 if rng.random() < 0.7 else rng.randrange(c.nranks), l) for l in L]
@@ -395,11 +413,11 @@ def pick_len(rng):
         return rng.randint(15, 60)
     if x < 0.6:
         return rng.randint(60, 400)
-    if x < 0.88:
+    if x < 0.9:
         return rng.randint(400, 1500)
-    if x < 0.985:
-        return rng.randint(1500, 4000)
-    return rng.randint(9000, 15000)  # the big ones
+    if x < 0.99:
+        return rng.randint(1500, 3000)
+    return rng.randint(7000, 10000)  # the big ones
 
 
 # ---------------------------------------------------------------- traceback helpers
@@ -412,11 +430,11 @@ def tb(frames):
     return out
 
 
-def user_frames(c, depth=None):
+def user_frames(c, depth=None, call=None):
     rng = c.rng
     fr = [(c.script, rng.randint(300, 700), "<module>", "main(args)"),
-          (c.script, rng.randint(150, 300), "main", "train_one_epoch(model, loader, optimizer, scaler, epoch)")]
-    if (depth or rng.randint(0, 2)) > 0:
+          (c.script, rng.randint(150, 300), "main", call or "train_one_epoch(model, loader, optimizer, scaler, epoch)")]
+    if depth is None or depth > 0:
         fr.append((c.script, rng.randint(60, 150), "train_one_epoch", "loss = train_step(model, batch, optimizer, scaler)"))
     return fr
 
@@ -459,13 +477,16 @@ def cuda_tail(c):
     return t
 
 
-def cxx_frames(c, first, n=8):
+def cxx_frames(c, first, n=8, cuda=True):
     rng = c.rng
     lib = c.site + "/torch/lib/"
     fr = ["Exception raised from %s (most recent call first):" % first,
           "frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >) + 0x%x (0x%x in %slibc10.so)" % (rng.randint(0x40, 0x9f), rng.randint(0x7f0000000000, 0x7fffffffffff), lib),
           "frame #1: c10::detail::torchCheckFail(char const*, char const*, unsigned int, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&) + 0x%x (0x%x in %slibc10.so)" % (rng.randint(0x60, 0xff), rng.randint(0x7f0000000000, 0x7fffffffffff), lib),
           "frame #2: c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool) + 0x%x (0x%x in %slibc10_cuda.so)" % (rng.randint(0x100, 0x5ff), rng.randint(0x7f0000000000, 0x7fffffffffff), lib)]
+    if not cuda:
+        fr[2] = "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x%x (0x%x in %slibtorch_cuda.so)" % (rng.randint(0x100, 0x2ff), rng.randint(0x7f0000000000, 0x7fffffffffff), lib)
+        fr[3] = "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x%x (0x%x in %slibtorch_cuda.so)" % (rng.randint(0x100, 0x2ff), rng.randint(0x7f0000000000, 0x7fffffffffff), lib)
     for i in range(3, n):
         fr.append("frame #%d: <unknown function> + 0x%x (0x%x in %s)" % (i, rng.randint(0x10000, 0x3ffffff), rng.randint(0x7f0000000000, 0x7fffffffffff),
                                                                       rng.choice([lib + "libtorch_cuda.so", lib + "libtorch_python.so", lib + "libc10.so", "/lib/x86_64-linux-gnu/libc.so.6"])))
@@ -489,7 +510,7 @@ def child_failed(c, exitcode, root_rank=0, others=None, sig=None):
     else:
         L.append("E%s %d torch/distributed/elastic/multiprocessing/api.py:%d] failed (exitcode: %d) local_rank: %d (pid: %d) of binary: %s" % (
             c.ts(0, "%m%d %H:%M:%S") + ".%06d" % rng.randint(0, 999999), c.pid, rng.choice([833, 862, 869]), exitcode, root_rank, pid, c.pybin))
-    L += tb([(c.pybin.replace("/python", "/torchrun").replace("/usr/bin/torchrun", "/usr/local/bin/torchrun"), 8, "<module>", "sys.exit(main())"),
+    L += tb([(os.path.dirname(c.pybin).replace("/usr/bin", "/usr/local/bin") + "/torchrun", 8, "<module>", "sys.exit(main())"),
              (lib + "/elastic/multiprocessing/errors/__init__.py", rng.choice([346, 347, 355]), "wrapper", "return f(*args, **kwargs)"),
              (lib + "/run.py", rng.choice([794, 806, 812, 919]), "main", "run(args)"),
              (lib + "/run.py", rng.choice([785, 797, 803, 910]), "run", "elastic_launch("),
@@ -523,8 +544,9 @@ def child_failed(c, exitcode, root_rank=0, others=None, sig=None):
     return L
 
 
-def srun_tail(c, code=1):
-    L = ["srun: error: %s: task %d: Exited with exit code %d" % (c.host, c.rng.randrange(max(c.nranks, 1)), code)]
+def srun_tail(c, code=1, rank=None):
+    rank = c.rng.randrange(max(c.nranks, 1)) if rank is None else rank
+    L = ["srun: error: %s: task %d: Exited with exit code %d" % (c.host, rank, code)]
     if c.rng.random() < 0.5:
         L.insert(0, "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.")
     return L
@@ -534,6 +556,8 @@ def epilogue(c, state, code):
     rng = c.rng
     if not c.slurm or rng.random() < 0.4:
         return []
+    if isinstance(code, int):
+        code = "0:%d" % -code if code < 0 else "%d:0" % code
     el = rng.randint(60, 86000)
     return ["", "=" * 68,
             " Job %s epilogue on %s" % (c.jobid, c.host),
@@ -552,9 +576,10 @@ def rank_wrap(c, tb_lines, exc_exit=1, sig=None):
     root = rng.randrange(c.nranks)
     if c.launcher == "srun":
         main = rank_prefix(tb_lines, root, "srun")
-        other = rank_prefix(["step %d loss=%.4f" % (rng.randint(100, 9000), rng.uniform(0.5, 3)) for _ in range(rng.randint(1, 6))],
+        s0 = getattr(c, "t_end", 200) * 5
+        other = rank_prefix(["step %d loss=%.4f" % (s0 + 10 * k, rng.uniform(0.5, 3)) for k in range(rng.randint(1, 6))],
                             (root + 1) % c.nranks, "srun")
-        return interleave(rng, [main, other]) + srun_tail(c, exc_exit if sig is None else 128 - sig), (exc_exit if sig is None else 128 - sig)
+        return interleave(rng, [main, other]) + srun_tail(c, exc_exit if sig is None else 128 - sig, root), (exc_exit if sig is None else 128 - sig)
     style = "torch" if c.fw != "pt1" else "none"
     main = rank_prefix(tb_lines, root, style)
     seqs = [main]
@@ -581,10 +606,9 @@ def f_cuda_oom(c):
     tot = c.gmem
     if c.fw == "jax":
         byt = rng.randint(10 ** 8, 4 * 10 ** 10)
-        t = tb([(c.script, rng.randint(200, 400), "<module>", "state, metrics = train_step(state, batch)"),
-                (c.site + "/jax/_src/traceback_util.py", 179, "reraise_with_filtered_traceback", "return fun(*args, **kwargs)"),
-                (c.site + "/jax/_src/pjit.py", 327, "cache_miss", "outs, out_flat, out_tree, args_flat, jaxpr, attrs_tracked = _python_pjit_helper("),
-                (c.site + "/jax/_src/interpreters/pxla.py", 1229, "__call__", "results = self.xla_executable.execute_sharded(")])
+        # JAX filters its own frames out of the printed traceback
+        t = tb([(c.script, rng.randint(300, 500), "<module>", "main()"),
+                (c.script, rng.randint(200, 300), "main", "state, metrics = train_step(state, batch)")])
         t += ["jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate %d bytes." % byt]
         if rng.random() < 0.5:
             t += ["BufferAssignment OOM Debugging.", "BufferAssignment stats:",
@@ -626,8 +650,8 @@ def f_cuda_oom(c):
         msg = "%s: CUDA out of memory. Tried to allocate %.2f %s. GPU 0 has a total capacity of %.2f GiB of which %.2f MiB is free. %s %.2f GiB memory in use. Of the allocated memory %.2f GiB is allocated by PyTorch, and %.2f MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)" % (
             cls, a, unit, tot, free, rng.choice(["Including non-PyTorch memory, this process has", "Process %d has" % (c.pid + 11)]), used, pa, rng.uniform(10, 2000))
         prov = P["oom2"]
-    t = tb(frames) + [msg]
-    return t, 1, prov
+    t, code = rank_wrap(c, tb(frames) + [msg])
+    return t, code, prov
 
 
 def f_nccl(c):
@@ -658,7 +682,7 @@ def f_nccl(c):
             L.append("[rank0]:[E%s ProcessGroupNCCL.cpp:636] [Rank 0] To avoid data inconsistency, we are taking the entire process down." % c.ts(1, "%m%d %H:%M:%S"))
             L.append("terminate called after throwing an instance of 'c10::DistBackendError'")
             L.append("  what():  [PG 0 Rank 0] Process group watchdog thread terminated with exception: [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%d, OpType=%s, NumelIn=%d, NumelOut=%d, Timeout(ms)=%d) ran for %d milliseconds before timing out." % (seq, op, n, n, to, to + 60))
-            L += cxx_frames(c, "checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609", 7)[:5]
+            L += cxx_frames(c, "checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609", 7, cuda=False)[:5]
         L += ["", "Fatal Python error: Aborted", ""] if rng.random() < 0.3 else []
         if c.launcher in ("torchrun", "accelerate", "deepspeed") and rng.random() < 0.8:
             L += child_failed(c, -6, root_rank=0, others=[(r, -6) for r in range(1, min(c.nranks, 3))], sig=-6)
@@ -670,7 +694,7 @@ def f_nccl(c):
         err = rng.choice(["unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version %s\nncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
                           "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version %s\nncclUnhandledCudaError: Call to CUDA function failed.",
                           "internal error - please report this issue to the NCCL developers, NCCL version %s\nncclInternalError: Internal check failed."]) % nv
-        frames = user_frames(c, 0) + [(c.proot + "/utils/dist.py", rng.randint(20, 90), "init_distributed", "dist.barrier()"),
+        frames = user_frames(c, 0, "evaluate(model, val_loader, epoch)") + [(c.proot + "/utils/dist.py", rng.randint(20, 90), "barrier_all", "dist.barrier()"),
                                       (c.site + "/torch/distributed/c10d_logger.py", rng.choice([72, 75, 79]), "wrapper", "return func(*args, **kwargs)"),
                                       (c.site + "/torch/distributed/distributed_c10d.py", rng.choice([3696, 3439, 4166]), "barrier", "work = default_pg.barrier(opts=opts)")]
         cls = "torch.distributed.DistBackendError" if c.fw != "pt1" else "RuntimeError"
@@ -774,9 +798,13 @@ def f_gpu_hardware(c):
         L, code = rank_wrap(c, t)
         return pre + L, code, P["ecc"] + ("; " + P["xid"] if pre else "")
     if kind == "ecc_tf":
-        t = ["%s: F tensorflow/tsl/platform/statusor.cc:33] Attempting to fetch value instead of handling error INTERNAL: failed initializing StreamExecutor for CUDA device ordinal 0: INTERNAL: failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered" % (c.ts(0) + ".%06d" % rng.randint(0, 999999)),
-             "Aborted (core dumped)"]
-        return t, -6, P["ecc"] + "; tensorflow/tsl statusor.cc fatal log form (nagadit/DeepFaceLab_Linux#89)"
+        t = ["terminate called after throwing an instance of 'c10::Error'",
+             "  what():  CUDA error: uncorrectable ECC error encountered"] + cuda_tail(c) + [""]
+        t += cxx_frames(c, "c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44", rng.randint(6, 12)) + [""]
+        if rng.random() < 0.5:
+            t.append("Aborted (core dumped)")
+        L, code = rank_wrap(c, t, sig=-6)
+        return L, code, P["ecc"] + "; " + P["cudaerr"]
     if kind == "bus":
         frames = user_frames(c) + backward_frames(c)
         t = tb(frames) + ["RuntimeError: CUDA error: unknown error"] + cuda_tail(c)
@@ -831,7 +859,7 @@ def f_nan_composed(c):
             L.append("[%s,%03d] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, reducing to %d" % (c.ts(0), rng.randint(0, 999), sc, sc // 2))
             L.append("{'loss': nan, 'grad_norm': nan, 'learning_rate': %.4e, 'epoch': %.2f}" % (rng.uniform(1e-5, 3e-4), rng.uniform(0.1, 3)))
             sc //= 2
-        L += tb(user_frames(c, 0) + [(c.site + "/deepspeed/runtime/fp16/loss_scaler.py", 175, "update_scale", "raise Exception(")])
+        L += tb(user_frames(c, 0, "model_engine.step()") + [(c.site + "/deepspeed/runtime/fp16/loss_scaler.py", 175, "update_scale", "raise Exception(")])
         L.append("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.")
         L2, code = rank_wrap(c, L)
         return L2, code, P["ds_overflow"] + "; DeepSpeed loss_scaler.py 'Current loss scale already at minimum' (Firefly#68)"
@@ -926,11 +954,11 @@ def train_step(w, lr, x, y):
     grad = 2 * (pred - y) * x
     return w - lr * grad, loss
 
-def wait_forever():
-    step = 0
+def run_training():
+    step = int(os.environ.get("START_STEP", "0"))
     while True:
         step += 1
-        print("step %d loss=%.4f" % (step, 2.0 / step), flush=True)
+        print("step %d loss=%.4f" % (step, 0.2 + 30.0 / step), flush=True)
         time.sleep(0.05)
 '''
 
@@ -957,7 +985,7 @@ def captured_body(mode, rng, tmp):
         os.makedirs(os.path.dirname(secret), exist_ok=True)
         with open(secret, "wb") as f:
             f.write(b"x" * 64)
-        os.chmod(secret, 0o600)
+        os.chmod(secret, 0o000)
         os.chmod(os.path.dirname(secret), 0o755)
         ro = os.path.join(tmp, "ro_out")
         os.makedirs(ro, exist_ok=True)
@@ -968,7 +996,8 @@ def captured_body(mode, rng, tmp):
     if mode == "missing_module":
         v = rng.choice(["import %s" % rng.choice(["apex", "flash_attn", "timm", "wandb", "deepspeed", "xformers", "einops", "bitsandbytes", "peft"]),
                         "from %s import %s" % (rng.choice(["transformers_custom", "mmcv", "detectron2"]), rng.choice(["Trainer", "Config", "build_model"])),
-                        "import localmods; from localmods import FusedLayerNorm"])
+                        "import localmods; from localmods import FusedLayerNorm",
+                        "try:\n        import flash_attn\n    except ImportError:\n        import xformers.ops"])
         return v, "captured: Python ModuleNotFoundError/ImportError"
     if mode == "assertion":
         v = rng.choice(["check_batch([1]*%d, %d)" % (rng.randint(1, 31), 32),
@@ -979,7 +1008,8 @@ def captured_body(mode, rng, tmp):
     if mode == "traceback":
         v = rng.choice(["get_cfg({'lr': 1e-3}, 'weight_decay')", "int('12abc')", "[1, 2, 3][7]", "None.shape",
                         "'%d' % 'x'", "import json; json.loads('{\"a\": 1,')", "float('nan_value')",
-                        "dict(a=1).update(3)", "b'\\xff\\xfe'.decode('utf-8')", "sorted([1, 'a'])", "undefined_name + 1"])
+                        "dict(a=1).update(3)", "b'\\xff\\xfe'.decode('utf-8')", "sorted([1, 'a'])", "undefined_name + 1",
+                        "try:\n        get_cfg({'lr': 1e-3}, 'optimizer')\n    except KeyError as e:\n        raise ValueError('invalid config: missing optimizer section') from e"])
         return v, "captured: Python exception (non-RuntimeError)"
     if mode == "runtime_error":
         v = rng.choice(["d = {1: 1}\n    for k in d: d[k + 1] = 0",
@@ -997,7 +1027,7 @@ def captured_body(mode, rng, tmp):
                         "import resource; resource.setrlimit(resource.RLIMIT_AS, (700*1024*1024, 700*1024*1024)); cache = [bytes(64 * 1024**2) for _ in range(40)]",
                         "import mmap; arena = mmap.mmap(-1, 1 << 46)",
                         "import mmap; pinned = [mmap.mmap(-1, 1 << 45) for _ in range(4)]"] + (
-                        ["import ctypes, resource; resource.setrlimit(resource.RLIMIT_AS, (2*1024**3, 2*1024**3)); ctypes.CDLL(%r).prefetch_to_host(1 << 44)" % NATIVE_LIB[0]] * 2 if NATIVE_LIB else []))
+                        ["import ctypes, resource; resource.setrlimit(resource.RLIMIT_AS, (2*1024**3, 2*1024**3)); lib = ctypes.CDLL(%r); lib.prefetch_to_host.argtypes = [ctypes.c_size_t]; lib.prefetch_to_host(1 << 44)" % NATIVE_LIB[0]] * 2 if NATIVE_LIB else []))
         return v, "captured: host MemoryError / ENOMEM under RLIMIT_AS"
     if mode == "native_abort":
         v = rng.choice(["os.abort()",
@@ -1025,8 +1055,12 @@ def captured_body(mode, rng, tmp):
         return "save_checkpoint(os.path.join(os.environ['CKPT_DIR'], 'epoch_%03d.pt'), 1 << 20)" % rng.randint(0, 99), "captured: ENOSPC writing checkpoint to a 64k tmpfs"
     if mode in ("oom_killer", "walltime", "preempted", "interrupted", "interrupted_sigint", "walltime_kbi"):
         if mode == "walltime_kbi":
-            return ("def _term(signum, frame):\n        raise KeyboardInterrupt\n    signal.signal(signal.SIGTERM, _term)\n    wait_forever()"), "captured: SIGTERM handler raising KeyboardInterrupt"
-        return "wait_forever()", "captured: child signalled externally"
+            return ("def _term(signum, frame):\n        raise KeyboardInterrupt\n    signal.signal(signal.SIGTERM, _term)\n    run_training()"), "captured: SIGTERM handler raising KeyboardInterrupt"
+        return "run_training()", {"oom_killer": "captured: running child SIGKILLed (as the OOM killer does)",
+                                  "walltime": "captured: running child SIGTERMed (as slurm does at the time limit)",
+                                  "preempted": "captured: running child SIGTERMed (as slurm does on preemption)",
+                                  "interrupted": "captured: running child SIGTERMed (scancel)",
+                                  "interrupted_sigint": "captured: running child sent SIGINT (Ctrl-C)"}[mode]
     if mode == "success":
         return "print('training finished; best val_error=%.4f' % 0.1234)", "captured: clean exit"
     if mode == "nan_exit0":
@@ -1050,7 +1084,7 @@ def run_captured(mode, rng, c, n_lines, tmp_root, idx):
     os.chmod(tmp, 0o755)
     body, prov = captured_body(mode, rng, tmp)
     noise = noise_body(c, n_lines, nan_blip=(rng.random() < 0.3) if mode != "nan_loss" else False,
-                       big=(n_lines > 10000))
+                       big=(n_lines > 7000))
     npath = os.path.join(tmp, "noise.txt")
     with open(npath, "wb") as f:
         f.write(("\n".join(noise) + "\n").encode("utf-8"))
@@ -1069,6 +1103,7 @@ def run_captured(mode, rng, c, n_lines, tmp_root, idx):
     if not env["PYTHONFAULTHANDLER"]:
         env.pop("PYTHONFAULTHANDLER")
     env["PYTHONIOENCODING"] = "utf-8"
+    env["START_STEP"] = str(rng.randint(1000, 90000))
     py = PY
     if rng.random() < 0.35 and mode not in ("permission",):
         alt = rng.choice(["3.8.18", "3.10.13", "3.12.1", "3.9.18"])
@@ -1076,16 +1111,20 @@ def run_captured(mode, rng, c, n_lines, tmp_root, idx):
         if os.path.exists(cand):
             py = cand
     argv = [py, script]
-    if mode == "permission":
+    if mode == "permission" and os.geteuid() == 0:
         argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SYS_PY, script]
     mount = None
     if mode == "disk_full":
         mount = os.path.join(tmp, "ckpt")
         os.makedirs(mount)
-        r = subprocess.call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mount])
+        r = subprocess.call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mount],
+                            stderr=subprocess.DEVNULL) if os.geteuid() == 0 else 1
         if r != 0:
-            raise RuntimeError("cannot mount tmpfs for disk_full")
-        env["CKPT_DIR"] = mount
+            # not root: the checkpoint path is a link to /dev/full, which also fails with ENOSPC
+            mount = None
+            m = re.search(r"epoch_\d+\.pt", body)
+            os.symlink("/dev/full", os.path.join(tmp, "ckpt", m.group(0)))
+        env["CKPT_DIR"] = os.path.join(tmp, "ckpt")
     shell = mode in ("segfault", "oom_killer", "native_abort") and rng.random() < 0.35
     if shell:
         # run through a job script, so bash reports the signal death itself
@@ -1100,7 +1139,7 @@ def run_captured(mode, rng, c, n_lines, tmp_root, idx):
     if sig is not None:
         out = b""
         import select
-        deadline = time.time() + 0.6 + rng.random() * 0.8
+        deadline = time.time() + 0.3 + rng.random() * 0.4
         while time.time() < deadline:
             r, _, _ = select.select([p.stdout], [], [], 0.05)
             if r:
@@ -1161,7 +1200,7 @@ def build_native(tmp_root):
 
 # ---------------------------------------------------------------- assembly
 def slurm_line(c, reason):
-    t = c.ts(0, "%Y-%m-%dT%H:%M:%S")
+    t = c.ts(200000 + c.rng.randint(0, 50000), "%Y-%m-%dT%H:%M:%S")
     if reason == "time":
         return "slurmstepd: error: *** JOB %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***" % (c.jobid, c.host, t)
     if reason == "preempt":
@@ -1180,7 +1219,7 @@ def build(mode, idx, rng, tmp_root, plan):
             cm = rng.choice(["interrupted_sigint", "interrupted_sigint", "interrupted"])
         if mode == "walltime":
             cm = rng.choice(["walltime", "walltime_kbi"])
-        if mode == "nan_loss" and rng.random() < 0.25:
+        if mode == "nan_loss" and rng.random() < 0.35:
             cm = "nan_exit0"
         text, code, prov = run_captured(cm, rng, c, n, tmp_root, idx)
         tail = []
@@ -1210,13 +1249,14 @@ def build(mode, idx, rng, tmp_root, plan):
         if mode == "walltime" and rng.random() < 0.4:
             tail = tail[:1] + (tail[1:] if len(tail) > 1 else [])
         text = text + ("\n".join(tail) + "\n" if tail else "")
-        text += "\n".join(epilogue(c, {"walltime": "TIMEOUT", "preempted": "PREEMPTED", "oom_killer": "OUT_OF_MEMORY"}.get(mode, "FAILED" if code else "COMPLETED"), "%d:0" % (code if code >= 0 else 0)))
+        text += "\n".join(epilogue(c, {"walltime": "TIMEOUT", "preempted": "PREEMPTED", "oom_killer": "OUT_OF_MEMORY"}.get(mode, "FAILED" if code else "COMPLETED"), code))
         return text, code, "captured", prov, "none", "none"
     # composed
     c = Ctx(rng, fw=rng.choice(["pt2", "pt2", "pt1", "lightning", "hf", "deepspeed", "jax", "tf"]) if mode == "cuda_oom" else None)
     if c.fw in ("jax", "tf"):
         c.nranks, c.launcher = 1, "python"
-    body = noise_body(c, n, big=(n > 10000))
+    body = noise_body(c, n, big=(n > 7000))
+    c.t0 += getattr(c, "t_end", 0) + rng.randint(1, 30)
     if mode in COMPOSED:
         fail, code, prov = COMPOSED[mode](c)
     elif mode == "runtime_error":
@@ -1233,7 +1273,7 @@ def build(mode, idx, rng, tmp_root, plan):
         raise ValueError(mode)
     if code != 0 and mode != "success" and c.slurm and c.launcher == "srun" and not any(l.startswith("srun: error") for l in fail):
         fail += srun_tail(c, code if code > 0 else 128 - code)
-    lines = body + fail + epilogue(c, "FAILED" if code else "COMPLETED", "%d:0" % (code if code >= 0 else 0))
+    lines = body + fail + epilogue(c, "FAILED" if code else "COMPLETED", code)
     return "\n".join(lines) + "\n", code, "composed", prov, c.gpu, c.driver
 
 
@@ -1242,7 +1282,7 @@ def composed_disk_full(c):
     kind = rng.choice(["torchsave", "quota", "hf"])
     ck = "%s/checkpoints/step_%d.pt" % (c.proot, rng.randint(1000, 90000))
     if kind == "torchsave":
-        frames = user_frames(c, 0) + [(c.script, rng.randint(100, 300), "save_checkpoint", "torch.save(state, path)"),
+        frames = user_frames(c, 0, "save_checkpoint(model, optimizer, ckpt_path)") + [(c.script, rng.randint(100, 300), "save_checkpoint", "torch.save(state, path)"),
                                       (c.site + "/torch/serialization.py", rng.choice([618, 652, 850]), "save", "_save(obj, opened_zipfile, pickle_module, pickle_protocol, _disable_byteorder_record)"),
                                       (c.site + "/torch/serialization.py", rng.choice([882, 866, 1114]), "_save", "zip_file.write_record(name, storage, num_bytes)")]
         t = tb(frames) + ["RuntimeError: [enforce fail at inline_container.cc:%d] . PytorchStreamWriter failed writing file data/%d: file write failed" % (rng.choice([764, 778, 815]), rng.randint(0, 400)),
@@ -1256,13 +1296,13 @@ def composed_disk_full(c):
         L, code = rank_wrap(c, pre + t)
         return L, code, P["save"] + " (no explicit ENOSPC text; a practitioner reads the failed checkpoint write as disk full)"
     if kind == "quota":
-        frames = user_frames(c, 0) + [(c.script, rng.randint(100, 300), "save_checkpoint", "torch.save(state, path)"),
+        frames = user_frames(c, 0, "save_checkpoint(model, optimizer, ckpt_path)") + [(c.script, rng.randint(100, 300), "save_checkpoint", "torch.save(state, path)"),
                                       (c.site + "/torch/serialization.py", rng.choice([440, 618]), "save", "with _open_zipfile_writer(f) as opened_zipfile:"),
                                       (c.site + "/torch/serialization.py", rng.choice([315, 501]), "_open_zipfile_writer", "return container(name_or_buffer)")]
         t = tb(frames) + ["OSError: [Errno 122] Disk quota exceeded: '%s'" % ck] if rng.random() < 0.5 else tb(frames[:-2] + [(c.site + "/torch/serialization.py", 423, "save", "_save(obj, opened_zipfile, pickle_module, pickle_protocol)")]) + ["OSError: [Errno 122] Disk quota exceeded"]
         L, code = rank_wrap(c, t)
         return L, code, "Linux EDQUOT strerror 'Disk quota exceeded' (errno 122) raised through torch.save (composed)"
-    frames = user_frames(c, 0) + [(c.site + "/transformers/trainer.py", rng.choice([1859, 2052, 2279]), "train", "return inner_training_loop("),
+    frames = user_frames(c, 0, "trainer.train(resume_from_checkpoint=args.resume)") + [(c.site + "/transformers/trainer.py", rng.choice([1859, 2052, 2279]), "train", "return inner_training_loop("),
                                   (c.site + "/transformers/trainer.py", rng.choice([2291, 2548, 2744]), "_inner_training_loop", "self._maybe_log_save_evaluate(tr_loss, grad_norm, model, trial, epoch, ignore_keys_for_eval)"),
                                   (c.site + "/transformers/trainer.py", rng.choice([2732, 3007, 3219]), "_save_checkpoint", "self.save_model(output_dir, _internal_call=True)"),
                                   (c.site + "/safetensors/torch.py", 286, "save_file", "serialize_file(_flatten(tensors), filename, metadata=metadata)")]
@@ -1307,11 +1347,14 @@ def exec_failure(rng, tmp_root, idx):
     os.makedirs(tmp)
     c = Ctx(rng, composed=False)
     pre = []
-    if c.slurm:
+    if True:
         pre = ["Job %s running on %s" % (c.jobid, c.host), "+ module load cuda/12.1", "+ nvidia-smi -L"] + [
             "GPU %d: %s (UUID: GPU-%08x-%04x-%04x-%04x-%012x)" % (i, c.gpu, rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(48)) for i in range(rng.choice([1, 2, 4, 8]))]
-        if rng.random() < 0.4:
-            pre += ["CUDA_VISIBLE_DEVICES=0,1", "MASTER_ADDR=%s MASTER_PORT=29500" % c.host]
+        pre += ["+ export %s=%s" % kv for kv in rng.sample([("NCCL_DEBUG", "INFO"), ("OMP_NUM_THREADS", "8"), ("HF_HOME", "/scratch/%s/hf" % c.user),
+                                                           ("WANDB_MODE", "offline"), ("PYTHONUNBUFFERED", "1"), ("TORCH_DISTRIBUTED_DEBUG", "DETAIL"),
+                                                           ("MASTER_PORT", "29500"), ("MASTER_ADDR", c.host), ("CUDA_DEVICE_MAX_CONNECTIONS", "1")], rng.randint(2, 9))]
+        pre += ["+ cd %s" % c.proot, "+ git rev-parse --short HEAD", "%07x" % rng.getrandbits(28), "+ python3 -c 'import torch; print(torch.__version__, torch.cuda.is_available())'",
+                "%s True" % rng.choice(["2.1.2+cu121", "2.3.1+cu121", "1.13.1+cu117", "2.4.0+cu124"])]
     kind = rng.choice(["notfound", "notfound", "noscript", "noexec", "badinterp"])
     job = os.path.join(tmp, "job.sh")
     script = os.path.join(tmp, "train.py")
@@ -1333,14 +1376,14 @@ def exec_failure(rng, tmp_root, idx):
             f.write("#!/opt/conda/envs/missing/bin/python\nprint('hi')\n")
         os.chmod(script, 0o755)
         body = "./train.py --epochs 10"
-        prov = "captured: bad interpreter: No such file or directory (exit 126)"
+        prov = "captured: shebang interpreter missing (bash 'cannot execute: required file not found' / 'bad interpreter')"
     with open(job, "w") as f:
         f.write("#!/bin/bash\ncd %s\n%s\n" % (tmp, body))
     p = subprocess.Popen(["bash", job], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp, env={"PATH": os.path.dirname(PY) + ":/usr/bin:/bin", "HOME": "/tmp"})
     out, _ = p.communicate()
     text = out.decode("utf-8", "replace").replace(tmp, c.proot)
     lines = pre + ["+ " + body.replace(tmp, c.proot)]
-    return "\n".join(lines) + "\n" + text + "\n".join(epilogue(c, "FAILED", "%d:0" % p.returncode)), p.returncode, prov
+    return "\n".join(lines) + "\n" + text + "\n".join(epilogue(c, "FAILED", p.returncode)), p.returncode, prov
 
 
 def main():
