@@ -2243,12 +2243,18 @@ def _write_run_json(result, delivery, manifest):
     import json
     path = os.path.join(result.run_dir, "run.json")
     tmp = path + ".tmp"
-    with open(tmp, "w") as handle:
-        json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as handle:
+            json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:  # a full log disk must not cost the notification
+        _safely(lambda: os.unlink(tmp), None)
+        note = "run.json could not be written (%s)" % exc.strerror
+        if note not in result.notes:
+            result.notes.append(note)
 
 
 def _deliver_result(result, cfg, ctx):

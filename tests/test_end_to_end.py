@@ -1,0 +1,136 @@
+"""The real gpualert.py in a subprocess against real SMTP servers (fixtures in conftest.py)."""
+import email
+import email.policy
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import SMTP_PASSWORD, SMTP_USER
+from wrapper_helpers import child, isolated_env, log_text, outbox_messages, run_gpualert, run_json
+
+
+def base(tmp):
+    return ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox"), "--to", "owner@example.org"]
+
+
+def parse(raw):
+    return email.message_from_bytes(raw, policy=email.policy.default)
+
+
+def test_failure_is_delivered_over_starttls_with_auth(tmp_path, smtp_server, pki):
+    env = isolated_env(tmp_path, SSL_CERT_FILE=pki.ca, GPUALERT_SMTP_PASSWORD=SMTP_PASSWORD)
+    code = ("import json; open('metrics.json', 'w').write(json.dumps({'acc': 0.9})); "
+            "print('epoch 3 loss=0.2'); raise KeyError('optimizer_state')")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--smtp", smtp_server.addr, "--smtp-user", SMTP_USER,
+                                                    "--name", "resnet50", "--"] + child(code), env=env)
+    assert proc.returncode == 1, proc.stderr
+    received = smtp_server.wait_for(1)[0]
+    assert received.tls and received.authenticated
+    msg = parse(received.data)
+    assert msg["Subject"].startswith("[gpualert] FAILED ")
+    assert "resnet50" in msg["Subject"] and "(exit 1," in msg["Subject"]
+    assert msg["X-Gpualert-Status"] == "FAILED"
+    names = [part.get_filename() for part in msg.iter_attachments()]
+    assert "output.log" in names and "metrics.json" in names
+    body = msg.get_body(("plain",)).get_content()
+    assert "KeyError: 'optimizer_state'" in body
+    assert run_json(tmp_path)["delivery"]["outcome"] == "sent"
+    assert outbox_messages(tmp_path) == []
+
+
+def test_header_injection_through_the_job_name_is_neutralised(tmp_path, smtp_plain):
+    args = base(tmp_path) + ["--smtp", smtp_plain.addr, "--name", "x\r\nBcc: victim@example.org", "--"]
+    run_gpualert(tmp_path, args + child("raise SystemExit(1)"))
+    received = smtp_plain.wait_for(1)[0]
+    assert received.rcpt_tos == ["owner@example.org"]
+    assert parse(received.data)["Bcc"] is None
+
+
+def test_relay_down_then_resend_delivers_and_empties_the_outbox(tmp_path, refusing_port, smtp_plain):
+    args = base(tmp_path) + ["--smtp", "127.0.0.1:%d" % refusing_port, "--"]
+    proc = run_gpualert(tmp_path, args + child("raise SystemExit(3)"))
+    assert proc.returncode == 3
+    assert len(outbox_messages(tmp_path)) == 1
+    assert b"outbox" in proc.stderr
+    proc = run_gpualert(tmp_path, ["resend", "--outbox", str(tmp_path / "outbox"), "--smtp", smtp_plain.addr])
+    assert proc.returncode == 0, proc.stderr
+    assert len(smtp_plain.wait_for(1)) == 1
+    assert outbox_messages(tmp_path) == []
+
+
+def test_size_rejection_gets_the_message_again_without_attachments(tmp_path, smtp_size_limited):
+    code = "import os\nfor i in range(4000): print('step %d ' % i + os.urandom(40).hex())\nraise SystemExit(2)"
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--smtp", smtp_size_limited.addr, "--"] + child(code))
+    assert proc.returncode == 2
+    msg = parse(smtp_size_limited.wait_for(1)[0].data)
+    assert list(msg.iter_attachments()) == []
+    assert str(tmp_path / "logs") in msg.get_body(("plain",)).get_content()
+
+
+def test_sparse_gigabyte_artifact_is_listed_not_attached_and_budget_holds(tmp_path, smtp_plain):
+    big = tmp_path / "weights.bin"
+    with open(str(big), "wb") as handle:
+        handle.truncate(1 << 30)
+    (tmp_path / "small.csv").write_text("a,b\n1,2\n")
+    args = base(tmp_path) + ["--smtp", smtp_plain.addr, "--budget", "200K",
+                             "--artifacts", "*.bin", "--artifacts", "*.csv", "--"]
+    run_gpualert(tmp_path, args + child("print('done')"))
+    data = smtp_plain.wait_for(1)[0].data
+    assert len(data) <= 200 * 1024
+    manifest = dict((os.path.basename(row["path"]), row) for row in run_json(tmp_path)["manifest"])
+    assert manifest["weights.bin"]["size"] == 1 << 30
+    assert manifest["weights.bin"]["disposition"].startswith("too large")
+    assert manifest["small.csv"]["disposition"] == "attached"
+    assert "weights.bin" in parse(data).get_body(("plain",)).get_content()
+
+
+def test_test_email_reports_success_and_failure(tmp_path, smtp_plain, refusing_port):
+    proc = run_gpualert(tmp_path, ["test-email", "--to", "a@example.org", "--smtp", smtp_plain.addr])
+    assert proc.returncode == 0, proc.stderr
+    assert len(smtp_plain.wait_for(1)) == 1
+    proc = run_gpualert(tmp_path, ["test-email", "--to", "a@example.org", "--outbox", str(tmp_path / "outbox"),
+                                   "--smtp", "127.0.0.1:%d" % refusing_port])
+    assert proc.returncode == 1
+    assert len(outbox_messages(tmp_path)) == 1
+
+
+def test_config_shows_sources_and_masks_the_password(tmp_path):
+    config = tmp_path / "config.ini"
+    config.write_text("[gpualert]\nsmtp = relay.example.org:587\nsmtp_password = hunter2\nbudget = 5M\n")
+    config.chmod(0o644)
+    env = isolated_env(tmp_path, GPUALERT_CONFIG=str(config), GPUALERT_TO="env@example.org")
+    proc = run_gpualert(tmp_path, ["config", "--budget", "2M"], env=env)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0
+    assert "hunter2" not in out and "********" in out
+    assert "relay.example.org:587" in out and "file %s" % config in out
+    assert "env@example.org" in out and "env GPUALERT_TO" in out
+    assert "2097152" in out and "(flag)" in out
+    assert b"readable by others" in proc.stderr
+
+
+def test_password_is_refused_on_the_command_line(tmp_path):
+    proc = run_gpualert(tmp_path, ["--smtp-password", "x", "--", "true"])
+    assert proc.returncode == 2 and b"unknown option --smtp-password" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tiny tmpfs needs root")
+def test_full_log_disk_does_not_stop_the_child_or_the_stream(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)]) != 0:
+        pytest.skip("cannot mount tmpfs here")
+    try:
+        code = "import sys\nfor i in range(20000): print('line %06d ' % i + 'x' * 40)\nraise SystemExit(6)"
+        proc = run_gpualert(tmp_path, ["--log-dir", str(disk), "--outbox", str(tmp_path / "outbox"), "--"]
+                            + child(code))
+        assert proc.returncode == 6
+        assert proc.stdout.count(b"\n") == 20000  # the terminal stream is complete
+        eml = outbox_messages(tmp_path)
+        assert len(eml) == 1
+        text = parse(open(eml[0], "rb").read()).get_body(("plain",)).get_content()
+        assert "log write failed" in text
+    finally:
+        subprocess.call(["umount", str(disk)])
