@@ -105,6 +105,8 @@ RUN_OPTIONS = (
     ("--stall", "stall", "duration", "DURATION", "notify once if CMD is silent this long"),
     ("--gpu-interval", "gpu_interval", "seconds", "SECONDS", "nvidia-smi sampling (60, 0=off)"),
     ("--all-ranks", "all_ranks", "flag", "", "notify from every rank, not only rank 0"),
+    ("--array-summary", "array_summary", "flag", "", "one message per job array, not per task"),
+    ("--max-per-hour", "max_per_hour", "int", "N", "cap on messages an hour (30; 0=none)"),
     ("--dry-run", "dry_run", "flag", "", "build the message, save it, send nothing"),
     ("--quiet", "quiet", "flag", "", "print nothing of gpualert's own"),
     ("--config", "config", "path", "FILE", "INI file"),
@@ -128,7 +130,7 @@ def default_config():
         "smtp": None, "smtp_user": None, "smtp_password": None, "smtp_tls": None,
         "smtp_timeout": SMTP_TIMEOUT_S, "sendmail": None,
         "outbox": os.path.join(state, "outbox"), "stall": None, "gpu_interval": 60.0,
-        "all_ranks": False, "dry_run": False, "quiet": False, "config": None,
+        "all_ranks": False, "array_summary": False, "max_per_hour": 30, "dry_run": False, "quiet": False, "config": None,
         "no_env_tweaks": False,
     }
 
@@ -301,6 +303,8 @@ def classify_text(text, facts=None):
     return Classification("unknown", None, None, None, None, None)
 def cmd_classify(args):
     return 0
+def classify_log(path, facts=None, max_bytes=None):
+    return classify_text(open(path, errors="replace").read(), facts)
 # <<< part: classify
 
 # >>> part: notify
@@ -1623,17 +1627,1089 @@ def cmd_test_email(args, cfg):
 # <<< part: notify
 
 # >>> part: cluster
-def detect_scheduler(environ): return {}
-def job_rank(environ): return None
-def read_cgroup_memory(pid=None): return {}
-def query_end_reason(sched, start, now, time_limit=None): return (None, None)
-def should_notify_rank(environ, all_ranks): return True
+# Cluster integration is best effort: the public functions here never raise; each problem
+# becomes a note string. Every external command goes through `run_command` (tests pass
+# `run=` with real-format output) with a short timeout, in its own session, so a hung
+# command and its children can be killed without touching the training job.
+
+CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
+END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
+WALLTIME_MARGIN_S = 180.0   # "near the limit": --signal and limit checks are ~60 s coarse
+GPU_TIMEOUT_S = 5.0
+GPU_GIVE_UP_FAILURES = 2    # consecutive nvidia-smi timeouts before the sampler stops asking
+IDLE_MIN_S = 600.0          # a run shorter than this is never called "idle"
+WATCH_INTERVAL_S = 60.0
+WATCH_MAX_INTERVAL_S = 600.0
+WATCH_UNKNOWN_RETRIES = 3   # polls a job may be unknown to squeue/scontrol/sacct alike
+LOCK_WAIT_S = 10.0          # longest wait for the array-summary or rate-limit lock
+SLURM_NO_VAL = "4294967294"  # what %a becomes for a job that is not an array task
+
+GPU_FIELDS = ("index", "name", "memory.used", "memory.total", "utilization.gpu",
+              "temperature.gpu", "power.draw", "ecc.errors.uncorrected.volatile.total")
+GPU_KEYS = ("index", "name", "mem_used_mib", "mem_total_mib", "util_pct", "temp_c",
+            "power_w", "ecc_uncorrected")
+
+# Slurm job states: which are final, and what each means to the classifier.
+SLURM_FINAL_STATES = ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY",
+                      "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED",
+                      "SPECIAL_EXIT")
+SLURM_STATE_REASONS = {"TIMEOUT": "walltime", "DEADLINE": "walltime",
+                       "PREEMPTED": "preempted", "CANCELLED": "cancelled"}
+# Statuses worst first, for the array summary's examples.
+STATUS_SEVERITY = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED",
+                   "COMPLETED", "SUCCESS")
+
+
+# ---- running commands ----
+
+def run_command(argv, timeout=CMD_TIMEOUT_S):
+    """Run argv with a time bound; (returncode, stdout text), or None if it could not run
+    or did not finish in time (then its whole session is killed)."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, close_fds=True,
+                                start_new_session=True)
+    except (OSError, ValueError):
+        return None
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_session(proc)
+        return None
+    return proc.returncode, out.decode("utf-8", "replace")
+
+
+def _kill_session(proc):
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        proc.kill()
+        proc.communicate(timeout=1.0)
+    except (OSError, subprocess.TimeoutExpired):
+        pass  # a D-state process: leave it, it is in its own session
+
+
+def _ask(run, argv, timeout, notes):
+    """run(argv) -> its stdout; "" when it answered with an error (unknown job, accounting
+    disabled); None when it did not answer (missing, hung, broken seam). Notes say why."""
+    try:
+        got = run(argv, timeout)
+    except Exception as exc:  # a seam must not break the caller
+        notes.append("%s: %s" % (argv[0], exc))
+        return None
+    if got is None:
+        notes.append("%s did not answer within %gs (or is missing)" % (argv[0], timeout))
+        return None
+    rc, out = got
+    if rc != 0:
+        notes.append("%s exited %s" % (" ".join(argv[:3]), rc))
+        return ""
+    return out
+
+
+# ---- which scheduler, which job ----
+
+def _env(environ, *names):
+    for name in names:
+        value = environ.get(name)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def _slurm_fields(environ):
+    end = _env(environ, "SLURM_JOB_END_TIME")
+    return {"kind": "slurm", "job_id": _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"),
+            "array_job_id": _env(environ, "SLURM_ARRAY_JOB_ID"),
+            "array_task_id": _env(environ, "SLURM_ARRAY_TASK_ID"),
+            "array_task_count": _env(environ, "SLURM_ARRAY_TASK_COUNT"),
+            "job_name": _env(environ, "SLURM_JOB_NAME"),
+            "partition": _env(environ, "SLURM_JOB_PARTITION"),
+            "nodelist": _env(environ, "SLURM_JOB_NODELIST", "SLURM_NODELIST"),
+            "submit_dir": _env(environ, "SLURM_SUBMIT_DIR"),
+            "account": _env(environ, "SLURM_JOB_ACCOUNT"),
+            "end_time": float(end) if end and end.isdigit() else None}
+
+
+def _pbs_fields(environ):
+    job_id = environ["PBS_JOBID"]
+    index = _env(environ, "PBS_ARRAY_INDEX", "PBS_ARRAYID")
+    array_id = None
+    if index is not None:  # PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
+        array_id = re.split(r"[\[.-]", job_id, maxsplit=1)[0]
+    return {"kind": "pbs", "job_id": job_id, "array_job_id": array_id,
+            "array_task_id": index, "job_name": _env(environ, "PBS_JOBNAME"),
+            "partition": _env(environ, "PBS_QUEUE"),
+            "nodelist": _read_nodefile(_env(environ, "PBS_NODEFILE")),
+            "submit_dir": _env(environ, "PBS_O_WORKDIR"), "account": _env(environ, "PBS_ACCOUNT")}
+
+
+def _read_nodefile(path):
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            hosts = [line.strip() for line in f if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return ",".join(sorted(set(hosts), key=hosts.index)) or None
+
+
+def _lsf_fields(environ):
+    index = _env(environ, "LSB_JOBINDEX")
+    job_id = environ["LSB_JOBID"]
+    hosts = (_env(environ, "LSB_HOSTS") or "").split()
+    array = index not in (None, "0")  # LSF sets LSB_JOBINDEX=0 outside arrays
+    return {"kind": "lsf", "job_id": job_id, "array_job_id": job_id if array else None,
+            "array_task_id": index if array else None, "job_name": _env(environ, "LSB_JOBNAME"),
+            "partition": _env(environ, "LSB_QUEUE"),
+            "nodelist": ",".join(sorted(set(hosts), key=hosts.index)) or None,
+            "submit_dir": _env(environ, "LS_SUBCWD"), "account": _env(environ, "LSB_PROJECT_NAME")}
+
+
+def _sge_fields(environ):
+    task = _env(environ, "SGE_TASK_ID")
+    array = task not in (None, "undefined")  # SGE says "undefined" outside arrays
+    return {"kind": "sge", "job_id": environ["JOB_ID"],
+            "array_job_id": environ["JOB_ID"] if array else None,
+            "array_task_id": task if array else None, "job_name": _env(environ, "JOB_NAME"),
+            "partition": _env(environ, "QUEUE"), "nodelist": _env(environ, "HOSTNAME"),
+            "submit_dir": _env(environ, "SGE_O_WORKDIR"), "account": _env(environ, "SGE_ACCOUNT")}
+
+
+def detect_scheduler(environ):
+    """The batch job this process runs in, from its environment; {} when none.
+    Keys (only those known): kind, job_id, array_job_id, array_task_id, array_task_count,
+    job_name, partition (the PBS/LSF/SGE queue too), nodelist, submit_dir, account,
+    end_time (epoch, Slurm >= 23.02), label ("4242_7" or "4242") and dir_tag."""
+    try:
+        if _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"):
+            sched = _slurm_fields(environ)
+        elif _env(environ, "PBS_JOBID"):
+            sched = _pbs_fields(environ)
+        elif _env(environ, "LSB_JOBID"):
+            sched = _lsf_fields(environ)
+        elif _env(environ, "JOB_ID") and _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR"):
+            sched = _sge_fields(environ)
+        else:
+            return {}
+    except (KeyError, ValueError):
+        return {}
+    sched = dict((k, v) for k, v in sched.items() if v is not None)
+    sched["label"] = _scheduler_label(sched)
+    sched["dir_tag"] = "%s-%s" % (sched["kind"], re.sub(r"[^A-Za-z0-9_.-]+", "_", sched["label"]))
+    return sched
+
+
+def _scheduler_label(sched):
+    if sched.get("array_job_id") and sched.get("array_task_id") is not None:
+        return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
+    job_id = sched["job_id"]
+    return job_id.split(".")[0] if sched["kind"] == "pbs" else job_id  # "1234.server" -> "1234"
+
+
+# (rank variable, the variables that give the number of ranks), in order of precedence
+RANK_VARIABLES = (("SLURM_PROCID", ("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS")),
+                  ("RANK", ("WORLD_SIZE",)), ("OMPI_COMM_WORLD_RANK", ("OMPI_COMM_WORLD_SIZE",)),
+                  ("PMI_RANK", ("PMI_SIZE",)), ("PMIX_RANK", ()))
+
+
+def job_rank(environ):
+    """This process's rank in a multi-process launch, or None outside one. A rank 0 with no
+    size, or of a size-1 launch, is None: Slurm sets SLURM_PROCID=0 in every batch script."""
+    for name, size_names in RANK_VARIABLES:
+        value = environ.get(name, "").strip()
+        if not value.isdigit():
+            continue
+        size = _env(environ, *size_names) if size_names else None
+        size = int(size) if size and size.isdigit() else None
+        if int(value) > 0 or (size is not None and size > 1):
+            return int(value)
+    return None
+
+
+def should_notify_rank(environ, all_ranks):
+    """Only rank 0 (or a process outside any multi-rank launch) notifies, unless all_ranks."""
+    if all_ranks:
+        return True
+    rank = job_rank(environ)
+    return rank is None or rank == 0
+
+
+# ---- parsing scheduler output ----
+
+_SCONTROL_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_:/().]*)=")
+
+
+def parse_scontrol(text):
+    """`scontrol show job [-o]` output -> list of dicts, one per JobId record.
+    Values may hold '=' (TRES=cpu=1,node=1); a value runs to the next ' Key='."""
+    records = []
+    for chunk in re.split(r"(?m)^\s*(?=JobId=)", text or ""):
+        marks = list(_SCONTROL_KEY.finditer(chunk))
+        if not marks or marks[0].group(1) != "JobId":
+            continue
+        rec = {}
+        for i, m in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(chunk)
+            rec[m.group(1)] = chunk[m.end():end].strip()
+        records.append(rec)
+    return records
+
+
+def parse_slurm_duration(text):
+    """'1-02:03:04', '02:03:04', '03:04', '5' (minutes) -> seconds; None for UNLIMITED etc."""
+    text = (text or "").strip()
+    m = re.match(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$", text)
+    if not m:
+        return None
+    days, a, b, c = m.groups()
+    if b is None and days is None:
+        return float(int(a) * 60)  # a bare number is minutes (sbatch --time=5)
+    parts = [int(x) for x in (a, b, c) if x is not None]
+    if days is not None and len(parts) < 3:
+        parts += [0] * (3 - len(parts))  # "1-02" is days-hours
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    return float(int(days or 0) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2])
+
+
+def parse_slurm_time(text):
+    """'2026-12-02T14:26:44' (local time) -> epoch float; None for Unknown/None/N/A."""
+    try:
+        return time.mktime(time.strptime((text or "").strip(), "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def parse_exit_code(text):
+    """Slurm 'N:S' -> (exit code N, signal S); (None, None) when unreadable."""
+    m = re.match(r"^\s*(\d+):(\d+)\s*$", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def parse_qstat(text):
+    """`qstat -f` (PBS Pro/Torque) -> dict of 'key = value', continuation lines joined."""
+    rec, key = {}, None
+    for line in (text or "").splitlines():
+        m = re.match(r"^\s+([A-Za-z_][\w.]*) = (.*)$", line)
+        if m:
+            key = m.group(1)
+            rec[key] = m.group(2).strip()
+        elif key and line.startswith(("\t", "    ")) and line.strip():
+            rec[key] += line.strip()  # a wrapped value (Variable_List, paths)
+        elif line.startswith("Job Id:"):
+            rec["Job Id"] = line.split(":", 1)[1].strip()
+    return rec
+
+
+def parse_sacct(text):
+    """`sacct -n -P -o JobID,State,ExitCode` -> list of (jobid, state word, exit text)."""
+    rows = []
+    for line in (text or "").splitlines():
+        cols = line.strip().split("|")
+        if len(cols) >= 3 and cols[0]:
+            state = cols[1].split()[0].rstrip("+") if cols[1].strip() else ""
+            rows.append((cols[0], state, cols[2]))
+    return rows
+
+
+# ---- the time limit, learned at start ----
+
+def read_time_limit(sched, run=None, environ=None):
+    """Call at start. -> {"limit_s", "end_time", "source", "notes"} (values None when unknown).
+    Slurm: SLURM_JOB_END_TIME, else `scontrol show job -o ID` (TimeLimit, EndTime);
+    PBS: `qstat -f ID` Resource_List.walltime; LSF: `bjobs -l ID` RUNLIMIT."""
+    info = {"limit_s": None, "end_time": None, "source": None, "notes": []}
+    try:
+        _fill_time_limit(info, sched or {}, run or run_command, environ or os.environ)
+    except Exception as exc:  # never break the start of a run
+        info["notes"].append("time limit unreadable: %s" % exc)
+    return info
+
+
+def _fill_time_limit(info, sched, run, environ):
+    kind, job_id = sched.get("kind"), _query_id(sched)
+    if sched.get("end_time"):
+        info.update(end_time=float(sched["end_time"]), source="SLURM_JOB_END_TIME")
+    if kind == "slurm":
+        out = _ask(run, ["scontrol", "show", "job", "-o", job_id], CMD_TIMEOUT_S, info["notes"])
+        recs = parse_scontrol(out)
+        if recs:
+            rec = recs[0]
+            info["limit_s"] = parse_slurm_duration(rec.get("TimeLimit"))
+            if info["end_time"] is None and rec.get("JobState") in ("RUNNING", "CONFIGURING"):
+                info["end_time"] = parse_slurm_time(rec.get("EndTime"))
+            info["source"] = info["source"] or "scontrol"
+    elif kind == "pbs":
+        rec = parse_qstat(_ask(run, ["qstat", "-f", job_id], CMD_TIMEOUT_S, info["notes"]))
+        info["limit_s"] = parse_slurm_duration(rec.get("Resource_List.walltime"))
+        info["source"] = "qstat" if info["limit_s"] else None
+    elif kind == "lsf":
+        out = _ask(run, ["bjobs", "-l", job_id], CMD_TIMEOUT_S, info["notes"]) or ""
+        m = re.search(r"RUNLIMIT\s*\n\s*([\d.]+) min", out)
+        info["limit_s"] = float(m.group(1)) * 60 if m else None
+        info["source"] = "bjobs" if m else None
+
+
+def _query_id(sched):
+    """The id the scheduler's commands take for this job (an array task's own id)."""
+    if sched.get("kind") == "slurm":
+        return sched.get("job_id") or ""
+    if sched.get("kind") == "lsf" and sched.get("array_task_id"):
+        return "%s[%s]" % (sched["job_id"], sched["array_task_id"])
+    return sched.get("job_id") or ""
+
+
+# ---- why did the scheduler end the job (asked on SIGTERM) ----
+
+def query_end_reason(sched, start, now, time_limit=None, run=None, budget_s=END_REASON_BUDGET_S,
+                     margin_s=WALLTIME_MARGIN_S, clock=time.time):
+    """Ask the scheduler why this job is being ended. -> (reason, evidence), reason one of
+    "walltime", "preempted", "cancelled" or None; evidence a short str (None if nothing known).
+    time_limit: read_time_limit()'s dict (or seconds); used when the scheduler says nothing."""
+    run = run or run_command
+    notes = []
+    try:
+        deadline = clock() + budget_s
+        for ask in _END_REASON_ASKERS.get((sched or {}).get("kind"), ()):
+            if clock() >= deadline:
+                notes.append("no time left to ask the scheduler")
+                break
+            reason, evidence = ask(sched, run, notes)
+            if reason:
+                return reason, evidence
+        reason, evidence = _reason_from_limit(start, now, time_limit, margin_s)
+        if reason:
+            return reason, evidence
+    except Exception as exc:  # never raise out of the SIGTERM path
+        notes.append("end reason: %s" % exc)
+    return None, "; ".join(notes) or None
+
+
+def _slurm_reason_scontrol(sched, run, notes):
+    out = _ask(run, ["scontrol", "show", "job", "-o", sched.get("job_id", "")], CMD_TIMEOUT_S, notes)
+    recs = parse_scontrol(out)
+    if not recs:
+        return None, None
+    return slurm_record_reason(recs[0])
+
+
+def slurm_record_reason(rec):
+    """What one scontrol record says about why the job ends. Observed on Slurm 22.05
+    during the SIGTERM phase: time limit -> JobState=COMPLETING Reason=TimeLimit;
+    scancel -> COMPLETING Reason=None; preemption -> COMPLETING, PreemptTime set.
+    Afterwards: TIMEOUT/TimeLimit, CANCELLED, PREEMPTED."""
+    state, why = rec.get("JobState", ""), rec.get("Reason", "")
+    evidence = "scontrol: JobState=%s Reason=%s" % (state, why)
+    if state in SLURM_STATE_REASONS:
+        return SLURM_STATE_REASONS[state], evidence
+    if why == "TimeLimit":
+        return "walltime", evidence
+    preempt = rec.get("PreemptTime", "None")
+    if preempt not in ("None", "Unknown", "N/A", ""):
+        return "preempted", evidence + " PreemptTime=" + preempt
+    if state == "COMPLETING" and why in ("None", ""):
+        return "cancelled", evidence  # ended early, not by limit or preemption: scancel
+    return None, None
+
+
+def _slurm_reason_squeue(sched, run, notes):
+    argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", sched.get("job_id", "")]
+    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
+    line = (out or "").strip().splitlines()[:1]
+    if not line or "|" not in line[0]:
+        return None, None
+    state, why = line[0].split("|", 1)
+    evidence = "squeue: %s (%s)" % (state, why)
+    if state in SLURM_STATE_REASONS:
+        return SLURM_STATE_REASONS[state], evidence
+    return ("walltime", evidence) if why == "TimeLimit" else (None, None)
+
+
+def _slurm_reason_sacct(sched, run, notes):
+    job_id = sched.get("job_id", "")
+    argv = ["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State,ExitCode"]
+    for _, state, _ in parse_sacct(_ask(run, argv, CMD_TIMEOUT_S, notes)):
+        if state in SLURM_STATE_REASONS:
+            return SLURM_STATE_REASONS[state], "sacct: %s" % state
+    return None, None
+
+
+def _pbs_reason(sched, run, notes):
+    rec = parse_qstat(_ask(run, ["qstat", "-f", _query_id(sched)], CMD_TIMEOUT_S, notes))
+    limit = parse_slurm_duration(rec.get("Resource_List.walltime"))
+    used = parse_slurm_duration(rec.get("resources_used.walltime"))
+    comment = rec.get("comment", "")
+    if limit and used is not None and used >= limit - 60:
+        return "walltime", "qstat: resources_used.walltime=%s of %s" % (
+            rec["resources_used.walltime"], rec["Resource_List.walltime"])
+    if re.search(r"preempt", comment, re.I):
+        return "preempted", "qstat: comment=%s" % comment[:120]
+    return None, None
+
+
+def _lsf_reason(sched, run, notes):
+    out = _ask(run, ["bjobs", "-l", _query_id(sched)], CMD_TIMEOUT_S, notes) or ""
+    flat = re.sub(r"\n\s{10,}", "", out)  # bjobs wraps long lines with deep indents
+    for pattern, reason in ((r"TERM_RUNLIMIT|TERM_DEADLINE", "walltime"),
+                            (r"TERM_PREEMPT", "preempted"),
+                            (r"TERM_OWNER|TERM_ADMIN|TERM_FORCE_\w+", "cancelled")):
+        m = re.search(pattern, flat)
+        if m:
+            return reason, "bjobs: %s" % m.group(0)
+    return None, None
+
+
+_END_REASON_ASKERS = {"slurm": (_slurm_reason_scontrol, _slurm_reason_squeue, _slurm_reason_sacct),
+                      "pbs": (_pbs_reason,), "lsf": (_lsf_reason,)}
+
+
+def _reason_from_limit(start, now, time_limit, margin_s):
+    """Fallback: a SIGTERM within margin_s of the known end of the allocation is walltime."""
+    if isinstance(time_limit, (int, float)):
+        time_limit = {"limit_s": float(time_limit)}
+    time_limit = time_limit or {}
+    end_time, limit_s = time_limit.get("end_time"), time_limit.get("limit_s")
+    if end_time:
+        left = end_time - now
+        if left <= margin_s:
+            return "walltime", "SIGTERM %+.0fs from the job's end time (%s)" % (
+                -left, time_limit.get("source") or "start")
+    elif limit_s and start is not None:
+        elapsed = now - start
+        if elapsed >= limit_s - margin_s:
+            return "walltime", "SIGTERM after %.0fs of a %.0fs time limit" % (elapsed, limit_s)
+    return None, None
+
+
+# ---- cgroup memory ----
+
+def read_cgroup_memory(pid=None, proc_root="/proc", cgroup_root="/sys/fs/cgroup"):
+    """The memory cgroup of pid (default: this process). -> dict with version (1|2), path,
+    oom_kill, oom (v2), failcnt (v1), peak_bytes, limit_bytes (nearest finite limit at or
+    above the cgroup), notes. Counters are None when unreadable."""
+    info = {"version": None, "path": None, "oom_kill": None, "oom": None, "failcnt": None,
+            "peak_bytes": None, "limit_bytes": None, "notes": []}
+    try:
+        _fill_cgroup(info, pid, proc_root, cgroup_root)
+    except Exception as exc:
+        info["notes"].append("cgroup memory unreadable: %s" % exc)
+    return info
+
+
+def _fill_cgroup(info, pid, proc_root, cgroup_root):
+    listing = os.path.join(proc_root, str(pid) if pid else "self", "cgroup")
+    try:
+        with open(listing) as f:
+            lines = f.read().splitlines()
+    except OSError as exc:
+        info["notes"].append("cannot read %s: %s" % (listing, exc.strerror))
+        return
+    v1 = v2 = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3 and "memory" in parts[1].split(","):
+            v1 = parts[2]
+        elif len(parts) == 3 and parts[0] == "0" and parts[1] == "":
+            v2 = parts[2]
+    if v1 is not None:
+        _read_v1(info, _cgroup_dir(os.path.join(cgroup_root, "memory"), v1))
+    elif v2 is not None and os.path.exists(os.path.join(cgroup_root, "cgroup.controllers")):
+        _read_v2(info, _cgroup_dir(cgroup_root, v2))
+    else:
+        info["notes"].append("no memory cgroup found for this process")
+
+
+def _cgroup_dir(mount, rel):
+    """The cgroup's directory; in a cgroup namespace the mount root is the cgroup itself."""
+    path = os.path.normpath(os.path.join(mount, rel.lstrip("/")))
+    return path if os.path.isdir(path) else mount
+
+
+def _read_flat(path):
+    """'key value' lines -> dict of ints (memory.events, memory.oom_control)."""
+    values = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+                values[parts[0]] = int(parts[1])
+    return values
+
+
+def _read_int(path):
+    with open(path) as f:
+        text = f.read().strip()
+    return None if text == "max" else int(text)
+
+
+def _read_into(info, key, path, reader):
+    try:
+        info[key] = reader(path)
+    except (OSError, ValueError) as exc:
+        if os.path.exists(os.path.dirname(path)) and os.path.basename(path) != "memory.peak":
+            info["notes"].append("cannot read %s: %s" % (path, getattr(exc, "strerror", exc)))
+
+
+def _read_v2(info, path):
+    info.update(version=2, path=path)
+    events = {}
+    try:
+        events = _read_flat(os.path.join(path, "memory.events"))
+    except (OSError, ValueError) as exc:
+        info["notes"].append("cannot read %s/memory.events: %s" % (path, getattr(exc, "strerror", exc)))
+    info["oom_kill"], info["oom"] = events.get("oom_kill"), events.get("oom")
+    _read_into(info, "peak_bytes", os.path.join(path, "memory.peak"), _read_int)  # kernel >= 5.19
+    info["limit_bytes"] = _nearest_limit(path, "memory.max")
+
+
+def _read_v1(info, path):
+    info.update(version=1, path=path)
+    try:
+        info["oom_kill"] = _read_flat(os.path.join(path, "memory.oom_control")).get("oom_kill")
+    except (OSError, ValueError) as exc:
+        info["notes"].append("cannot read %s/memory.oom_control: %s" % (path, getattr(exc, "strerror", exc)))
+    _read_into(info, "failcnt", os.path.join(path, "memory.failcnt"), _read_int)
+    _read_into(info, "peak_bytes", os.path.join(path, "memory.max_usage_in_bytes"), _read_int)
+    info["limit_bytes"] = _nearest_limit(path, "memory.limit_in_bytes")
+
+
+def _nearest_limit(path, name, unlimited=1 << 60):
+    """The smallest finite limit from the cgroup up to the mount (Slurm sets it on the
+    job or step, not on the task's leaf). v1 'unlimited' is a huge number."""
+    best, here = None, path
+    for _ in range(32):
+        try:
+            value = _read_int(os.path.join(here, name))
+        except (OSError, ValueError):
+            value = None
+        if value is not None and value < unlimited and (best is None or value < best):
+            best = value
+        parent = os.path.dirname(here)
+        if parent == here or not os.path.exists(os.path.join(parent, name)):
+            break
+        here = parent
+    return best
+
+
+# ---- GPUs ----
+
+def query_gpus(timeout=GPU_TIMEOUT_S, run=None, environ=None):
+    """One nvidia-smi query. -> (list of per-GPU dicts, notes). Dict keys: index, name,
+    mem_used_mib, mem_total_mib, util_pct, temp_c, power_w, ecc_uncorrected (None when
+    nvidia-smi says [N/A] or [Not Supported]). Only the GPUs in CUDA_VISIBLE_DEVICES when
+    it lists indices and nvidia-smi shows more."""
+    notes = []
+    argv = ["nvidia-smi", "--query-gpu=" + ",".join(GPU_FIELDS), "--format=csv,noheader,nounits"]
+    try:
+        got = (run or run_command)(argv, timeout)
+    except Exception as exc:
+        return [], ["nvidia-smi: %s" % exc]
+    if got is None:
+        return [], ["nvidia-smi missing or no answer within %gs" % timeout]
+    rc, out = got
+    if rc != 0:
+        first = (out.strip().splitlines() or [""])[0][:200]
+        return [], ["nvidia-smi failed (exit %s)%s" % (rc, ": " + first if first else "")]
+    gpus = [g for g in (parse_gpu_line(line) for line in out.splitlines()) if g]
+    return _visible_only(gpus, environ if environ is not None else os.environ), notes
+
+
+def parse_gpu_line(line):
+    """One CSV line of the query above -> dict, or None for a line of another shape."""
+    cols = [c.strip() for c in line.split(",")]
+    if len(cols) < len(GPU_KEYS):
+        return None
+    # a name with a comma would shift the columns: rejoin the extra middle
+    name = ", ".join(cols[1:len(cols) - len(GPU_KEYS) + 2])
+    cols = [cols[0], name] + cols[len(cols) - len(GPU_KEYS) + 2:]
+    if not cols[0].isdigit():
+        return None
+    gpu = {"index": int(cols[0]), "name": cols[1]}
+    for key, raw in zip(GPU_KEYS[2:], cols[2:]):
+        gpu[key] = _gpu_number(raw, int if key == "ecc_uncorrected" else float)
+    return gpu
+
+
+def _gpu_number(raw, kind):
+    try:
+        return kind(raw)
+    except ValueError:
+        return None  # [N/A], [Not Supported], [Unknown Error], ERR!
+
+
+def _visible_only(gpus, environ):
+    wanted = environ.get("CUDA_VISIBLE_DEVICES", "")
+    ids = [p.strip() for p in wanted.split(",") if p.strip()]
+    if not ids or not all(p.isdigit() for p in ids) or len(gpus) <= len(ids):
+        return gpus
+    keep = set(int(p) for p in ids)
+    return [g for g in gpus if g["index"] in keep]
+
+
 class GpuSampler(object):
-    def __init__(self, interval=60): pass
-    def start(self): pass
-    def stop(self): return {}
-def cmd_watch(args, cfg): return 0
-def read_time_limit(sched, run=None, environ=None): return {}
+    """Samples nvidia-smi in a daemon thread: at start, every `interval` s (0: start and
+    end only), and at stop(). Never blocks the caller beyond one bounded query."""
+
+    def __init__(self, interval=60, timeout=GPU_TIMEOUT_S, run=None, clock=time.time):
+        self.interval = float(interval or 0)
+        self.timeout = timeout
+        self.run = run
+        self.clock = clock
+        self.samples = []   # (time, [gpu dicts])
+        self.notes = []
+        self._failures = 0
+        self._given_up = False
+        self._busy = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._loop, name="gpualert-gpu", daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self):
+        self.sample()
+        while not self._given_up and not self._stop.wait(self.interval or None):
+            self.sample()
+
+    def sample(self):
+        """One query; on a missing nvidia-smi or repeated hangs, stop asking."""
+        if self._given_up:
+            return
+        self._busy = True
+        try:
+            gpus, notes = query_gpus(self.timeout, self.run)
+        finally:
+            self._busy = False
+        with self._lock:
+            if gpus:
+                self.samples.append((self.clock(), gpus))
+                self._failures = 0
+                return
+            self._failures += 1
+            for note in notes:
+                if note not in self.notes:
+                    self.notes.append(note)
+            if not self.samples or self._failures >= GPU_GIVE_UP_FAILURES:
+                self._given_up = True
+
+    def stop(self, final_sample=True):
+        """Stop sampling; -> summary dict ({} when no GPU was ever seen and nothing to say).
+        Waits at most one query: a query in flight when stop() is called is the end sample."""
+        try:
+            in_flight = self._busy
+            self._stop.set()
+            if self._thread is not None:
+                self._thread.join(self.timeout + 1.0)
+            if final_sample and not in_flight and not (self._thread and self._thread.is_alive()):
+                self.sample()
+            with self._lock:
+                return summarize_gpu_samples(list(self.samples), list(self.notes))
+        except Exception as exc:
+            return {"notes": ["GPU sampler: %s" % exc]}
+
+
+def summarize_gpu_samples(samples, notes=None):
+    """[(time, [gpu dicts])] -> {"samples", "duration_s", "gpus": [...], "ecc_delta", "idle", "notes"}."""
+    notes = list(notes or [])
+    if not samples:
+        return {"samples": 0, "gpus": [], "notes": notes} if notes else {}
+    per = {}
+    for _, gpus in samples:
+        for g in gpus:
+            per.setdefault(g["index"], []).append(g)
+    summary = [_summarize_gpu(rows) for _, rows in sorted(per.items())]
+    deltas = [g["ecc_delta"] for g in summary if g["ecc_delta"] is not None]
+    duration = samples[-1][0] - samples[0][0]
+    utils = [g["util_max_pct"] for g in summary if g["util_max_pct"] is not None]
+    idle = bool(utils) and max(utils) == 0 and duration >= IDLE_MIN_S and len(samples) >= 3
+    return {"samples": len(samples), "duration_s": round(duration, 1), "gpus": summary,
+            "ecc_delta": sum(deltas) if deltas else None, "idle": idle, "notes": notes}
+
+
+def _summarize_gpu(rows):
+    def values(key):
+        return [r[key] for r in rows if r.get(key) is not None]
+
+    def peak(key):
+        return max(values(key)) if values(key) else None
+    util, ecc = values("util_pct"), values("ecc_uncorrected")
+    return {"index": rows[0]["index"], "name": rows[0]["name"],
+            "mem_used_peak_mib": peak("mem_used_mib"), "mem_total_mib": peak("mem_total_mib"),
+            "util_mean_pct": round(sum(util) / len(util), 1) if util else None,
+            "util_max_pct": peak("util_pct"), "temp_max_c": peak("temp_c"),
+            "power_max_w": peak("power_w"),
+            "ecc_start": ecc[0] if ecc else None, "ecc_end": ecc[-1] if ecc else None,
+            "ecc_delta": max(0, ecc[-1] - ecc[0]) if ecc else None}
+
+
+# ---- watch: follow submitted Slurm jobs ----
+
+def poll_job(job_id, run=None):
+    """One look at a Slurm job. -> list of job-info dicts (an array id gives one per task),
+    or [] when no source knows the job, or None when every source failed (retry later).
+    Sources in order: scontrol show job -o, squeue -t all, sacct."""
+    run = run or run_command
+    notes = []
+    out = _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
+    recs = parse_scontrol(out)
+    if recs:
+        return [job_info_from_scontrol(r) for r in recs]
+    answered = out is not None
+    argv = ["squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%i|%T|%r"]
+    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
+    rows = [line.split("|") for line in (out or "").splitlines() if line.count("|") == 2]
+    if rows:
+        return [_job_info(r[0], r[1], None, {"Reason": r[2]}, "squeue") for r in rows]
+    answered = answered or out is not None
+    argv = ["sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State,ExitCode"]
+    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
+    rows = parse_sacct(out)
+    if rows:
+        return [_job_info(r[0], r[1], r[2], {}, "sacct") for r in rows]
+    return [] if answered or out is not None else None
+
+
+def job_info_from_scontrol(rec):
+    info = _job_info(rec.get("JobId", ""), rec.get("JobState", ""), rec.get("ExitCode"), rec, "scontrol")
+    if rec.get("ArrayTaskId"):
+        info["label"] = "%s_%s" % (rec.get("ArrayJobId"), rec["ArrayTaskId"])
+    info["name"] = rec.get("JobName")
+    info["stdout"] = slurm_log_path(rec.get("StdOut"), rec)
+    info["stderr"] = slurm_log_path(rec.get("StdErr"), rec)
+    if rec.get("StdOut") in (None, "", "(null)") and rec.get("WorkDir"):  # sbatch's default name
+        default = "slurm-%A_%a.out" if rec.get("ArrayTaskId") else "slurm-%j.out"
+        info["stdout"] = slurm_log_path(os.path.join(rec["WorkDir"], default), rec)
+    return info
+
+
+def _job_info(job_id, state, exit_text, rec, source):
+    """The job-info dict cmd_watch reports, with the classifier's facts."""
+    state = (state or "").split()[0].rstrip("+") if state else ""
+    code, sig = parse_exit_code(exit_text)
+    info = {"job_id": job_id, "label": job_id, "state": state, "done": state in SLURM_FINAL_STATES,
+            "reason": rec.get("Reason"), "exit_code": code, "signal": sig, "source": source,
+            "name": None, "stdout": None, "stderr": None, "end_time": parse_slurm_time(rec.get("EndTime"))}
+    info["facts"] = slurm_facts(state, code, sig, rec.get("Reason"))
+    return info
+
+
+def slurm_facts(state, code, sig, reason=None):
+    """The classifier's facts for a finished Slurm job."""
+    facts = {"scheduler_state": state, "exit_code": -sig if sig else code}
+    if state in SLURM_STATE_REASONS:
+        facts["scheduler_reason"] = SLURM_STATE_REASONS[state]
+        facts["scheduler_evidence"] = "Slurm state %s%s" % (state, " (Reason=%s)" % reason if reason else "")
+    if state == "OUT_OF_MEMORY":  # Slurm reports 0:125; the kernel's OOM killer sent SIGKILL
+        facts.update(exit_code=-9, oom_kill_delta=1, scheduler_evidence="Slurm state OUT_OF_MEMORY")
+    if state in ("TIMEOUT", "PREEMPTED", "CANCELLED") and not sig and not code:
+        facts["exit_code"] = -15  # killed by the scheduler's SIGTERM (ExitCode shows 0:0)
+    return facts
+
+
+_SLURM_PATTERN = re.compile(r"%(\d*)([%AaJjNnstux])")
+
+
+def slurm_log_path(pattern, rec):
+    """Expand sbatch filename patterns scontrol may leave raw (22.05 leaves %N);
+    relative paths are under WorkDir. None for an empty or /dev/null path."""
+    if not pattern or pattern in ("(null)", "/dev/null"):
+        return None
+    array = bool(rec.get("ArrayTaskId"))
+    user = (rec.get("UserId") or "").split("(")[0]
+    node = (rec.get("BatchHost") or rec.get("NodeList") or "").split(",")[0]
+    values = {"A": rec.get("ArrayJobId") if array else rec.get("JobId"),
+              "a": rec.get("ArrayTaskId") if array else SLURM_NO_VAL,
+              "j": rec.get("JobId"), "J": rec.get("JobId"), "N": node, "n": "0", "s": "batch",
+              "t": "0", "u": user, "x": rec.get("JobName")}
+
+    def expand(m):
+        if m.group(2) == "%":
+            return "%"
+        value = values.get(m.group(2)) or ""
+        width = int(m.group(1)) if m.group(1) else 0
+        return value.zfill(width) if value.isdigit() and width else value
+    path = _SLURM_PATTERN.sub(expand, pattern)
+    return os.path.join(rec.get("WorkDir") or "", path) if not os.path.isabs(path) else path
+
+
+def watch_jobs(job_ids, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
+               max_interval=WATCH_MAX_INTERVAL_S, unknown_retries=WATCH_UNKNOWN_RETRIES,
+               max_wait=None, on_done=None):
+    """Poll until every job has ended. -> list of job-info dicts (one per job, one per
+    array task), in the order they ended; on_done(info) is called as each ends. A job no
+    source knows for `unknown_retries` polls in a row ends as state "UNKNOWN". When the
+    scheduler fails to answer, the wait doubles up to max_interval."""
+    pending = [str(j) for j in job_ids]
+    unknown = dict((j, 0) for j in pending)
+    results, wait, began = [], max(0.1, float(interval)), clock()
+    while pending:
+        trouble = False
+        for job_id in list(pending):
+            infos = _poll_safely(job_id, run)
+            if infos is None:
+                trouble = True
+                continue
+            if not infos:
+                unknown[job_id] += 1
+                if unknown[job_id] < unknown_retries:
+                    continue
+                infos = [_unknown_info(job_id, unknown[job_id])]
+            unknown[job_id] = 0
+            if all(i["done"] or i["state"] == "UNKNOWN" for i in infos):
+                pending.remove(job_id)
+                for info in infos:
+                    results.append(info)
+                    _call_safely(on_done, info)
+        if not pending:
+            break
+        if max_wait is not None and clock() - began >= max_wait:
+            for job_id in pending:
+                results.append(_unknown_info(job_id, None, "still running after %.0fs" % max_wait))
+            break
+        wait = min(max_interval, wait * 2) if trouble else max(0.1, float(interval))
+        sleep(wait)
+    return results
+
+
+def _poll_safely(job_id, run):
+    try:
+        return poll_job(job_id, run)
+    except Exception:
+        return None
+
+
+def _call_safely(fn, *args):
+    if fn is None:
+        return None
+    try:
+        return fn(*args)
+    except Exception as exc:
+        sys.stderr.write("gpualert: watch: %s: %s\n" % (type(exc).__name__, exc))
+        return None
+
+
+def _unknown_info(job_id, polls, note=None):
+    info = _job_info(job_id, "", None, {}, None)
+    info.update(state="UNKNOWN", done=False,
+                note=note or "no scheduler command knows this job (%s polls)" % polls)
+    info["facts"] = {"scheduler_state": "UNKNOWN"}
+    return info
+
+
+def cmd_watch(args, cfg):
+    """`gpualert watch JOBID...`: follow Slurm jobs until they end; classify each job's
+    log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
+    Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
+    interval = max(1.0, float(getattr(args, "interval", None) or WATCH_INTERVAL_S))
+    results = watch_jobs(args.job_ids, interval=interval,
+                         max_interval=max(interval, WATCH_MAX_INTERVAL_S),
+                         max_wait=getattr(args, "max_wait", None),
+                         on_done=lambda info: _report_watched(info, cfg))
+    return 0 if all(r["state"] != "UNKNOWN" for r in results) else 1
+
+
+def _report_watched(info, cfg):
+    classification = None
+    if info["state"] != "UNKNOWN":
+        classification = classify_watched(info)
+    delivery = notify_watched(info, classification, cfg)
+    if not cfg.get("quiet"):
+        sys.stdout.write("%s %s exit=%s class=%s log=%s\n" % (
+            info["label"], info["state"], info["facts"].get("exit_code"),
+            getattr(classification, "cls", None), info.get("log_path") or info.get("stdout")))
+        sys.stdout.flush()
+    return delivery
+
+
+def classify_watched(info):
+    """Classify the job's stderr, then its stdout (when separate): the first finding wins.
+    With no readable log, the scheduler's facts alone."""
+    first = None
+    for path in (info.get("stderr"), info.get("stdout")):
+        if not path or path == info.get("log_path") or not os.path.isfile(path):
+            continue
+        verdict = classify_log(path, dict(info["facts"]))
+        if first is None:
+            first, info["log_path"] = verdict, path
+        if verdict is not None and verdict.cls is not None:
+            info["log_path"] = path
+            return verdict
+    return first if first is not None else classify_text("", dict(info["facts"]))
+
+
+# ---- arrays and rate limits ----
+
+def _locked(path, wait_s=LOCK_WAIT_S):
+    """An exclusive fcntl lock on `path` (created if needed) -> the open fd. Gives up with
+    OSError after wait_s: a wedged shared filesystem must not hold up the job's exit."""
+    import fcntl
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.time() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.time() >= deadline:
+                os.close(fd)
+                raise OSError(exc.errno, "lock %s busy or failing: %s" % (path, exc.strerror))
+            time.sleep(0.02)
+
+
+def _unlock(fd):
+    import fcntl
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def array_task_count(environ):
+    """Tasks in this Slurm array: SLURM_ARRAY_TASK_COUNT, else from min/max/step; None."""
+    count = environ.get("SLURM_ARRAY_TASK_COUNT", "")
+    if count.isdigit():
+        return int(count)
+    lo, hi = environ.get("SLURM_ARRAY_TASK_MIN", ""), environ.get("SLURM_ARRAY_TASK_MAX", "")
+    step = environ.get("SLURM_ARRAY_TASK_STEP", "1")
+    if lo.isdigit() and hi.isdigit():
+        return (int(hi) - int(lo)) // max(1, int(step) if step.isdigit() else 1) + 1
+    return None
+
+
+class ArraySummary(object):
+    """--array-summary: each task appends one JSON line to <dir>/<array_job_id>.jsonl under
+    a lock; the task that completes the set gets the summary, exactly once (a marker file
+    made with O_EXCL). Counts distinct task ids; a requeued task's last record wins."""
+
+    def __init__(self, directory, array_job_id, task_count=None, clock=time.time, environ=None):
+        self.dir = directory
+        self.array_job_id = str(array_job_id)
+        if task_count is None:
+            task_count = array_task_count(os.environ if environ is None else environ)
+        self.task_count = task_count
+        self.clock = clock
+        self.notes = []
+        base = os.path.join(directory, re.sub(r"[^\w.-]+", "_", self.array_job_id))
+        self.path, self.lock_path, self.marker = base + ".jsonl", base + ".lock", base + ".summary-sent"
+
+    def record(self, task_id, status, cls=None, exit_code=None, host=None, duration_s=None, extra=None):
+        """Append this task's line. -> the summary dict if this task completed the set, else None."""
+        import json
+        entry = {"task": str(task_id), "status": status, "class": cls, "exit": exit_code,
+                 "host": host, "duration_s": duration_s, "time": self.clock()}
+        entry.update(extra or {})
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            fd = _locked(self.lock_path)
+            try:
+                with open(self.path, "a") as f:
+                    f.write(json.dumps(entry, sort_keys=True) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                entries = self._read()
+            finally:
+                _unlock(fd)
+        except (OSError, ValueError) as exc:
+            self.notes.append("array summary: %s" % exc)
+            return None
+        if self.task_count is None:
+            self.notes.append("array summary: the number of tasks is unknown")
+            return None
+        if len(entries) < self.task_count or not self._claim():
+            return None
+        return summarize_array(self.array_job_id, entries, self.task_count)
+
+    def _read(self):
+        import json
+        latest = {}
+        with open(self.path) as f:
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue  # a torn line from a crashed writer
+                latest[entry.get("task")] = entry
+        return list(latest.values())
+
+    def _claim(self):
+        try:
+            os.close(os.open(self.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            return True
+        except OSError:
+            return False
+
+
+def summarize_array(array_job_id, entries, expected=None, examples=5):
+    """Task records -> {"array_job_id", "tasks", "expected", "by_status", "by_class",
+    "worst": up to `examples` records worst first, "duration_s": {min, max, mean}}."""
+    by_status, by_class = {}, {}
+    for e in entries:
+        by_status[e.get("status")] = by_status.get(e.get("status"), 0) + 1
+        if e.get("class"):
+            by_class[e["class"]] = by_class.get(e["class"], 0) + 1
+
+    def severity(e):
+        status = e.get("status")
+        rank = STATUS_SEVERITY.index(status) if status in STATUS_SEVERITY else 0
+        return (rank, str(e.get("task")))
+    bad = [e for e in sorted(entries, key=severity) if e.get("status") not in ("SUCCESS", None)]
+    durations = [e["duration_s"] for e in entries if isinstance(e.get("duration_s"), (int, float))]
+    return {"array_job_id": str(array_job_id), "tasks": len(entries), "expected": expected,
+            "by_status": by_status, "by_class": by_class, "worst": bad[:examples],
+            "duration_s": {"min": min(durations), "max": max(durations),
+                           "mean": round(sum(durations) / len(durations), 1)} if durations else {}}
+
+
+class RateLimiter(object):
+    """At most per_hour messages per rolling hour, shared by every process that uses the
+    same directory (a file of timestamps under a lock). per_hour None or <= 0: no cap.
+    When the file cannot be used, it allows (better a message too many than none)."""
+
+    def __init__(self, directory, per_hour, clock=time.time, key="messages"):
+        self.dir = directory
+        self.per_hour = per_hour
+        self.clock = clock
+        self.path = os.path.join(directory, "rate-%s.txt" % re.sub(r"[^\w.-]+", "_", key))
+        self.notes = []
+
+    def allow(self):
+        """Count one message if under the cap. -> True to send, False to hold it back."""
+        if not self.per_hour or self.per_hour <= 0:
+            return True
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            fd = _locked(self.path + ".lock")
+            try:
+                return self._take()
+            finally:
+                _unlock(fd)
+        except (OSError, ValueError) as exc:
+            self.notes.append("rate limit not applied: %s" % exc)
+            return True
+
+    def _take(self):
+        now = self.clock()
+        stamps = []
+        if os.path.exists(self.path):
+            with open(self.path) as f:
+                stamps = [float(s) for s in f.read().split() if re.match(r"^[\d.]+$", s)]
+        stamps = [t for t in stamps if now - t < 3600.0]
+        allowed = len(stamps) < self.per_hour
+        if allowed:
+            stamps.append(now)
+        tmp = "%s.%d.tmp" % (self.path, os.getpid())
+        with open(tmp, "w") as f:
+            f.write("".join("%.3f\n" % t for t in stamps))
+        os.replace(tmp, self.path)
+        return allowed
 # <<< part: cluster
 
 # ==== The durable log ====
@@ -2258,22 +3334,68 @@ def _write_run_json(result, delivery, manifest):
 
 
 def _deliver_result(result, cfg, ctx):
-    """Build and deliver the message when policy and rank say so."""
-    if not should_notify(result.status, cfg["notify"]):
-        return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
+    """Build and deliver the message when policy, rank and array summary say so."""
     if not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
         return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % ctx["rank"]}, []
+    if cfg["array_summary"] and result.scheduler.get("array_job_id"):
+        result = _array_report(result, cfg)
+        if result is None:
+            return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
+    if not should_notify(result.status, cfg["notify"]):
+        return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
     msg, manifest = build_message(result, cfg)
-    return _deliver_or_hold(msg, cfg, ctx["notes"]), manifest
+    return deliver_capped(msg, cfg), manifest
 
 
-def _deliver_or_hold(msg, cfg, problems):
-    """Deliver, unless the configuration is broken: then hold the message in the outbox."""
+def deliver_capped(msg, cfg):
+    """Deliver, unless the configuration is broken or the hourly cap is reached: then the
+    message waits in the outbox (never lost; `resend` sends it when the user chooses)."""
+    reason = None
     if cfg.get("config_broken") and not cfg["dry_run"]:
         reason = "configuration problem: %s" % cfg["config_broken"]
-        path = save_to_outbox(msg, cfg["outbox"], reason)
-        return {"outcome": "outbox", "transport": "outbox", "detail": reason, "outbox_path": path}
-    return deliver(msg, cfg)
+    elif cfg["max_per_hour"] and not cfg["dry_run"]:
+        limiter = RateLimiter(os.path.join(_state_home(), "gpualert"), cfg["max_per_hour"])
+        if not limiter.allow():
+            reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
+    if reason is None:
+        return deliver(msg, cfg)
+    path = save_to_outbox(msg, cfg["outbox"], reason)
+    return {"outcome": "outbox", "transport": "outbox", "detail": "held: %s" % reason,
+            "outbox_path": path}
+
+
+def _array_report(result, cfg):
+    """Record this task; the task that completes the array gets the summary to send."""
+    sched = result.scheduler
+    summary = ArraySummary(os.path.join(_state_home(), "gpualert", "arrays"),
+                           sched["array_job_id"]).record(
+        sched.get("array_task_id"), result.status, result.classification.cls,
+        result.exit_status, result.host, round(result.end - result.start, 1),
+        {"log": result.log_path})
+    if summary is None:
+        return None
+    lines = summary_lines(summary)
+    worst = summary["worst"][0] if summary["worst"] else {}
+    verdict = Classification(worst.get("class"), None, lines[1], None, None, None)
+    status = worst.get("status") or "SUCCESS"
+    return result._replace(status=status, name="array %s" % sched["array_job_id"],
+                           classification=verdict, tail=lines,
+                           scheduler=dict(sched, label=sched["array_job_id"]))
+
+
+def summary_lines(summary):
+    """An array summary as lines a person reads first."""
+    def counts(mapping):
+        return ", ".join("%s %d" % kv for kv in sorted(mapping.items(), key=lambda kv: -kv[1]))
+    lines = ["array %s: %d of %s tasks reported" % (summary["array_job_id"], summary["tasks"],
+                                                    summary["expected"] or "?"),
+             "by status: %s" % counts(summary["by_status"]),
+             "by class: %s" % (counts(summary["by_class"]) or "none")]
+    for entry in summary["worst"]:
+        lines.append("task %s: %s %s, exit %s, on %s, %s; log %s" % (
+            entry.get("task"), entry.get("status"), entry.get("class") or "-", entry.get("exit"),
+            entry.get("host"), format_duration(entry.get("duration_s")), entry.get("log")))
+    return lines
 
 
 def _summary_line(result, delivery):
@@ -2301,11 +3423,51 @@ def _notify_early(ctx, cfg, status, silent_s, detail=None):
                            tail_lines(pump.tail) if pump else [], {}, ctx["scheduler"],
                            [detail_text], {})
         msg, _ = build_message(result, cfg)
-        delivery = deliver(msg, cfg)
+        delivery = deliver_capped(msg, cfg)
         if not cfg["quiet"]:
             _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
     if cfg["notify"] != "never":
         threading.Thread(target=lambda: _safely(send, None), daemon=True).start()
+
+
+def notify_watched(info, verdict, cfg):
+    """`watch`: the message for a submitted job that ended, exactly like the wrapper's."""
+    verdict = verdict or Classification("unknown", None, "the scheduler no longer knows the job",
+                                        None, None, None)
+    facts = info.get("facts") or {}
+    code = facts.get("exit_code")
+    end = info.get("end_time") or time.time()
+    host = os.uname()[1].split(".")[0]
+    label = info.get("label") or info.get("job_id")
+    name = info.get("name") or "job %s" % label
+    run_dir = make_run_dir(cfg["log_dir"], "watch-" + name, host, {"dir_tag": str(label)}, None, end)
+    log_path = info.get("log_path") or info.get("stdout") or ""
+    result = RunResult(
+        status=status_for(code, verdict.cls), name=name, argv=["sbatch job %s" % label],
+        host=host, cwd=os.path.dirname(log_path), start=end, end=end, exit_code=code,
+        exit_status=exit_status_for(code) if code is not None else None,
+        signal_name=signal_name(-code) if code is not None and code < 0 else None,
+        classification=verdict, log_path=log_path, run_dir=run_dir,
+        tail=_file_tail_lines(log_path), rusage={},
+        scheduler={"kind": "slurm", "job_id": info.get("job_id"), "label": label,
+                   "state": info.get("state")},
+        notes=["Slurm state %s (seen by gpualert watch on %s)" % (info.get("state"), host)], gpu={})
+    _write_run_json(result, None, None)
+    if not should_notify(result.status, cfg["notify"]):
+        return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}
+    msg, manifest = build_message(result, cfg)
+    delivery = deliver_capped(msg, cfg)
+    _write_run_json(result, delivery, manifest)
+    return delivery
+
+
+def _file_tail_lines(path, max_bytes=256 * 1024):
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - max_bytes))
+            return tail_lines(handle.read())
+    except (OSError, TypeError, ValueError):
+        return []
 
 
 # ==== Configuration ====
@@ -2334,6 +3496,11 @@ def convert_option(kind, raw):
         if str(raw).lower() in ("0", "false", "no", "off"):
             return False
         raise ConfigError("%r is not a yes/no value" % raw)
+    if kind == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError("%r is not a whole number" % raw)
     if kind == "path":
         return os.path.expanduser(os.path.expandvars(raw))
     if kind == "list":
@@ -2523,13 +3690,11 @@ def _store_option(cli, row, value):
     flag, key, kind = row[0], row[1], row[2]
     target = cli.extra if any(row is r for r in SUB_OPTIONS.get(cli.sub, ())) else cli.flags
     try:
-        if kind == "int":
-            converted = int(value)
-        elif kind == "optpath":
+        if kind == "optpath":
             converted = value
         else:
             converted = convert_option(kind, value)
-    except (ConfigError, ValueError) as exc:
+    except ConfigError as exc:
         raise UsageError("option %s: %s" % (flag, exc))
     if kind == "list":
         target[key] = target.get(key, []) + converted

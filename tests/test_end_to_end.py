@@ -134,3 +134,29 @@ def test_full_log_disk_does_not_stop_the_child_or_the_stream(tmp_path):
         assert "log write failed" in text
     finally:
         subprocess.call(["umount", str(disk)])
+
+
+def test_array_tasks_send_one_summary(tmp_path, smtp_plain):
+    for task, code in (("0", 0), ("1", 3), ("2", 0)):
+        env = isolated_env(tmp_path, SLURM_JOB_ID=str(900 + int(task)), SLURM_ARRAY_JOB_ID="900",
+                           SLURM_ARRAY_TASK_ID=task, SLURM_ARRAY_TASK_COUNT="3",
+                           SLURM_JOB_NAME="sweep")
+        proc = run_gpualert(tmp_path, base(tmp_path) + ["--smtp", smtp_plain.addr, "--array-summary", "--"]
+                            + child("raise SystemExit(%d)" % code), env=env)
+        assert proc.returncode == code
+    msgs = smtp_plain.wait_for(1)
+    import time
+    time.sleep(0.5)
+    assert len(smtp_plain.messages) == 1
+    text = parse(msgs[0].data).get_body(("plain",)).get_content()
+    assert "3 of 3 tasks reported" in text and "SUCCESS 2" in text and "task 1: FAILED" in text
+
+
+def test_hourly_cap_holds_extra_messages_in_the_outbox(tmp_path, smtp_plain):
+    for _ in range(2):
+        run_gpualert(tmp_path, base(tmp_path) + ["--smtp", smtp_plain.addr, "--max-per-hour", "1", "--"]
+                     + child("raise SystemExit(1)"))
+    assert len(smtp_plain.wait_for(1)) == 1
+    held = outbox_messages(tmp_path)
+    assert len(held) == 1
+    assert b"max-per-hour" in open(held[0], "rb").read()
