@@ -1891,6 +1891,12 @@ def parse_exit_code(text):
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
 
+def parse_pbs_duration(text):
+    """PBS walltime: 'HH:MM:SS', or a bare number of SECONDS (unlike Slurm's minutes)."""
+    text = (text or "").strip()
+    return float(text) if text.isdigit() else parse_slurm_duration(text)
+
+
 def parse_qstat(text):
     """`qstat -f` (PBS Pro/Torque) -> dict of 'key = value', continuation lines joined."""
     rec, key = {}, None
@@ -1933,8 +1939,9 @@ def read_time_limit(sched, run=None, environ=None):
 
 def _fill_time_limit(info, sched, run, environ):
     kind, job_id = sched.get("kind"), _query_id(sched)
-    if sched.get("end_time"):
-        info.update(end_time=float(sched["end_time"]), source="SLURM_JOB_END_TIME")
+    end = sched.get("end_time") or (kind == "slurm" and _env(environ, "SLURM_JOB_END_TIME"))
+    if end and str(end).replace(".", "", 1).isdigit():
+        info.update(end_time=float(end), source="SLURM_JOB_END_TIME")
     if kind == "slurm":
         out = _ask(run, ["scontrol", "show", "job", "-o", job_id], CMD_TIMEOUT_S, info["notes"])
         recs = parse_scontrol(out)
@@ -1946,7 +1953,7 @@ def _fill_time_limit(info, sched, run, environ):
             info["source"] = info["source"] or "scontrol"
     elif kind == "pbs":
         rec = parse_qstat(_ask(run, ["qstat", "-f", job_id], CMD_TIMEOUT_S, info["notes"]))
-        info["limit_s"] = parse_slurm_duration(rec.get("Resource_List.walltime"))
+        info["limit_s"] = parse_pbs_duration(rec.get("Resource_List.walltime"))
         info["source"] = "qstat" if info["limit_s"] else None
     elif kind == "lsf":
         out = _ask(run, ["bjobs", "-l", job_id], CMD_TIMEOUT_S, info["notes"]) or ""
@@ -1982,6 +1989,9 @@ def query_end_reason(sched, start, now, time_limit=None, run=None, budget_s=END_
             reason, evidence = ask(sched, run, notes)
             if reason:
                 return reason, evidence
+            if evidence:  # the scheduler answered but named no cause: the others would agree
+                notes.append(evidence)
+                break
         reason, evidence = _reason_from_limit(start, now, time_limit, margin_s)
         if reason:
             return reason, evidence
@@ -1999,7 +2009,8 @@ def _slurm_reason_scontrol(sched, run, notes):
 
 
 def slurm_record_reason(rec):
-    """What one scontrol record says about why the job ends. Observed on Slurm 22.05
+    """What one scontrol record says about why the job ends: (reason or None, evidence).
+    Observed on Slurm 22.05
     during the SIGTERM phase: time limit -> JobState=COMPLETING Reason=TimeLimit;
     scancel -> COMPLETING Reason=None; preemption -> COMPLETING, PreemptTime set.
     Afterwards: TIMEOUT/TimeLimit, CANCELLED, PREEMPTED."""
@@ -2014,7 +2025,7 @@ def slurm_record_reason(rec):
         return "preempted", evidence + " PreemptTime=" + preempt
     if state == "COMPLETING" and why in ("None", ""):
         return "cancelled", evidence  # ended early, not by limit or preemption: scancel
-    return None, None
+    return None, evidence  # e.g. RUNNING: a signal sent by hand, or --signal before the limit
 
 
 def _slurm_reason_squeue(sched, run, notes):
@@ -2041,8 +2052,8 @@ def _slurm_reason_sacct(sched, run, notes):
 
 def _pbs_reason(sched, run, notes):
     rec = parse_qstat(_ask(run, ["qstat", "-f", _query_id(sched)], CMD_TIMEOUT_S, notes))
-    limit = parse_slurm_duration(rec.get("Resource_List.walltime"))
-    used = parse_slurm_duration(rec.get("resources_used.walltime"))
+    limit = parse_pbs_duration(rec.get("Resource_List.walltime"))
+    used = parse_pbs_duration(rec.get("resources_used.walltime"))
     comment = rec.get("comment", "")
     if limit and used is not None and used >= limit - 60:
         return "walltime", "qstat: resources_used.walltime=%s of %s" % (

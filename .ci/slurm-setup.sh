@@ -8,9 +8,10 @@
 #     slurmctld checks limits about every 30 s, so a --time=1 job gets SIGTERM 60-90 s after start.
 #   - CPUs = max(nproc, 8) with SlurmdParameters=config_overrides, so several 1-CPU test jobs
 #     run side by side even on a 2-core CI machine.
-#   - Two partitions: `debug` (Default, PriorityTier=1) and `urgent` (PriorityTier=10);
-#     PreemptType=preempt/partition_prio + PreemptMode=CANCEL, so a job submitted to `urgent`
-#     that needs the whole node preempts what runs in `debug` (preemption tests).
+#   - Three partitions on the one node: `debug` (Default; its jobs are never preempted),
+#     `low` (PreemptMode=CANCEL) and `urgent` (PriorityTier=10). With
+#     PreemptType=preempt/partition_prio, a job in `urgent` that lacks CPUs cancels jobs
+#     in `low` (SIGTERM, KillWait, SIGKILL; final state PREEMPTED) and nothing else.
 #   - MinJobAge=600: finished jobs stay visible to `scontrol show job` for 10 minutes.
 #   - No slurmdbd: `sacct` has no accounting storage here (the code must survive that).
 # Environment: SLURM_SETUP_WAIT_S (default 60) bounds the wait for the node to come up.
@@ -21,6 +22,7 @@ CONF_DIR=/etc/slurm
 LOG_DIR=/var/log/slurm
 
 die() { echo "slurm-setup: error: $*" >&2; exit 1; }
+trap 'echo "slurm-setup: error: command failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
 
@@ -72,8 +74,9 @@ JobCompLoc=$LOG_DIR/jobcomp.log
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 NodeName=$host CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP PriorityTier=1
-PartitionName=urgent Nodes=$host MaxTime=INFINITE State=UP PriorityTier=10
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=OFF
+PartitionName=low Nodes=$host MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=CANCEL
+PartitionName=urgent Nodes=$host MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 EOF
   # Empty cgroup.conf keeps slurmd from complaining when it looks for one.
   [ -f "$CONF_DIR/cgroup.conf" ] || echo "CgroupAutomount=no" >"$CONF_DIR/cgroup.conf"
@@ -103,6 +106,10 @@ start_munge() {
 }
 
 start_slurm() {
+  # apt starts the packaged units on a systemd machine; ours replace them
+  if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+    systemctl stop slurmd slurmctld 2>/dev/null || true
+  fi
   stop_pidfile /run/slurmd.pid
   stop_pidfile /run/slurmctld.pid
   /usr/sbin/slurmctld || die "slurmctld did not start; see $LOG_DIR/slurmctld.log"

@@ -1,0 +1,789 @@
+"""Unit tests of the cluster part: schedulers, cgroups, GPUs, watch, arrays, rate limits.
+
+Scheduler output below is real: scontrol text captured from the Slurm 22.05 that
+.ci/slurm-setup.sh starts; sacct, qstat -f, bjobs -l and nvidia-smi lines are copied from
+public sources (named beside each). External commands are injected through `run=`, or
+are small real executables on PATH (a fake nvidia-smi that answers, and one that hangs).
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load_cluster():
+    """parts/cluster.py while the parts are separate; gpualert.py once spliced."""
+    part = os.path.join(ROOT, "parts", "cluster.py")
+    path = part if os.path.exists(part) else os.path.join(ROOT, "gpualert.py")
+    spec = importlib.util.spec_from_file_location("gpualert_cluster_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
+
+
+cluster, CLUSTER_PATH = _load_cluster()
+
+# Captured from Slurm 22.05.8 (Debian 12) set up by .ci/slurm-setup.sh: `scontrol show job [-o] ID`.
+# TERM_*: what the job itself saw right after the SIGTERM (time limit, scancel, preemption).
+SCONTROL_RUNNING = (
+    'JobId=14 JobName=train UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901749 Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:01 TimeLimit=00:05:00 TimeMin=N/A SubmitTime=2026-12-02T14:32:28 EligibleTime=2026-12-02T14:32:28 AccrueTime=2026-12-02T14:32:28 StartTime=2026-12-02T14:32:28 EndTime=2026-12-02T14:37:28 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:32:28 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp/obs StdErr=/tmp/obs/train-14.err StdIn=/dev/null StdOut=/tmp/obs/train-14.out Power= \n'
+)
+SCONTROL_TERM_TIMEOUT = (
+    'JobId=1 JobName=probe.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901759 Nice=0 Account=(null) QOS=(null) JobState=COMPLETING Reason=TimeLimit Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:01:23 TimeLimit=00:01:00 TimeMin=N/A SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:43 AccrueTime=2026-12-02T14:25:43 StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:27:07 Deadline=N/A PreemptEligibleTime=2026-12-02T14:25:44 PreemptTime=None SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=./probe.sh WorkDir=/tmp/obs StdErr=/tmp/obs/out-1-probe.sh.txt StdIn=/dev/null StdOut=/tmp/obs/out-1-probe.sh.txt Power= \n'
+)
+SCONTROL_TERM_CANCEL = (
+    'JobId=2 JobName=probe.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901758 Nice=0 Account=(null) QOS=(null) JobState=COMPLETING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:02 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:43 AccrueTime=2026-12-02T14:25:43 StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:25:46 Deadline=N/A PreemptEligibleTime=2026-12-02T14:25:44 PreemptTime=None SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=./probe.sh WorkDir=/tmp/obs StdErr=/tmp/obs/out-2.txt StdIn=/dev/null StdOut=/tmp/obs/out-2.txt Power= \n'
+)
+SCONTROL_TERM_PREEMPT = (
+    'JobId=7 JobName=probe.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901755 Nice=0 Account=(null) QOS=(null) JobState=COMPLETING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:03 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-02T14:27:23 EligibleTime=2026-12-02T14:27:23 AccrueTime=2026-12-02T14:27:23 StartTime=2026-12-02T14:27:24 EndTime=2026-12-02T14:27:27 Deadline=N/A PreemptEligibleTime=2026-12-02T14:27:24 PreemptTime=2026-12-02T14:27:27 SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:27:24 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=8 NumTasks=1 CPUs/Task=8 ReqB:S:C:T=0:0:*:* TRES=cpu=8,node=1,billing=8 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=8 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=./probe.sh WorkDir=/tmp/obs StdErr=/tmp/obs/out-7.txt StdIn=/dev/null StdOut=/tmp/obs/out-7.txt Power= \n'
+)
+SCONTROL_FAILED = (
+    'JobId=3 JobName=failer UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901757 Nice=0 Account=(null) QOS=(null) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=3:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:43 AccrueTime=2026-12-02T14:25:43 StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:25:44 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp/obs StdErr=/tmp/obs/f-3_4294967294-3-failer-root-%N.txt StdIn=/dev/null StdOut=/tmp/obs/f-3_4294967294-3-failer-root-%N.txt Power= \n'
+)
+SCONTROL_FAILED_MULTILINE = (
+    'JobId=3 JobName=failer\n'
+    '   UserId=root(0) GroupId=root(0) MCS_label=N/A\n'
+    '   Priority=4294901757 Nice=0 Account=(null) QOS=(null)\n'
+    '   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)\n'
+    '   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=3:0\n'
+    '   RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A\n'
+    '   SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:43\n'
+    '   AccrueTime=2026-12-02T14:25:43\n'
+    '   StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:25:44 Deadline=N/A\n'
+    '   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main\n'
+    '   Partition=debug AllocNode:Sid=localhost:3379\n'
+    '   ReqNodeList=(null) ExcNodeList=(null)\n'
+    '   NodeList=vm\n'
+    '   BatchHost=vm\n'
+    '   NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n'
+    '   TRES=cpu=1,node=1,billing=1\n'
+    '   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n'
+    '   MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0\n'
+    '   Features=(null) DelayBoot=00:00:00\n'
+    '   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n'
+    '   Command=(null)\n'
+    '   WorkDir=/tmp/obs\n'
+    '   StdErr=/tmp/obs/f-3_4294967294-3-failer-root-%N.txt\n'
+    '   StdIn=/dev/null\n'
+    '   StdOut=/tmp/obs/f-3_4294967294-3-failer-root-%N.txt\n'
+    '   Power=\n'
+    '   \n'
+    '\n'
+)
+SCONTROL_TIMEOUT_FINAL = (
+    'JobId=1 JobName=probe.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901759 Nice=0 Account=(null) QOS=(null) JobState=TIMEOUT Reason=TimeLimit Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:9 RunTime=00:01:23 TimeLimit=00:01:00 TimeMin=N/A SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:43 AccrueTime=2026-12-02T14:25:43 StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:27:07 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=./probe.sh WorkDir=/tmp/obs StdErr=/tmp/obs/out-1-probe.sh.txt StdIn=/dev/null StdOut=/tmp/obs/out-1-probe.sh.txt Power= \n'
+)
+SCONTROL_ARRAY = (
+    'JobId=4 ArrayJobId=4 ArrayTaskId=2 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901756 Nice=0 Account=(null) QOS=(null) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=2:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:44 AccrueTime=Unknown StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:25:44 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp/obs StdErr=/tmp/obs/arr-4_2.txt StdIn=/dev/null StdOut=/tmp/obs/arr-4_2.txt Power= \n'
+    'JobId=6 ArrayJobId=4 ArrayTaskId=1 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901756 Nice=0 Account=(null) QOS=(null) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=1:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:44 AccrueTime=Unknown StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:25:44 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp/obs StdErr=/tmp/obs/arr-4_1.txt StdIn=/dev/null StdOut=/tmp/obs/arr-4_1.txt Power= \n'
+    'JobId=5 ArrayJobId=4 ArrayTaskId=0 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901756 Nice=0 Account=(null) QOS=(null) JobState=COMPLETED Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-02T14:25:43 EligibleTime=2026-12-02T14:25:44 AccrueTime=Unknown StartTime=2026-12-02T14:25:44 EndTime=2026-12-02T14:25:44 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-02T14:25:44 Scheduler=Main Partition=debug AllocNode:Sid=localhost:3379 ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp/obs StdErr=/tmp/obs/arr-4_0.txt StdIn=/dev/null StdOut=/tmp/obs/arr-4_0.txt Power= \n'
+)
+
+# From public sources (see the module docstring): sacct -P rows as sites print them.
+SACCT_TIMEOUT = (  # scitex_hpc test data, "Real sacct output: a single job that hit TIMEOUT"
+    "26778282|TIMEOUT|0:0\n"
+    "26778282.batch|CANCELLED|0:15\n"
+    "26778282.extern|COMPLETED|0:0\n")
+SACCT_CANCELLED = "12345|CANCELLED by 1000|0:0\n12345.batch|CANCELLED|0:15\n"  # toil-style fixture
+SACCT_FAILED = "321|FAILED|1:0\n"
+
+# qstat -f of a running PBS Pro job (UNSW katana layout, trimmed), walltime used near the limit.
+QSTAT_RUNNING = (
+    "Job Id: 315236.kman.restech.unsw.edu.au\n"
+    "    Job_Name = job.pbs\n"
+    "    Job_Owner = z1234567@katana2\n"
+    "    resources_used.cpupercent = 99\n"
+    "    resources_used.walltime = 00:59:58\n"
+    "    job_state = R\n"
+    "    queue = submission\n"
+    "    Output_Path = katana2:/home/z1234567/src/job.pbs.o315236\n"
+    "    Resource_List.ncpus = 1\n"
+    "    Resource_List.walltime = 01:00:00\n"
+    "    Variable_List = PBS_O_HOME=/home/z1234567,PBS_O_LANG=en_AU.UTF-8,\n"
+    "        PBS_O_LOGNAME=z1234567,\n"
+    "        PBS_O_WORKDIR=/home/z1234567/src\n"
+    "    comment = Job run at Fri May 01 at 14:41 on (k001:ncpus=1)\n")
+
+# bjobs -l of a running LSF job (a dask-jobqueue-style fixture) and the line bjobs/bhist add at the end.
+BJOBS_RUNNING = (
+    "Job <28320>, User <user_example>, Project <default>, Status <RUN>, Queue <q_residual>,\n"
+    "                     Interactive pseudo-terminal shell mode, Command </bin/bash\n"
+    "                     >, Share group charged </user_example>\n"
+    "Wed Sep  3 22:58:20: Submitted from host <mn325>, CWD </tmpu/desr_g/user_example>, Req\n"
+    "                     uested Resources <rusage[mem=5120]>;\n"
+    "\n"
+    " RUNLIMIT                \n"
+    " 240.0 min of mn61\n"
+    "Wed Sep  3 22:58:23: Started 1 Task(s) on Host(s) <mn61>, Allocated 1 Slot(s) o\n"
+    "                     n Host(s) <mn61>;\n")
+BJOBS_RUNLIMIT = BJOBS_RUNNING + (
+    "Mon May  6 22:58:03: Completed <exit>; TERM_RUNLIMIT: job killed after reaching LSF run time limit.\n")
+
+# nvidia-smi --query-gpu=index,name,memory.used,memory.total,utilization.gpu,temperature.gpu,
+# power.draw,ecc.errors.uncorrected.volatile.total --format=csv,noheader,nounits (A100 and
+# consumer-card rows as public projects record them: [N/A] / [Not Supported] where unsupported).
+SMI_ROWS = (
+    "0, NVIDIA A100-SXM4-80GB, 67542, 81920, 96, 61, 312.45, 0\n"
+    "1, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, 0\n"
+    "2, NVIDIA GeForce RTX 3050 Laptop GPU, 1843, 4096, 30, 58, [N/A], [N/A]\n"
+    "3, NVIDIA GeForce GTX 1080, 0, 8192, [Not Supported], 35, 5.12, [Not Supported]\n")
+SMI_DRIVER_FAILURE = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                      "Make sure that the latest NVIDIA driver is installed and running.\n")
+
+
+class FakeRun(object):
+    """run= seam: answers by the command's name, records every call."""
+
+    def __init__(self, answers):
+        self.answers = answers  # name -> (rc, out) | None | list of those (one per call) | callable
+        self.calls = []
+
+    def __call__(self, argv, timeout):
+        self.calls.append(list(argv))
+        answer = self.answers.get(argv[0], None)
+        if isinstance(answer, list):
+            answer = answer.pop(0) if len(answer) > 1 else answer[0]
+        if callable(answer):
+            return answer(argv, timeout)
+        return answer
+
+
+# ---- run_command ----
+
+def test_run_command_returns_code_and_stdout():
+    assert cluster.run_command(["sh", "-c", "echo hi; exit 3"], 5) == (3, "hi\n")
+
+
+def test_run_command_missing_program_is_none():
+    assert cluster.run_command(["gpualert-no-such-program"], 1) is None
+
+
+def test_run_command_kills_a_hung_command_and_its_children(tmp_path):
+    pid_file = tmp_path / "pid"
+    t0 = time.time()
+    got = cluster.run_command(["sh", "-c", "sleep 60 & echo $! > %s; wait" % pid_file], 0.5)
+    assert got is None and time.time() - t0 < 3
+    pid = int(pid_file.read_text())
+    for _ in range(50):
+        if not _alive(pid):
+            break
+        time.sleep(0.05)
+    assert not _alive(pid), "the background child holding the pipe must die too"
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# ---- detect_scheduler, ranks ----
+
+def test_detect_slurm_array_task():
+    env = {"SLURM_JOB_ID": "4250", "SLURM_ARRAY_JOB_ID": "4242", "SLURM_ARRAY_TASK_ID": "7",
+           "SLURM_ARRAY_TASK_COUNT": "10", "SLURM_JOB_NAME": "train", "SLURM_JOB_PARTITION": "gpu",
+           "SLURM_JOB_NODELIST": "gpu[01-02]", "SLURM_SUBMIT_DIR": "/home/a", "SLURM_JOB_ACCOUNT": "proj",
+           "SLURM_JOB_END_TIME": "1796221604"}
+    s = cluster.detect_scheduler(env)
+    assert s["kind"] == "slurm" and s["job_id"] == "4250" and s["array_job_id"] == "4242"
+    assert s["label"] == "4242_7" and s["dir_tag"] == "slurm-4242_7"
+    assert (s["partition"], s["nodelist"], s["submit_dir"], s["account"]) == ("gpu", "gpu[01-02]", "/home/a", "proj")
+    assert s["end_time"] == 1796221604.0 and s["array_task_count"] == "10"
+
+
+def test_detect_slurm_plain_job_from_real_environment():
+    # the SLURM_* variables a batch job saw on the test cluster (trimmed)
+    env = {"SLURM_JOBID": "1", "SLURM_JOB_ID": "1", "SLURM_JOB_NAME": "probe.sh",
+           "SLURM_JOB_NODELIST": "vm", "SLURM_JOB_PARTITION": "debug", "SLURM_SUBMIT_DIR": "/tmp/obs",
+           "SLURM_PROCID": "0", "SLURM_CLUSTER_NAME": "gpualert"}
+    s = cluster.detect_scheduler(env)
+    assert s["label"] == "1" and s["dir_tag"] == "slurm-1" and "array_job_id" not in s
+    assert None not in s.values()
+
+
+def test_detect_pbs_pro_array_and_torque():
+    s = cluster.detect_scheduler({"PBS_JOBID": "1234[7].pbsserver", "PBS_ARRAY_INDEX": "7",
+                                  "PBS_JOBNAME": "train", "PBS_QUEUE": "gpuq", "PBS_O_WORKDIR": "/w"})
+    assert (s["kind"], s["array_job_id"], s["array_task_id"], s["label"]) == ("pbs", "1234", "7", "1234_7")
+    assert s["dir_tag"] == "pbs-1234_7" and s["partition"] == "gpuq"
+    s = cluster.detect_scheduler({"PBS_JOBID": "315236.kman.restech.unsw.edu.au"})
+    assert s["label"] == "315236"
+
+
+def test_detect_pbs_nodefile(tmp_path):
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text("k001\nk001\nk002\n")
+    s = cluster.detect_scheduler({"PBS_JOBID": "9.srv", "PBS_NODEFILE": str(nodefile)})
+    assert s["nodelist"] == "k001,k002"
+
+
+def test_detect_lsf():
+    s = cluster.detect_scheduler({"LSB_JOBID": "28320", "LSB_JOBINDEX": "0", "LSB_QUEUE": "q_residual",
+                                  "LSB_HOSTS": "mn61 mn61 mn62", "LSB_JOBNAME": "train"})
+    assert (s["kind"], s["label"], s["nodelist"]) == ("lsf", "28320", "mn61,mn62")
+    s = cluster.detect_scheduler({"LSB_JOBID": "28320", "LSB_JOBINDEX": "3"})
+    assert s["label"] == "28320_3"
+
+
+def test_detect_sge_only_when_confirmed():
+    assert cluster.detect_scheduler({"JOB_ID": "77"}) == {}  # JOB_ID alone is too common a name
+    s = cluster.detect_scheduler({"JOB_ID": "77", "SGE_ROOT": "/opt/sge", "SGE_TASK_ID": "undefined",
+                                  "JOB_NAME": "t", "QUEUE": "all.q"})
+    assert (s["kind"], s["label"], s["partition"]) == ("sge", "77", "all.q")
+    s = cluster.detect_scheduler({"JOB_ID": "77", "SGE_CELL": "default", "SGE_TASK_ID": "2"})
+    assert s["label"] == "77_2"
+
+
+def test_detect_none():
+    assert cluster.detect_scheduler({}) == {}
+    assert cluster.detect_scheduler({"SLURM_JOB_ID": ""}) == {}
+
+
+def test_job_rank_and_who_notifies():
+    assert cluster.job_rank({}) is None
+    assert cluster.job_rank({"SLURM_PROCID": "0"}) is None  # every sbatch script has this
+    assert cluster.job_rank({"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}) is None
+    assert cluster.job_rank({"SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "4"}) == 0
+    assert cluster.job_rank({"SLURM_PROCID": "3", "RANK": "0"}) == 3
+    assert cluster.job_rank({"SLURM_PROCID": "0", "RANK": "2", "WORLD_SIZE": "8"}) == 2
+    assert cluster.job_rank({"RANK": "0", "WORLD_SIZE": "8"}) == 0
+    assert cluster.job_rank({"OMPI_COMM_WORLD_RANK": "5"}) == 5
+    assert cluster.job_rank({"PMI_RANK": "1", "PMI_SIZE": "2"}) == 1
+    assert cluster.job_rank({"RANK": "x"}) is None
+    assert cluster.should_notify_rank({}, False)
+    assert cluster.should_notify_rank({"RANK": "0", "WORLD_SIZE": "2"}, False)
+    assert not cluster.should_notify_rank({"RANK": "1"}, False)
+    assert cluster.should_notify_rank({"RANK": "1"}, True)
+
+
+# ---- parsing ----
+
+def test_parse_scontrol_one_line_and_multiline_agree():
+    one = cluster.parse_scontrol(SCONTROL_FAILED)
+    many = cluster.parse_scontrol(SCONTROL_FAILED_MULTILINE)
+    assert len(one) == len(many) == 1
+    assert one[0] == many[0]
+    rec = one[0]
+    assert rec["JobState"] == "FAILED" and rec["ExitCode"] == "3:0" and rec["JobName"] == "failer"
+    assert rec["TRES"] == "cpu=1,node=1,billing=1" and rec["Power"] == ""
+    assert rec["StdOut"] == "/tmp/obs/f-3_4294967294-3-failer-root-%N.txt"
+
+
+def test_parse_scontrol_array_gives_one_record_per_task():
+    recs = cluster.parse_scontrol(SCONTROL_ARRAY)
+    assert [(r["ArrayJobId"], r["ArrayTaskId"], r["JobState"]) for r in recs] == [
+        ("4", "2", "FAILED"), ("4", "1", "FAILED"), ("4", "0", "COMPLETED")]
+
+
+def test_parse_scontrol_garbage():
+    assert cluster.parse_scontrol("") == []
+    assert cluster.parse_scontrol(None) == []
+    assert cluster.parse_scontrol("slurm_load_jobs error: Invalid job id specified\n") == []
+
+
+@pytest.mark.parametrize("text,seconds", [
+    ("00:01:00", 60), ("1-00:00:00", 86400), ("2-04:00:00", 187200), ("03:04", 184),
+    ("5", 300), ("1-02", 93600), ("UNLIMITED", None), ("", None), ("N/A", None)])
+def test_parse_slurm_duration(text, seconds):
+    assert cluster.parse_slurm_duration(text) == seconds
+
+
+def test_parse_exit_code_and_sacct():
+    assert cluster.parse_exit_code("0:15") == (0, 15)
+    assert cluster.parse_exit_code("3:0") == (3, 0)
+    assert cluster.parse_exit_code("") == (None, None)
+    assert cluster.parse_sacct(SACCT_CANCELLED)[0] == ("12345", "CANCELLED", "0:0")
+    assert [r[1] for r in cluster.parse_sacct(SACCT_TIMEOUT)] == ["TIMEOUT", "CANCELLED", "COMPLETED"]
+    assert cluster.parse_sacct("Slurm accounting storage is disabled\n") == []
+
+
+def test_parse_pbs_duration_bare_number_is_seconds():
+    assert cluster.parse_pbs_duration("3600") == 3600.0
+    assert cluster.parse_pbs_duration("01:00:00") == 3600.0
+
+
+def test_parse_qstat_joins_wrapped_values():
+    rec = cluster.parse_qstat(QSTAT_RUNNING)
+    assert rec["Job Id"] == "315236.kman.restech.unsw.edu.au"
+    assert rec["Resource_List.walltime"] == "01:00:00" and rec["job_state"] == "R"
+    assert rec["Variable_List"].endswith("PBS_O_WORKDIR=/home/z1234567/src")
+
+
+# ---- what the scheduler says on SIGTERM ----
+
+@pytest.mark.parametrize("text,reason", [
+    (SCONTROL_TERM_TIMEOUT, "walltime"), (SCONTROL_TERM_CANCEL, "cancelled"),
+    (SCONTROL_TERM_PREEMPT, "preempted"), (SCONTROL_TIMEOUT_FINAL, "walltime"),
+    (SCONTROL_RUNNING, None), (SCONTROL_FAILED, None)])
+def test_slurm_record_reason_on_real_records(text, reason):
+    got, evidence = cluster.slurm_record_reason(cluster.parse_scontrol(text)[0])
+    assert got == reason
+    if reason:
+        assert evidence.startswith("scontrol: JobState=")
+
+
+def test_query_end_reason_asks_scontrol_first():
+    run = FakeRun({"scontrol": (0, SCONTROL_TERM_TIMEOUT)})
+    reason, evidence = cluster.query_end_reason({"kind": "slurm", "job_id": "1"}, 0, 100, run=run)
+    assert reason == "walltime" and "Reason=TimeLimit" in evidence
+    assert run.calls == [["scontrol", "show", "job", "-o", "1"]]
+
+
+def test_query_end_reason_stops_when_scontrol_names_no_cause():
+    run = FakeRun({"scontrol": (0, SCONTROL_RUNNING)})
+    sched = {"kind": "slurm", "job_id": "14"}
+    reason, evidence = cluster.query_end_reason(sched, 0, 10, run=run)
+    assert reason is None and evidence == "scontrol: JobState=RUNNING Reason=None"
+    assert len(run.calls) == 1
+    reason, _ = cluster.query_end_reason(sched, 0, 250, time_limit=300, run=run)
+    assert reason == "walltime"  # --signal=TERM@60: still running, but at the limit
+
+
+def test_query_end_reason_falls_through_to_squeue_and_sacct():
+    sched = {"kind": "slurm", "job_id": "1"}
+    run = FakeRun({"scontrol": None, "squeue": (0, "COMPLETING|TimeLimit\n")})
+    assert cluster.query_end_reason(sched, 0, 10, run=run)[0] == "walltime"
+    run = FakeRun({"scontrol": None, "squeue": (1, ""), "sacct": (0, SACCT_CANCELLED)})
+    assert cluster.query_end_reason(sched, 0, 10, run=run) == ("cancelled", "sacct: CANCELLED")
+    assert [c[0] for c in run.calls] == ["scontrol", "squeue", "sacct"]
+
+
+def test_query_end_reason_falls_back_to_the_time_limit():
+    sched = {"kind": "slurm", "job_id": "1"}
+    dead = FakeRun({})
+    limit = {"end_time": 1000.0, "limit_s": 600.0, "source": "scontrol"}
+    reason, evidence = cluster.query_end_reason(sched, 400.0, 950.0, time_limit=limit, run=dead)
+    assert reason == "walltime" and "end time" in evidence
+    assert cluster.query_end_reason(sched, 0.0, 100.0, time_limit=limit, run=dead)[0] is None
+    assert cluster.query_end_reason(sched, 0.0, 590.0, time_limit=600, run=dead)[0] == "walltime"
+    reason, evidence = cluster.query_end_reason(sched, 0.0, 10.0, time_limit=600, run=dead)
+    assert reason is None and "did not answer" in evidence
+
+
+def test_query_end_reason_keeps_to_its_budget():
+    clock = [0.0]
+
+    def slow(argv, timeout):
+        clock[0] += 5.0  # every command takes 5 s
+        return None
+    run = FakeRun({"scontrol": slow, "squeue": slow, "sacct": slow})
+    cluster.query_end_reason({"kind": "slurm", "job_id": "1"}, 0, 0, run=run, budget_s=8.0,
+                             clock=lambda: clock[0])
+    assert len(run.calls) == 2
+
+
+def test_query_end_reason_never_raises():
+    def boom(argv, timeout):
+        raise RuntimeError("seam exploded")
+    assert cluster.query_end_reason({"kind": "slurm", "job_id": "1"}, 0, 1, run=boom)[0] is None
+    assert cluster.query_end_reason(None, None, 1) == (None, None)
+    assert cluster.query_end_reason({"kind": "sge", "job_id": "1"}, 0, 1)[0] is None
+
+
+def test_pbs_and_lsf_end_reasons():
+    pbs = {"kind": "pbs", "job_id": "315236.kman.restech.unsw.edu.au"}
+    reason, evidence = cluster.query_end_reason(pbs, 0, 1, run=FakeRun({"qstat": (0, QSTAT_RUNNING)}))
+    assert reason == "walltime" and "00:59:58" in evidence
+    early = QSTAT_RUNNING.replace("00:59:58", "00:10:00")
+    assert cluster.query_end_reason(pbs, 0, 1, run=FakeRun({"qstat": (0, early)}))[0] is None
+    lsf = {"kind": "lsf", "job_id": "28320"}
+    assert cluster.query_end_reason(lsf, 0, 1, run=FakeRun({"bjobs": (0, BJOBS_RUNLIMIT)})) == (
+        "walltime", "bjobs: TERM_RUNLIMIT")
+    assert cluster.query_end_reason(lsf, 0, 1, run=FakeRun({"bjobs": (0, BJOBS_RUNNING)}))[0] is None
+
+
+def test_read_time_limit_slurm_pbs_lsf():
+    got = cluster.read_time_limit({"kind": "slurm", "job_id": "14"},
+                                  run=FakeRun({"scontrol": (0, SCONTROL_RUNNING)}))
+    assert got["limit_s"] == 300.0 and got["source"] == "scontrol"
+    assert got["end_time"] == time.mktime(time.strptime("2026-12-02T14:37:28", "%Y-%m-%dT%H:%M:%S"))
+    got = cluster.read_time_limit({"kind": "slurm", "job_id": "14", "end_time": 5000.0}, run=FakeRun({}))
+    assert got["end_time"] == 5000.0 and got["source"] == "SLURM_JOB_END_TIME" and got["notes"]
+    got = cluster.read_time_limit({"kind": "slurm", "job_id": "14"}, run=FakeRun({}),
+                                  environ={"SLURM_JOB_END_TIME": "1796221604"})
+    assert got["end_time"] == 1796221604.0
+    got = cluster.read_time_limit({"kind": "pbs", "job_id": "1"}, run=FakeRun({"qstat": (0, QSTAT_RUNNING)}))
+    assert got["limit_s"] == 3600.0
+    got = cluster.read_time_limit({"kind": "lsf", "job_id": "28320"}, run=FakeRun({"bjobs": (0, BJOBS_RUNNING)}))
+    assert got["limit_s"] == 240 * 60.0
+    assert cluster.read_time_limit({})["limit_s"] is None
+
+
+# ---- watch ----
+
+def test_poll_job_from_scontrol_expands_paths():
+    infos = cluster.poll_job("3", run=FakeRun({"scontrol": (0, SCONTROL_FAILED)}))
+    (info,) = infos
+    assert info["state"] == "FAILED" and info["done"] and info["exit_code"] == 3
+    assert info["facts"] == {"scheduler_state": "FAILED", "exit_code": 3}
+    assert info["stdout"] == "/tmp/obs/f-3_4294967294-3-failer-root-vm.txt"  # %N left raw by 22.05
+
+
+def test_poll_job_array_and_timeout_facts():
+    infos = cluster.poll_job("4", run=FakeRun({"scontrol": (0, SCONTROL_ARRAY)}))
+    assert [i["label"] for i in infos] == ["4_2", "4_1", "4_0"]
+    (info,) = cluster.poll_job("1", run=FakeRun({"scontrol": (0, SCONTROL_TIMEOUT_FINAL)}))
+    assert info["facts"]["scheduler_reason"] == "walltime" and info["facts"]["exit_code"] == -9
+
+
+def test_poll_job_falls_back_to_squeue_then_sacct():
+    run = FakeRun({"scontrol": (1, ""), "squeue": (0, "1|TIMEOUT|TimeLimit\n")})
+    (info,) = cluster.poll_job("1", run=run)
+    assert (info["state"], info["source"]) == ("TIMEOUT", "squeue")
+    run = FakeRun({"scontrol": (1, ""), "squeue": (1, ""), "sacct": (0, SACCT_TIMEOUT)})
+    (info,) = [i for i in cluster.poll_job("26778282", run=run) if i["job_id"] == "26778282"]
+    assert info["state"] == "TIMEOUT" and info["facts"]["exit_code"] == -15
+    assert cluster.poll_job("9", run=FakeRun({"scontrol": (1, ""), "squeue": (0, ""), "sacct": (1, "")})) == []
+    assert cluster.poll_job("9", run=FakeRun({})) is None  # nobody answered: unknown is not proven
+
+
+def test_oom_and_cancel_facts():
+    facts = cluster.slurm_facts("OUT_OF_MEMORY", 0, 125)
+    assert facts["oom_kill_delta"] == 1 and facts["exit_code"] == -9
+    facts = cluster.slurm_facts("CANCELLED", 0, 15, "None")
+    assert facts["scheduler_reason"] == "cancelled" and facts["exit_code"] == -15
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("%x-%j.out", "/w/train-14.out"),
+    ("/abs/slurm-%A_%a.out", "/abs/slurm-14_4294967294.out"),
+    ("out-%N-%u-%%.txt", "/w/out-vm-root-%.txt"),
+    ("(null)", None), ("/dev/null", None)])
+def test_slurm_log_path(pattern, expected):
+    rec = cluster.parse_scontrol(SCONTROL_RUNNING)[0]
+    rec["WorkDir"] = "/w"
+    assert cluster.slurm_log_path(pattern, rec) == expected
+
+
+def test_slurm_log_path_array_padding():
+    rec = cluster.parse_scontrol(SCONTROL_ARRAY)[0]
+    assert cluster.slurm_log_path("r-%A_%3a.log", rec) == "/tmp/obs/r-4_002.log"
+
+
+def test_watch_jobs_follows_a_job_to_its_end():
+    run = FakeRun({"scontrol": [(0, SCONTROL_RUNNING), (0, SCONTROL_TERM_TIMEOUT),
+                                (0, SCONTROL_TIMEOUT_FINAL)]})
+    sleeps, done = [], []
+    out = cluster.watch_jobs(["1"], run=run, sleep=sleeps.append, interval=5, on_done=done.append)
+    assert [i["state"] for i in out] == ["TIMEOUT"] and done == out
+    assert sleeps == [5, 5]  # COMPLETING is not the end
+
+
+def test_watch_jobs_backs_off_while_the_scheduler_is_down():
+    run = FakeRun({"scontrol": [None] * 6 + [(0, SCONTROL_FAILED)], "squeue": None, "sacct": None})
+    sleeps = []
+    out = cluster.watch_jobs(["3"], run=run, sleep=sleeps.append, interval=10, max_interval=60)
+    assert out[0]["state"] == "FAILED"
+    assert sleeps == [20, 40, 60, 60, 60, 60]
+
+
+def test_watch_jobs_gives_up_on_a_job_nobody_knows():
+    run = FakeRun({"scontrol": (1, ""), "squeue": (0, ""), "sacct": (1, "")})
+    sleeps = []
+    out = cluster.watch_jobs(["999"], run=run, sleep=sleeps.append, interval=1, unknown_retries=3)
+    assert out[0]["state"] == "UNKNOWN" and "3 polls" in out[0]["note"] and len(sleeps) == 2
+
+
+def test_watch_jobs_max_wait():
+    clock = [0.0]
+
+    def sleep(s):
+        clock[0] += s
+    out = cluster.watch_jobs(["14"], run=FakeRun({"scontrol": (0, SCONTROL_RUNNING)}), sleep=sleep,
+                             clock=lambda: clock[0], interval=60, max_wait=300)
+    assert out[0]["state"] == "UNKNOWN" and "still running" in out[0]["note"]
+
+
+def test_cmd_watch_classifies_and_notifies(tmp_path, monkeypatch, capsys):
+    log = tmp_path / "train-3.out"
+    log.write_text("Traceback (most recent call last):\nSystemExit: 3\n")
+    text = SCONTROL_FAILED.replace("/tmp/obs/f-3_4294967294-3-failer-root-%N.txt", str(log))
+    monkeypatch.setattr(cluster, "run_command", FakeRun({"scontrol": (0, text)}))
+    seen = []
+    monkeypatch.setattr(cluster, "classify_log", lambda path, facts=None, **kw: seen.append((path, facts)) or
+                        cluster.Classification("traceback", "py_traceback", None, 1, "x", "y"))
+    sent = []
+    monkeypatch.setattr(cluster, "notify_watched", lambda info, c, cfg: sent.append((info, c)))
+
+    class Args(object):
+        job_ids = ["3"]
+        interval = 1
+    assert cluster.cmd_watch(Args(), {"quiet": False}) == 0
+    assert seen == [(str(log), {"scheduler_state": "FAILED", "exit_code": 3})]
+    assert sent[0][0]["state"] == "FAILED" and sent[0][1].cls == "traceback"
+    assert "3 FAILED exit=3 class=traceback" in capsys.readouterr().out
+
+
+# ---- cgroup memory ----
+
+def _write(path, text):
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    with open(str(path), "w") as f:
+        f.write(text)
+
+
+def test_cgroup_v2(tmp_path):
+    proc, root = tmp_path / "proc", tmp_path / "cg"
+    _write(proc / "self" / "cgroup", "0::/system.slice/slurmstepd.scope/job_7/step_batch/user/task_0\n")
+    _write(root / "cgroup.controllers", "cpuset cpu io memory pids\n")
+    job = root / "system.slice" / "slurmstepd.scope" / "job_7"
+    leaf = job / "step_batch" / "user" / "task_0"
+    _write(leaf / "memory.events", "low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n")
+    _write(leaf / "memory.peak", "4294967296\n")
+    _write(leaf / "memory.max", "max\n")
+    for d in (leaf.parent, leaf.parent.parent):
+        _write(d / "memory.max", "max\n")
+    _write(job / "memory.max", "8589934592\n")
+    got = cluster.read_cgroup_memory(proc_root=str(proc), cgroup_root=str(root))
+    assert got["version"] == 2 and got["path"] == str(leaf)
+    assert (got["oom_kill"], got["oom"], got["peak_bytes"], got["limit_bytes"]) == (1, 2, 4294967296, 8589934592)
+    assert got["notes"] == []
+
+
+def test_cgroup_v1_hybrid(tmp_path):
+    proc, root = tmp_path / "proc", tmp_path / "cg"
+    # the layout of this very machine: v1 memory controller next to an empty unified hierarchy
+    _write(proc / "123" / "cgroup", "9:name=systemd:/\n4:memory:/process_api/4d4a\n0::/\n")
+    leaf = root / "memory" / "process_api" / "4d4a"
+    _write(leaf / "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+    _write(leaf / "memory.failcnt", "17\n")
+    _write(leaf / "memory.max_usage_in_bytes", "597970944\n")
+    _write(leaf / "memory.limit_in_bytes", "1073741824\n")
+    _write(root / "memory" / "process_api" / "memory.limit_in_bytes", "9223372036854771712\n")
+    _write(root / "memory" / "memory.limit_in_bytes", "9223372036854771712\n")
+    got = cluster.read_cgroup_memory(123, proc_root=str(proc), cgroup_root=str(root))
+    assert got["version"] == 1
+    assert (got["oom_kill"], got["failcnt"], got["peak_bytes"], got["limit_bytes"]) == (3, 17, 597970944, 1073741824)
+
+
+def test_cgroup_namespace_root_and_unreadable(tmp_path):
+    proc, root = tmp_path / "proc", tmp_path / "cg"
+    _write(proc / "self" / "cgroup", "0::/\n")
+    _write(root / "cgroup.controllers", "memory\n")
+    _write(root / "memory.events", "oom 0\noom_kill 0\n")
+    got = cluster.read_cgroup_memory(proc_root=str(proc), cgroup_root=str(root))
+    assert got["oom_kill"] == 0 and got["path"] == str(root)
+    os.remove(str(root / "memory.events"))
+    got = cluster.read_cgroup_memory(proc_root=str(proc), cgroup_root=str(root))
+    assert got["oom_kill"] is None and any("memory.events" in n for n in got["notes"])
+    got = cluster.read_cgroup_memory(pid=999999999, proc_root=str(proc), cgroup_root=str(root))
+    assert got["version"] is None and got["notes"]
+
+
+def test_cgroup_on_this_machine_never_raises():
+    got = cluster.read_cgroup_memory()
+    assert set(["oom_kill", "notes", "version"]) <= set(got)
+
+
+# ---- GPUs ----
+
+def test_query_gpus_parses_real_rows():
+    gpus, notes = cluster.query_gpus(run=FakeRun({"nvidia-smi": (0, SMI_ROWS)}), environ={})
+    assert notes == [] and len(gpus) == 4
+    assert gpus[0] == {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "mem_used_mib": 67542.0,
+                       "mem_total_mib": 81920.0, "util_pct": 96.0, "temp_c": 61.0, "power_w": 312.45,
+                       "ecc_uncorrected": 0}
+    assert gpus[2]["power_w"] is None and gpus[2]["ecc_uncorrected"] is None
+    assert gpus[3]["util_pct"] is None and gpus[3]["name"] == "NVIDIA GeForce GTX 1080"
+
+
+def test_query_gpus_failures_become_notes():
+    assert cluster.query_gpus(run=FakeRun({}))[1][0].startswith("nvidia-smi missing or no answer")
+    gpus, notes = cluster.query_gpus(run=FakeRun({"nvidia-smi": (9, SMI_DRIVER_FAILURE)}))
+    assert gpus == [] and "exit 9" in notes[0] and "couldn't communicate" in notes[0]
+
+
+def test_query_gpus_keeps_the_jobs_gpus():
+    run = FakeRun({"nvidia-smi": (0, SMI_ROWS)})
+    gpus, _ = cluster.query_gpus(run=run, environ={"CUDA_VISIBLE_DEVICES": "1,3"})
+    assert [g["index"] for g in gpus] == [1, 3]
+    gpus, _ = cluster.query_gpus(run=run, environ={"CUDA_VISIBLE_DEVICES": "GPU-5c1b"})
+    assert len(gpus) == 4
+
+
+def _fake_smi(tmp_path, body):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    exe = bin_dir / "nvidia-smi"
+    exe.write_text("#!/bin/sh\n" + body)
+    exe.chmod(0o755)
+    return str(bin_dir)
+
+
+def test_gpu_sampler_with_a_fake_nvidia_smi(tmp_path, monkeypatch):
+    # each call bumps a counter: memory grows and one ECC error appears on GPU 1
+    count = tmp_path / "count"
+    body = textwrap.dedent("""\
+        n=$(cat %s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s
+        echo "0, NVIDIA A100-SXM4-80GB, $((1000*n)), 81920, 50, 60, 250.00, 0"
+        if [ $n -ge 3 ]; then e=1; else e=0; fi
+        echo "1, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, $e"
+        """) % (count, count)
+    monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    sampler = cluster.GpuSampler(interval=0.05).start()
+    time.sleep(0.5)
+    summary = sampler.stop()
+    n = int(count.read_text())
+    assert summary["samples"] == n >= 3
+    g0, g1 = summary["gpus"]
+    assert g0["mem_used_peak_mib"] == 1000.0 * n and g0["util_mean_pct"] == 50.0
+    assert (g1["ecc_start"], g1["ecc_end"], g1["ecc_delta"]) == (0, 1, 1)
+    assert summary["ecc_delta"] == 1 and summary["idle"] is False and summary["notes"] == []
+
+
+def test_gpu_sampler_interval_zero_samples_start_and_end(tmp_path, monkeypatch):
+    body = 'echo "0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, 0"\n'
+    monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
+    sampler = cluster.GpuSampler(interval=0).start()
+    time.sleep(0.3)
+    assert sampler.stop()["samples"] == 2
+
+
+def test_gpu_sampler_hanging_nvidia_smi_is_bounded(tmp_path, monkeypatch):
+    pid_file = tmp_path / "pid"
+    body = "sleep 60 &\necho $! > %s\nwait\n" % pid_file
+    monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
+    t0 = time.time()
+    sampler = cluster.GpuSampler(interval=0.1, timeout=0.5).start()
+    assert time.time() - t0 < 0.2  # start never waits for nvidia-smi
+    summary = sampler.stop()
+    assert time.time() - t0 < 4.0
+    assert summary["samples"] == 0 and "no answer within 0.5s" in summary["notes"][0]
+    assert not _alive(int(pid_file.read_text()))
+
+
+def test_gpu_sampler_without_nvidia_smi(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    sampler = cluster.GpuSampler(interval=60).start()
+    summary = sampler.stop()
+    assert summary["samples"] == 0 and summary["gpus"] == [] and summary["notes"]
+
+
+def test_idle_flag_needs_a_long_run():
+    idle_row = [{"index": 0, "name": "A", "mem_used_mib": 3.0, "mem_total_mib": 10.0, "util_pct": 0.0,
+                 "temp_c": 30.0, "power_w": 60.0, "ecc_uncorrected": 0}]
+    long_run = [(t, idle_row) for t in (0.0, 400.0, 900.0)]
+    assert cluster.summarize_gpu_samples(long_run)["idle"] is True
+    assert cluster.summarize_gpu_samples(long_run[:2])["idle"] is False
+    assert cluster.summarize_gpu_samples([]) == {}
+
+
+# ---- array summary and rate limit, with real concurrent processes ----
+
+_CHILD = textwrap.dedent("""\
+    import importlib.util, json, sys
+    spec = importlib.util.spec_from_file_location("c", sys.argv[1])
+    c = importlib.util.module_from_spec(spec); spec.loader.exec_module(c)
+    mode, d, i = sys.argv[2], sys.argv[3], int(sys.argv[4])
+    if mode == "array":
+        s = c.ArraySummary(d, "4242", task_count=int(sys.argv[5]))
+        status = "FAILED" if i % 3 == 0 else "SUCCESS"
+        out = s.record(i, status, "cuda_oom" if status == "FAILED" else None, 1 if status == "FAILED" else 0,
+                       "node%d" % i, float(i))
+    else:
+        out = c.RateLimiter(d, int(sys.argv[5])).allow()
+    print(json.dumps(out))
+    """)
+
+
+def _spawn_all(tmp_path, mode, count, arg):
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    procs = [subprocess.Popen([sys.executable, str(script), CLUSTER_PATH, mode, str(tmp_path / "shared"),
+                               str(i), str(arg)], stdout=subprocess.PIPE) for i in range(count)]
+    return [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+
+
+def test_array_summary_is_sent_once_by_the_last_task(tmp_path):
+    results = _spawn_all(tmp_path, "array", 12, 12)
+    summaries = [r for r in results if r]
+    assert len(summaries) == 1
+    s = summaries[0]
+    assert s["tasks"] == 12 and s["by_status"] == {"FAILED": 4, "SUCCESS": 8}
+    assert s["by_class"] == {"cuda_oom": 4} and [w["task"] for w in s["worst"]] == ["0", "3", "6", "9"]
+    assert s["duration_s"]["max"] == 11.0
+    lines = (tmp_path / "shared" / "4242.jsonl").read_text().splitlines()
+    assert len(lines) == 12 and all(json.loads(l) for l in lines)
+
+
+def test_array_summary_counts_a_requeued_task_once(tmp_path):
+    s = cluster.ArraySummary(str(tmp_path), "77", task_count=2)
+    assert s.record(0, "PREEMPTED") is None
+    assert s.record(0, "SUCCESS") is None  # same task again: still one of two
+    summary = s.record(1, "TIMEOUT", "walltime")
+    assert summary["by_status"] == {"SUCCESS": 1, "TIMEOUT": 1}
+    assert cluster.ArraySummary(str(tmp_path), "77", task_count=2).record(1, "TIMEOUT") is None  # once
+
+
+def test_array_task_count_from_environment():
+    assert cluster.array_task_count({"SLURM_ARRAY_TASK_COUNT": "5"}) == 5
+    assert cluster.array_task_count({"SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "10",
+                                     "SLURM_ARRAY_TASK_STEP": "2"}) == 6
+    assert cluster.array_task_count({}) is None
+
+
+def test_array_summary_unwritable_dir_is_a_note(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    s = cluster.ArraySummary(str(blocker / "sub"), "1", task_count=1)
+    assert s.record(0, "SUCCESS") is None and s.notes
+
+
+def test_rate_limiter_rolling_hour(tmp_path):
+    clock = [1000.0]
+    limiter = cluster.RateLimiter(str(tmp_path), 3, clock=lambda: clock[0])
+    assert [limiter.allow() for _ in range(4)] == [True, True, True, False]
+    clock[0] += 3599
+    assert limiter.allow() is False
+    clock[0] += 2
+    assert limiter.allow() is True
+    assert cluster.RateLimiter(str(tmp_path), 0).allow() is True
+
+
+def test_rate_limiter_across_processes(tmp_path):
+    results = _spawn_all(tmp_path, "rate", 10, 4)
+    assert results.count(True) == 4 and results.count(False) == 6
+
+
+def test_rate_limiter_unusable_dir_allows(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    limiter = cluster.RateLimiter(str(blocker / "sub"), 1)
+    assert limiter.allow() is True and limiter.notes
+
+
+def test_array_summary_task_count_from_the_environment(tmp_path):
+    s = cluster.ArraySummary(str(tmp_path), "5", environ={"SLURM_ARRAY_TASK_COUNT": "1"})
+    assert s.record(0, "SUCCESS")["tasks"] == 1
+    s = cluster.ArraySummary(str(tmp_path), "6", environ={})
+    assert s.record(0, "SUCCESS") is None and "unknown" in s.notes[0]
+
+
+def test_lock_wait_is_bounded(tmp_path):
+    import fcntl
+    path = str(tmp_path / "lock")
+    holder = os.open(path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""\
+        import importlib.util, sys, time
+        spec = importlib.util.spec_from_file_location("c", sys.argv[1])
+        c = importlib.util.module_from_spec(spec); spec.loader.exec_module(c)
+        t = time.time()
+        try:
+            c._locked(sys.argv[2], wait_s=0.5)
+        except OSError as exc:
+            print("gave up after %.1f: %s" % (time.time() - t, exc))
+        """), CLUSTER_PATH, path], stdout=subprocess.PIPE, universal_newlines=True)
+    out = child.communicate(timeout=20)[0]
+    os.close(holder)
+    assert out.startswith("gave up after 0.") and "busy" in out

@@ -1,0 +1,292 @@
+"""The cluster part against a REAL Slurm (CI runs .ci/slurm-setup.sh first).
+
+Skipped only when `sinfo` is not installed; where it is installed and the node is not
+up, the tests fail. Time budget (about 2 minutes): Slurm's smallest --time is one minute
+and slurmctld checks limits about every 30 s, so a --time=1 job gets SIGTERM 60-90 s
+after it starts; KillWait=5 (set by the setup script) sends SIGKILL 5 s later.
+`--signal=B:TERM@N` would not be faster (it "may be sent up to 60 seconds earlier than
+specified" and still counts from the one-minute limit). So the two time-limit jobs are
+submitted once, at the start of the module, and every other test runs while they wait.
+
+What the jobs observe is recorded by a probe: a small Python program that loads the
+cluster code, reads the time limit at start and, on SIGTERM, calls query_end_reason
+exactly as the wrapper does, then writes what it learnt to a JSON file.
+"""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from email import policy
+from email.parser import BytesParser
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "gpualert.py")
+_PART = os.path.join(ROOT, "parts", "cluster.py")
+CLUSTER_PATH = _PART if os.path.exists(_PART) else SCRIPT
+
+pytestmark = pytest.mark.skipif(shutil.which("sinfo") is None,
+                                reason="Slurm is not installed here (no sinfo); CI runs .ci/slurm-setup.sh")
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+cluster = _load(CLUSTER_PATH, "gpualert_cluster_real_slurm")
+
+PROBE = textwrap.dedent("""\
+    import importlib.util, json, os, signal, sys, time
+    spec = importlib.util.spec_from_file_location("c", sys.argv[1])
+    c = importlib.util.module_from_spec(spec); spec.loader.exec_module(c)
+    out = sys.argv[2]
+    start = time.time()
+    sched = c.detect_scheduler(os.environ)
+    limit = c.read_time_limit(sched)
+
+    def on_term(signum, frame):
+        t = time.time()
+        reason, evidence = c.query_end_reason(sched, start, t, time_limit=limit)
+        record = {"reason": reason, "evidence": evidence, "term_at": t, "start": start,
+                  "asked_s": time.time() - t, "sched": sched, "limit": limit}
+        with open(out + ".tmp", "w") as f:
+            json.dump(record, f)
+        os.replace(out + ".tmp", out)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
+    with open(out + ".started", "w") as f:
+        f.write(str(start))
+    while True:
+        time.sleep(0.2)
+    """)
+
+
+# ---- helpers ----
+
+def _slurm(*argv, **kw):
+    return subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=30, **kw)
+
+
+def sbatch(*args, **kw):
+    proc = _slurm("sbatch", "--parsable", *args, **kw)
+    assert proc.returncode == 0, "sbatch failed: %s" % proc.stderr
+    return proc.stdout.strip().split(";")[0]
+
+
+def wait_for(predicate, timeout, step=0.5, what="condition"):
+    end = time.time() + timeout
+    while time.time() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+
+
+def job_record(job_id):
+    recs = cluster.parse_scontrol(_slurm("scontrol", "show", "job", "-o", job_id).stdout)
+    return recs[0] if recs else {}
+
+
+def job_ended(job_id):
+    rec = job_record(job_id)
+    return rec if rec.get("JobState") in cluster.SLURM_FINAL_STATES else None
+
+
+def read_json(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+class Probe(object):
+    """A probe job: submit it, wait for it to start, read what it saw on SIGTERM."""
+
+    def __init__(self, workdir, name, *sbatch_args):
+        self.out = os.path.join(workdir, name + ".json")
+        script = os.path.join(workdir, "probe.py")
+        if not os.path.exists(script):
+            with open(script, "w") as f:
+                f.write(PROBE)
+        cmd = "%s %s %s %s" % (sys.executable, script, CLUSTER_PATH, self.out)
+        self.job_id = sbatch("-J", name, "-o", os.path.join(workdir, "%x-%j.out"),
+                             *(list(sbatch_args) + ["--wrap", cmd]))
+
+    def wait_started(self, timeout=30):
+        return wait_for(lambda: os.path.exists(self.out + ".started"), timeout,
+                        what="job %s to start" % self.job_id)
+
+    def wait_result(self, timeout):
+        return wait_for(lambda: read_json(self.out), timeout,
+                        what="job %s's SIGTERM record" % self.job_id)
+
+
+def _runner_ready():
+    """The end-to-end test needs gpualert.py with the cluster part spliced in."""
+    try:
+        gpualert = _load(SCRIPT, "gpualert_capability_check")
+        return bool(gpualert.detect_scheduler({"SLURM_JOB_ID": "1"}))
+    except Exception:
+        return False
+
+
+RUNNER_READY = _runner_ready()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("slurm"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster_up():
+    """Fail (not skip) when Slurm is installed but its node is not usable."""
+    state = _slurm("sinfo", "-h", "-N", "-o", "%t").stdout.split()
+    assert state and state[0] in ("idle", "mix", "alloc"), (
+        "Slurm is installed but no node is up (sinfo: %r); run .ci/slurm-setup.sh" % state)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def long_jobs(workdir, cluster_up):
+    """The one-minute jobs, submitted before any test so they run while the others do."""
+    jobs = {"walltime": Probe(workdir, "walltime", "--time=1")}
+    if RUNNER_READY:
+        jobs["e2e"] = _submit_e2e(workdir)
+    jobs["walltime"].wait_started()
+    if RUNNER_READY:  # running before any other test takes the free CPUs
+        wait_for(lambda: job_record(jobs["e2e"]).get("JobState") == "RUNNING", 30,
+                 what="the gpualert job to start")
+    yield jobs
+    for job in jobs.values():
+        _slurm("scancel", job if isinstance(job, str) else job.job_id)
+
+
+def _submit_e2e(workdir):
+    outbox = os.path.join(workdir, "outbox")
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, "state"),
+               XDG_CONFIG_HOME=os.path.join(workdir, "config"))
+    for key in list(env):
+        if key.startswith("GPUALERT_"):
+            del env[key]
+    child = "%s -c 'import time; print(\"epoch 1\", flush=True); time.sleep(600)'" % sys.executable
+    cmd = "%s %s --outbox %s -- %s" % (sys.executable, SCRIPT, outbox, child)
+    return sbatch("-J", "e2e", "--time=1", "-o", os.path.join(workdir, "%x-%j.out"),
+                  "--wrap", cmd, env=env)
+
+
+# ---- tests that run while the one-minute jobs wait ----
+
+def test_scancel_is_cancelled(workdir):
+    probe = Probe(workdir, "cancelme")
+    probe.wait_started()
+    time.sleep(0.5)
+    assert _slurm("scancel", probe.job_id).returncode == 0
+    seen = probe.wait_result(20)
+    assert seen["reason"] == "cancelled", seen
+    assert "JobState=COMPLETING Reason=None" in seen["evidence"]
+    assert seen["asked_s"] < 3.0
+    final = wait_for(lambda: job_ended(probe.job_id), 30, what="the cancelled job to end")
+    assert final["JobState"] == "CANCELLED"
+    sched = {"kind": "slurm", "job_id": probe.job_id}
+    assert cluster.query_end_reason(sched, 0, time.time())[0] == "cancelled"
+
+
+def test_preemption_is_preempted(workdir):
+    if "low" not in _slurm("sinfo", "-h", "-o", "%R").stdout.split():
+        pytest.fail("no `low` partition: this Slurm was not set up by .ci/slurm-setup.sh")
+    idle = int(_slurm("sinfo", "-h", "-o", "%C").stdout.split("/")[1])
+    assert idle >= 1, "no idle CPU left for the preemption test"
+    victim = Probe(workdir, "victim", "-p", "low", "-c", str(idle))
+    victim.wait_started()
+    urgent = sbatch("-p", "urgent", "-c", "1", "-o", "/dev/null", "--wrap", "sleep 1")
+    seen = victim.wait_result(30)
+    assert seen["reason"] == "preempted", seen
+    assert "PreemptTime=" in seen["evidence"]
+    final = wait_for(lambda: job_ended(victim.job_id), 30, what="the preempted job to end")
+    assert final["JobState"] == "PREEMPTED"
+    wait_for(lambda: job_ended(urgent), 30, what="the urgent job")
+
+
+def test_watch_follows_a_failing_job(workdir):
+    cmd = "echo about to fail; %s -c 'raise SystemExit(3)'" % sys.executable
+    job = sbatch("-J", "failing", "-o", os.path.join(workdir, "%x-%j-%N.out"), "--wrap", cmd)
+    done = []
+    t0 = time.time()
+    results = cluster.watch_jobs([job], interval=1, on_done=done.append, max_wait=60)
+    assert time.time() - t0 < 30
+    (info,) = results
+    assert done == results
+    assert (info["state"], info["exit_code"], info["done"]) == ("FAILED", 3, True)
+    assert info["facts"] == {"scheduler_state": "FAILED", "exit_code": 3}
+    host = job_record(job)["BatchHost"]
+    assert info["stdout"] == os.path.join(workdir, "failing-%s-%s.out" % (job, host))
+    with open(info["stdout"]) as f:
+        assert "about to fail" in f.read()
+
+
+def test_watch_an_unknown_job_ends_unknown():
+    results = cluster.watch_jobs(["987654321"], interval=0.2, unknown_retries=2, max_wait=30)
+    assert results[0]["state"] == "UNKNOWN"
+
+
+def test_read_time_limit_of_a_running_job(workdir, long_jobs):
+    probe = long_jobs["walltime"]
+    limit = cluster.read_time_limit({"kind": "slurm", "job_id": probe.job_id})
+    assert limit["limit_s"] == 60.0 and limit["end_time"] is not None, limit
+
+
+# ---- the one-minute jobs ----
+
+def test_time_limit_is_walltime(long_jobs):
+    probe = long_jobs["walltime"]
+    seen = probe.wait_result(150)
+    assert seen["reason"] == "walltime", seen
+    assert "Reason=TimeLimit" in seen["evidence"]
+    assert seen["limit"]["limit_s"] == 60.0
+    assert 55 <= seen["term_at"] - seen["start"] <= 120, seen
+    assert seen["asked_s"] < 3.0
+    final = wait_for(lambda: job_ended(probe.job_id), 30, what="the timed-out job to end")
+    assert (final["JobState"], final["Reason"]) == ("TIMEOUT", "TimeLimit")
+    (info,) = cluster.poll_job(probe.job_id)
+    assert info["facts"]["scheduler_reason"] == "walltime"
+
+
+@pytest.mark.skipif(not RUNNER_READY, reason="gpualert.py does not have the cluster part yet "
+                    "(its detect_scheduler finds no Slurm job); splice parts/cluster.py first")
+def test_end_to_end_time_limit_message(workdir, long_jobs):
+    job = long_jobs["e2e"]
+    final = wait_for(lambda: job_ended(job), 150, step=1, what="the gpualert job to end")
+    assert final["JobState"] == "TIMEOUT"
+    outbox = os.path.join(workdir, "outbox")
+    messages = sorted(os.listdir(outbox)) if os.path.isdir(outbox) else []
+    assert len(messages) == 1, (messages, _job_output(workdir, "e2e", job))
+    path = os.path.join(outbox, messages[0])
+    with open(path, "rb") as f:
+        msg = BytesParser(policy=policy.default).parse(f)
+    body = msg.get_body(("plain",)).get_content() if msg.get_body(("plain",)) else ""
+    assert "TIMEOUT" in msg["Subject"], msg["Subject"]
+    assert "walltime" in (msg["Subject"] + body).lower()
+    # EndTime is when slurmctld sent SIGTERM; the message must exist before SIGKILL (KillWait=5)
+    term_at = cluster.parse_slurm_time(final["EndTime"])
+    latency = os.path.getmtime(path) - term_at
+    assert -1.0 <= latency <= 6.0, "SIGTERM to notification took %.1fs" % latency
+
+
+def _job_output(workdir, name, job_id):
+    path = os.path.join(workdir, "%s-%s.out" % (name, job_id))
+    try:
+        with open(path) as f:
+            return f.read()[-2000:]
+    except OSError:
+        return "(no output file)"
