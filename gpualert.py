@@ -50,9 +50,7 @@ import os
 import re
 import signal
 import stat
-import subprocess
 import sys
-import threading
 import time
 
 # ==== Constants ====
@@ -62,8 +60,6 @@ EXIT_INTERNAL = 125
 EXIT_NOT_EXECUTABLE = 126
 EXIT_NOT_FOUND = 127
 
-DEFAULT_BUDGET_BYTES = 10 * 1024 * 1024
-SMTP_TIMEOUT_S = 30.0
 GRACE_S = 15.0  # after SIGTERM, before SIGKILL; below Slurm's default KillWait of 30 s
 TERM_BUDGET_S = 27.0  # everything after a scheduler's SIGTERM must end before its SIGKILL (30 s)
 READ_CHUNK_BYTES = 65536
@@ -126,9 +122,9 @@ def default_config():
     return {
         "to": [], "from_addr": None, "name": None, "notify": "always",
         "log_dir": os.path.join(state, "runs"), "artifacts": [],
-        "budget": DEFAULT_BUDGET_BYTES, "timeout": None, "grace": GRACE_S,
+        "budget": MAIL_BUDGET_BYTES, "timeout": None, "grace": GRACE_S,
         "smtp": None, "smtp_user": None, "smtp_password": None, "smtp_tls": None,
-        "smtp_timeout": SMTP_TIMEOUT_S, "sendmail": None,
+        "smtp_timeout": MAIL_TIMEOUT_S, "sendmail": None,
         "outbox": os.path.join(state, "outbox"), "stall": None, "gpu_interval": 60.0,
         "all_ranks": False, "array_summary": False, "max_per_hour": 30, "dry_run": False, "quiet": False, "config": None,
         "no_env_tweaks": False,
@@ -201,12 +197,14 @@ def parse_seconds(text):
 
 
 def format_duration(seconds):
-    """Compact, for subjects: 42s, 12m05s, 2h13m, 3d04h."""
-    s = int(max(0, seconds or 0))
+    """Compact, for subjects: 45s, 12m, 2h13m, 3d04h; None -> '?'."""
+    if seconds is None:
+        return "?"
+    s = int(max(0, seconds))
     if s < 60:
         return "%ds" % s
     if s < 3600:
-        return "%dm%02ds" % (s // 60, s % 60)
+        return "%dm" % (s // 60)
     if s < 86400:
         return "%dh%02dm" % (s // 3600, s % 3600 // 60)
     return "%dd%02dh" % (s // 86400, s % 86400 // 3600)
@@ -290,21 +288,977 @@ def tail_lines(data, count=TAIL_LINES):
 
 
 # >>> part: classify
-def clean_line(s):
-    s = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", s)
-    return s.rstrip("\r").split("\r")[-1]
-def classify_text(text, facts=None):
-    facts = facts or {}
-    code = facts.get("exit_code")
-    if facts.get("exec_error"):
-        return Classification("exec_failure", "exec", facts["exec_error"], None, None, "check the command")
-    if code == 0:
-        return Classification(None, None, None, None, None, None)
-    return Classification("unknown", None, None, None, None, None)
-def cmd_classify(args):
+# ==== Rules ====
+
+
+#: The class ids are an interface (subjects, mail filters, run.json): never rename.
+CLASS_IDS = (
+    "cuda_oom", "nccl", "cuda_runtime", "ram_oom", "segfault", "file_not_found",
+    "permission", "missing_module", "div_zero", "device_mismatch", "nan_loss",
+    "oom_killer", "traceback", "assertion", "runtime_error", "gpu_hardware",
+    "disk_full", "walltime", "preempted", "interrupted", "native_abort",
+    "exec_failure", "unknown",
+)
+
+MAX_LOG_BYTES = 2 * 1024 * 1024   # tail window classify_log reads
+MAX_LINE_CHARS = 4096             # longer lines keep head and tail
+EVIDENCE_CHARS = 300
+REGION_TAIL_LINES = 500           # no traceback: look at this many last useful lines
+LOOKBACK_LINES = 20              # lines before a traceback that belong to it
+EPISODE_GAP_LINES = 30            # tracebacks closer than this belong to one failure
+PREP_LINES = 1000                 # raw lines from the end that are analysed
+TRAIL_MAX_LINES = 400             # more useful lines after a traceback: the run went on
+TRAIL_PROGRESS_LINES = 5          # or this many progress lines (loss reports, "retrying")
+
+_H_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
+          "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+          "helps with fragmentation.")
+_H_NCCL = ("A collective failed or hung. Look for the rank that failed or straggled first (its own "
+           "traceback, OOM or dead node); rerun with NCCL_DEBUG=INFO; raise the timeout only if a rank "
+           "is legitimately slow (e.g. rank-0-only checkpointing or evaluation).")
+_H_CUDA = ("A CUDA kernel or library call failed. Rerun with CUDA_LAUNCH_BLOCKING=1 (and "
+           "TORCH_USE_CUDA_DSA) to find the real call; device-side asserts are usually out-of-range "
+           "indices or labels.")
+_H_HOST = ("Host RAM ran out. Load data lazily or memory-mapped, lower num_workers/prefetch, or "
+           "request more memory (--mem).")
+_H_KILL = ("The kernel or cgroup OOM killer killed the process (host RAM, not GPU). Request more "
+           "memory (--mem), lower num_workers, or check sacct MaxRSS / dmesg.")
+_H_HW = ("The GPU or its link reported a hardware fault. Drain/report the node to the admins, "
+         "and resubmit excluding it (--exclude); resume from the last checkpoint.")
+_H_DISK = "A filesystem is full or over quota. Free space (df -h, quota) or write checkpoints elsewhere."
+_H_TIME = ("The job hit its time limit. Resume from the last checkpoint and ask for more time, or "
+           "checkpoint more often.")
+_H_PREEMPT = ("The scheduler preempted the job. Resubmit or requeue (--requeue) and resume from the "
+              "last checkpoint; checkpoint on SIGTERM/SIGUSR1.")
+_H_INT = "The run was interrupted (Ctrl-C, scancel or a signal). Resume from the last checkpoint if wanted."
+_H_NAN = ("The loss diverged to NaN/Inf. Lower the learning rate, add warm-up and gradient clipping, "
+          "check inputs for NaN, or prefer bf16 over fp16.")
+_H_FILE = ("A file or directory was missing. Check the path, the working directory and that the data "
+           "is staged on this node.")
+_H_PERM = ("Access was denied. Check the path's permissions/ownership and that you write to your own "
+           "scratch space.")
+_H_MOD = ("A Python module or shared library could not be imported. Activate the right environment "
+          "(module load / conda activate) in the job script and install the package.")
+_H_DEV = ("Tensors or modules are on different devices. Move the model and every input to the same "
+          "device (.to(device)), including tensors created inside forward.")
+
+# (rule_id, class, pattern, detail template, hint) -- first match wins, specific above
+# generic. Patterns are compiled with re.M and searched over the decisive part of the
+# log (see classify_text). Detail templates: "|" separates parts, a part whose {group}
+# did not match is dropped, parts are joined with ", "; "" means the matched text.
+FAILURE_RULES = (
+    # Scheduler end-of-job lines come after whatever the program printed: decisive.
+    ("slurm_time_limit", "walltime",
+     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO TIME LIMIT",
+     "Slurm time limit|job {job}", _H_TIME),
+    ("pbs_walltime", "walltime",
+     r"PBS: job killed: walltime (?P<used>\d+) exceeded limit (?P<limit>\d+)",
+     "PBS walltime {used} s > limit {limit} s", _H_TIME),
+    ("lsf_runlimit", "walltime", r"TERM_RUNLIMIT: job killed after reaching LSF run time limit",
+     "LSF run time limit", _H_TIME),
+    ("slurm_preempted", "preempted",
+     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO PREEMPTION",
+     "Slurm preemption|job {job}", _H_PREEMPT),
+    ("lsf_preempted", "preempted", r"TERM_PREEMPT: [Jj]ob killed after preemption",
+     "LSF preemption", _H_PREEMPT),
+    ("slurm_cancelled", "interrupted",
+     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED AT \S+ \*\*\*",
+     "cancelled (scancel)|job {job}", _H_INT),
+    ("lsf_owner_kill", "interrupted", r"TERM_OWNER: [Jj]ob killed by owner",
+     "LSF job killed by owner", _H_INT),
+    # Host OOM killer: the kernel, the cgroup or the scheduler says so.
+    ("slurm_oom_kill", "oom_killer", r"Detected (?P<n>\d+) oom[-_ ]kill event",
+     "{n} oom-kill event(s) (Slurm cgroup)", _H_KILL),
+    ("kernel_oom_kill", "oom_killer",
+     r"(?:Out of memory"
+     r"|Memory cgroup out of memory): Kill(?:ed)? process (?P<pid>\d+)(?: \((?P<comm>[^)]*)\))?",
+     "kernel OOM killer|process {comm}|pid {pid}", _H_KILL),
+    ("sched_mem_limit", "oom_killer",
+     r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|Exceeded job memory limit"
+     r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
+     r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)",
+     "", _H_KILL),
+    ("dataloader_killed", "oom_killer", r"DataLoader worker \(pid[^)]*\) is killed by signal: Killed",
+     "DataLoader worker killed (SIGKILL)", _H_KILL),
+    ("shell_killed", "oom_killer",
+     r"^Killed\s*$|: line \d+: +\d+ Killed\b|: tasks? [\d,-]+: Killed\b",
+     "process killed (SIGKILL), most likely by the OOM killer", _H_KILL),
+    ("sigkill_seen", "oom_killer",
+     r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|terminated with signal SIGKILL"
+     r"|<Signals\.SIGKILL: 9>|exitcode\s*: -9\b|failed \(exitcode: -9\)|exits with return code = -9\b"
+     r"|exited on signal 9\b",
+     "a process was killed by SIGKILL, most likely by the OOM killer", _H_KILL),
+    # GPU hardware: only the Xids NVIDIA documents as hardware/ECC/NVLink/bus faults.
+    ("xid_hardware", "gpu_hardware",
+     r"\bXid \([^)]*\): (?P<xid>48|61|62|63|64|74|79|92|94|95|119|120|121|123|140)\b",
+     "Xid {xid}", _H_HW),
+    ("gpu_off_bus", "gpu_hardware",
+     r"GPU has fallen off the bus|GPU is lost|Unable to determine the device handle for GPU",
+     "", _H_HW),
+    ("ecc_uncorrectable", "gpu_hardware",
+     r"uncorrectable ECC error encountered|[Uu]ncorrectable ECC error|Double Bit ECC Error"
+     r"|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable",
+     "uncorrectable ECC error", _H_HW),
+    ("nvlink_uncorrectable", "gpu_hardware",
+     r"uncorrectable NVLink error|CUDA_ERROR_NVLINK_UNCORRECTABLE|cudaErrorNvlinkUncorrectable",
+     "uncorrectable NVLink error", _H_HW),
+    # Interrupts (a person or a launcher stopped the run).
+    ("keyboard_interrupt", "interrupted", r"^\s*KeyboardInterrupt\b", "KeyboardInterrupt (Ctrl-C)", _H_INT),
+    ("launcher_signal", "interrupted",
+     r"SignalException: Process (?P<pid>\d+) got signal: (?P<sig>\d+)",
+     "launcher got signal {sig}", _H_INT),
+    # The command could not be started.
+    ("cmd_not_found", "exec_failure",
+     r"^(?:\S+: line \d+|(?:\S*/)?(?:ba|da|z"
+     r"|k)?sh(?:: line \d+)?): (?P<cmd>[^:\n]+): (?P<why>command not found|Permission denied"
+     r"|No such file or directory"
+     r"|cannot execute: required file not found|cannot execute binary file(?:: Exec format error)?)\s*$"
+     r"|^/bin/sh: \d+: (?P<cmd2>\S+): not found|bad interpreter: (?P<why2>[^\n]+)"
+     r"|execve\(\): (?P<cmd3>[^:\n]+): (?P<why3>[^\n]+)|\[Errno 8\] Exec format error",
+     "{cmd}: {why}|{cmd2}: not found|bad interpreter: {why2}|execve {cmd3}: {why3}",
+     "Check the command name, PATH, the #! line and the execute bit, and the environment your job "
+     "script activates."),
+    ("script_not_found", "exec_failure",
+     r"can't open file '(?P<path>[^']*)': \[Errno 2\] No such file or directory",
+     "script not found: {path}", "The script path is wrong: check the working directory and the file name."),
+    # Accelerator memory.
+    ("cuda_oom", "cuda_oom",
+     r"(?:CUDA|HIP|MPS backend|XPU) out of memory\.?(?: Tried to allocate (?P<size>[\d.]+ ?[KMGT]?i?B)\.?)?"
+     r"(?:\s?\(GPU (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]iB) total capacity"
+     r"|\s?GPU (?P<gpu2>\d+) has a total capacity of (?P<total2>[\d.]+ [KMGT]iB)"
+     r" of which (?P<free>[\d.]+ [KMGT]iB) is free)?",
+     "tried to allocate {size}|GPU {gpu} {total} total|GPU {gpu2} {total2} total, {free} free", _H_OOM),
+    ("cuda_error_oom", "cuda_oom",
+     r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
+     r"|Cuda failure '?out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
+     r"|No executable batch size found, reached zero",
+     "", _H_OOM),
+    ("xla_oom", "cuda_oom",
+     r"(?:RESOURCE_EXHAUSTED|Resource exhausted): .*?(?:[Oo]ut of memory|Ran out of memory)"
+     r"(?: while trying to allocate (?P<bytes>\d+) bytes)?",
+     "tried to allocate {bytes} bytes", _H_OOM),
+    ("tf_oom", "cuda_oom", r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\])?",
+     "OOM allocating tensor|shape [{shape}]", _H_OOM),
+    # Collectives.
+    ("nccl_watchdog", "nccl",
+     r"(?:Watchdog caught"
+     r"|Caught) collective operation timeout: WorkNCCL\((?:SeqNum=\d+, )?(?:OpType=)?(?P<op>\w+)"
+     r"(?:[^)]*?Timeout\(ms\)=(?P<ms>\d+))?",
+     "watchdog timeout|{op}|{ms} ms", _H_NCCL),
+    ("nccl_result", "nccl",
+     r"\b(?P<code>ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
+     r"|ncclInvalidUsage|ncclRemoteError)\b",
+     "{code}", _H_NCCL),
+    ("nccl_error", "nccl",
+     r"NCCL error in: [^,\n]+, (?P<what>[^,(\n]+?)(?: \(run with NCCL_DEBUG|, NCCL version|$)"
+     r"|\bNCCL error: (?P<what2>[^\n]+)",
+     "NCCL error: {what}|{what2}", _H_NCCL),
+    ("nccl_aborted", "nccl",
+     r"NCCL communicator was aborted|Some NCCL operations have failed or timed out"
+     r"|DistBackendError(?:: (?P<msg>.+))?",
+     "DistBackendError: {msg}", _H_NCCL),
+    ("dist_store", "nccl",
+     r"(?P<exc>DistStoreError|DistNetworkError)(?:: (?P<msg>.+))?"
+     r"|The client socket has timed out after \d+\w* while trying to connect"
+     r"|gloo[^\]]*\] (?:Connection closed by peer|Timed out waiting)",
+     "{exc}: {msg}", _H_NCCL),
+    # CUDA runtime / libraries.
+    ("cuda_device_assert", "cuda_runtime",
+     r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<cond>[^`]*)` failed",
+     "device-side assert `{cond}`", _H_CUDA),
+    ("cuda_error", "cuda_runtime", r"CUDA error: (?P<err>[^\n]+?)(?:\s*$|\. ?CUDA kernel errors)",
+     "CUDA error: {err}", _H_CUDA),
+    ("cuda_lib_error", "cuda_runtime",
+     r"\b(?P<code>CUDA_ERROR_\w+|cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+)"
+     r"|cuDNN error: (?P<code2>\w+)",
+     "{code}|{code2}", _H_CUDA),
+    ("cuda_unavailable", "cuda_runtime",
+     r"Found no NVIDIA driver on your system|No CUDA GPUs are available|Torch not compiled with CUDA enabled"
+     r"|CUDA driver version is insufficient for CUDA runtime version|CUDA driver initialization failed",
+     "", "CUDA is not usable on this node. Check the GPU request (--gres/--gpus), the driver and that "
+         "the CUDA build of the framework is installed."),
+    # Host memory.
+    ("shm_exhausted", "ram_oom",
+     r"insufficient shared memory \(shm\)|DataLoader worker \(pid[^)]*\) is killed by signal: Bus error"
+     r"|unable to (?:write to file|allocate shared memory\(shm\) for file) </torch_",
+     "shared memory (/dev/shm) exhausted",
+     "/dev/shm is too small for the DataLoader workers. Lower num_workers, or raise the shm size "
+     "(docker --shm-size)."),
+    ("host_oom", "ram_oom",
+     r"(?:\w*MemoryError: )?Unable to allocate (?P<size>[\d.]+ [KMGTP]?i?B) for an array"
+     r"|\bMemoryError\b(?::\s?(?P<msg>.+))?"
+     r"|_ArrayMemoryError"
+     r"|DefaultCPUAllocator: (?:can't allocate memory"
+     r"|not enough memory)(?:: you tried to allocate (?P<bytes>\d+) bytes)?"
+     r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)",
+     "{msg}|unable to allocate {size}|tried to allocate {bytes} bytes", _H_HOST),
+    # Native crashes.
+    ("segfault", "segfault",
+     r"Segmentation fault|\bSIGSEGV\b|<Signals\.SIGSEGV: 11>|exitcode\s*: -11\b|failed \(exitcode: -11\)"
+     r"|exits with return code = -11\b|exited on signal 11\b"
+     r"|DataLoader worker \(pid[^)]*\) is killed by signal: Segmentation fault"
+     r"|Unexpected segmentation fault encountered in (?:DataLoader )?worker",
+     "", "Native code crashed (a C/C++/CUDA extension or a library mismatch). Get a backtrace with "
+         "PYTHONFAULTHANDLER=1 or gdb; check versions of compiled extensions."),
+    ("native_abort", "native_abort",
+     r"Fatal Python error: Aborted|Aborted \(core dumped\)|Bus error \(core dumped\)"
+     r"|Illegal instruction \(core dumped\)"
+     r"|Floating point exception \(core dumped\)|\bSIG(?:ABRT|BUS|ILL|FPE)\b|exitcode\s*: -(?:4|6|7|8)\b"
+     r"|failed \(exitcode: -(?:4|6|7|8)\)|exits with return code = -(?:4|6|7|8)\b"
+     r"|exited on signal [4678]\b"
+     r"|terminate called after throwing an instance of '(?P<type>[^']+)'"
+     r"|terminate called without an active exception",
+     "uncaught {type}",
+     "Native code aborted. Read the lines just above (what(): ...); get a backtrace with gdb "
+     "or a core dump."),
+    # Python-level causes.
+    ("missing_module", "missing_module",
+     r"(?:ModuleNotFoundError: )?No module named '?(?P<mod>[\w.]+)'?|ModuleNotFoundError",
+     "No module named '{mod}'", _H_MOD),
+    ("import_error", "missing_module",
+     r"ImportError: (?P<msg>.+)|cannot open shared object file|undefined symbol: (?P<sym>\S+)",
+     "{msg}|undefined symbol {sym}", _H_MOD),
+    ("no_space_left", "disk_full", r"No space left on device|\[Errno 28\]|\bENOSPC\b",
+     "no space left on device", _H_DISK),
+    ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
+     "disk quota exceeded", _H_DISK),
+    ("checkpoint_write", "disk_full",
+     r"PytorchStreamWriter failed writing file (?P<file>[^\s:]+)|unexpected pos \d+ vs \d+"
+     r"|: file write failed",
+     "checkpoint write failed|{file}", _H_DISK),
+    ("file_not_found", "file_not_found",
+     r"(?:FileNotFoundError: )?\[Errno 2\] No such file or directory: '(?P<path>[^']*)'|FileNotFoundError"
+     r"|No such file or directory",
+     "No such file: {path}", _H_FILE),
+    ("hf_not_found", "file_not_found",
+     r"does not appear to have a file named (?P<file>[^\s,]+?)\.?(?:\s|$)"
+     r"|is not a local folder and is not a valid model identifier",
+     "missing {file}", _H_FILE),
+    ("permission", "permission",
+     r"(?:PermissionError: )?\[Errno 13\] Permission denied: '(?P<path>[^']*)'|PermissionError"
+     r"|Permission denied"
+     r"|\[Errno 1\] Operation not permitted|Read-only file system",
+     "Permission denied: {path}", _H_PERM),
+    ("div_zero", "div_zero",
+     r"ZeroDivisionError(?:: (?P<msg>.+))?|\b(?:integer |float )?division(?: or modulo)? by zero\b",
+     "{msg}", "A division by zero, often an empty batch, dataset split or metric denominator. "
+              "Guard the denominator."),
+    ("device_mismatch", "device_mismatch",
+     r"Expected all tensors to be on the same device(?:, but (?:found at least two devices, "
+     r"|got \w+ is on )(?P<a>[\w:]+)(?:,? (?:and|different from other tensors on) (?P<b>[\w:]+))?)?",
+     "{a} vs {b}", _H_DEV),
+    ("device_mismatch_other", "device_mismatch",
+     r"Expected object of (?:device type|backend) \w+ but got (?:device type|backend) \w+"
+     r"|is on CPU, but expected (?:it|them) to be on GPU"
+     r"|should be either on cpu or on the same device as the indexed tensor"
+     r"|to have the same device as tensor for argument"
+     r"|Expected a '\w+' device type for generator but found '\w+'"
+     r"|can't convert cuda:?\d* device type tensor to numpy"
+     r"|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)"
+     r"|Input type \(torch\.\w+\) and weight type \(torch\.cuda\.\w+\)"
+     r"|Input type \(CUDA\w+\) and weight type \(CPU\w+\)|Input type \(CPU\w+\) and weight type \(CUDA\w+\)"
+     r"|incompatible devices for jitted computation",
+     "", _H_DEV),
+    ("nan_anomaly", "nan_loss", r"Function '(?P<fn>\w+)' returned nan values in its \d+\w* output",
+     "{fn} returned NaN", _H_NAN),
+    ("nan_detectron", "nan_loss", r"Loss became infinite or NaN at iteration=(?P<it>\d+)",
+     "loss became NaN/Inf|iteration {it}", _H_NAN),
+    ("loss_scale_min", "nan_loss",
+     r"Current loss scale already at minimum|Minimum loss scale reached",
+     "fp16 loss scale at its minimum (overflow every step)", _H_NAN),
+    ("nan_metric_stop", "nan_loss", r"Monitored metric (?P<metric>\S+) = \S+ is not finite",
+     "{metric} is not finite", _H_NAN),
+    # A printed loss value: counts only when it is the last loss the log reports.
+    ("nan_loss_report", "nan_loss",
+     r"(?i)\b(?P<key>\w*loss)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?(?P<val>[-+]?(?:nan|inf))\b"
+     r"|\b(?:nan|inf)\b[ \w]{0,20}?\bloss\b|\bloss (?:is|became|went to) (?:nan|inf)\b",
+     "{key} = {val}", _H_NAN),
+    # Generic Python exceptions: the first one in the decisive region is the root cause.
+    ("assertion", "assertion", r"^\s*(?:\w+\.)*AssertionError\b(?::\s?(?P<msg>.*))?",
+     "AssertionError: {msg}",
+     "An assert failed: a shape, config or data invariant did not hold. Read its message and frame."),
+    ("runtime_error", "runtime_error", r"^\s*(?:\w+\.)*RuntimeError\b(?::\s?(?P<msg>.*))?",
+     "RuntimeError: {msg}",
+     "Read the RuntimeError message and the last frame of your own code in the traceback."),
+    ("py_exception", "traceback",
+     r"^\s*(?P<exc>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*Error|(?:[A-Z]\w*)?Exception))(?::\s?(?P<msg>.*))?$",
+     "{exc}: {msg}",
+     "A Python exception ended the run. Read the message and the last frame of your own code."),
+    ("py_traceback", "traceback", r"Traceback \(most recent call last\):",
+     "Python traceback (no exception line)",
+     "A Python exception ended the run; the log lacks its last line."),
+)
+
+GENERIC_CLASSES = frozenset(("assertion", "runtime_error", "traceback"))
+#: Rules that only say "SIGKILL": a measured oom_kill_delta of 0 overrides them.
+WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"))
+#: Rules whose lines need the "last loss reported" check.
+LOSS_REPORT_RULES = frozenset(("nan_loss_report",))
+
+Rule = collections.namedtuple("Rule", "rule_id cls regex detail hint")
+
+
+def compile_rules(rows):
+    """Compile and check the rule table; raise ValueError on a bad row (at import)."""
+    seen, out = set(), []
+    for row in rows:
+        if len(row) != 5:
+            raise ValueError("rule row needs 5 fields: %r" % (row,))
+        rule_id, cls, pattern, detail, hint = row
+        if rule_id in seen or not re.match(r"^[a-z][a-z0-9_]*$", rule_id):
+            raise ValueError("duplicate or malformed rule id %r" % rule_id)
+        if cls not in CLASS_IDS or cls == "unknown" or not hint:
+            raise ValueError("rule %s: bad class %r or empty hint" % (rule_id, cls))
+        regex = re.compile(pattern, re.M)
+        if regex.search(""):
+            raise ValueError("rule %s matches the empty string (catch-all)" % rule_id)
+        for name in re.findall(r"\{(\w+)\}", detail):
+            if name not in regex.groupindex:
+                raise ValueError("rule %s: detail uses unknown group %r" % (rule_id, name))
+        seen.add(rule_id)
+        out.append(Rule(rule_id, cls, regex, detail, hint))
+    return tuple(out)
+
+
+RULES = compile_rules(FAILURE_RULES)
+
+#: Lower-case words of which every rule pattern needs one. Only lines containing one are
+#: searched by the (slower) rule patterns; the fixture table test proves none is missing.
+TRIGGER_WORDS = (
+    "error", "exception", "traceback", "kill", "oom", "memory", "alloc", "cancelled", "pbs:", "term_",
+    "sig", "exitcode", "xid", "gpu", "ecc", "nvlink", "interrupt", "not found", "denied", "no such",
+    "cannot execute", "interpreter", "execve", "cuda", "cublas", "cudnn", "batch size", "exhausted",
+    "nccl", "collective", "socket", "gloo", "assert", "nvidia", "torch_", "fault", "abort",
+    "illegal instruction", "terminate", "module", "import", "shared object", "undefined symbol",
+    "space", "errno", "enospc", "quota", "edquot", "streamwriter", "unexpected pos", "write failed",
+    "file named", "model identifier", "permi", "read-only", "division", "device", "backend",
+    "input type", "on cpu", "indexed tensor", "nan", "inf", "loss scale", "finite",
+)
+_TRIGGER_RE = re.compile("|".join(re.escape(w) for w in TRIGGER_WORDS))
+_RULE_BY_ID = dict((r.rule_id, r) for r in RULES)
+
+# ==== Classification ====
+
+_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_ERASE_RE = re.compile(r"^(?:\x1b\[[0-9;]*[A-HJf])*\x1b\[[02]?K")
+_CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ODD_CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")  # not \t \n \r ESC
+_PREFIX_RE = re.compile(r"^(?:\[(?:rank|default|RANK)?\d+\]:|\s*\d+: |\[\d+,\d+\]<std(?:out|err)>:"
+                        r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) )")
+_NOISE_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|^wandb: |\b[A-Z]\w*Warning: "
+                       r"|^\s*warnings\.warn\(|^\s*warn\("
+                       r"|\bWARN(?:ING)?\b|^\[?W\d{4} \d|\[W [^\]]*\.(?:cpp|cc|h|hpp):\d+\]")
+_FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+|^\s*[~^]+\s*$|^\s*\[Previous line repeated')
+_TB_RE = re.compile(r"Traceback \(most recent call last\):")
+_EXC_NAME_RE = re.compile(r"^(?:\w+\.)*(\w+)")
+_WRAPPER_EXC = frozenset(("ChildFailedError", "CalledProcessError"))
+_LOSS_VALUE_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?(?:\d|nan\b|inf\b)")
+_CARRY_ON_RE = re.compile(r"(?i)\b(?:continuing|retrying|will retry|skipping|falling back|ignoring)\b")
+_FINITE_LOSS_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
+
+
+def clean_line(s, controls=True):
+    """Strip ANSI escapes and control bytes; collapse CR redraws to what a terminal shows.
+    controls=False skips the search for other control bytes (the caller knows there are none)."""
+    if "\r" in s:
+        s = _collapse_cr(s)
+    if "\x1b" in s:
+        s = _ANSI_RE.sub("", s)
+    if controls or "\x1b" in s:
+        return _CTRL_RE.sub("", s) if _CTRL_RE.search(s) else s
+    return s
+
+
+def _collapse_cr(s):
+    # Overlay each carriage-return segment onto the previous ones, as a terminal does;
+    # an erase-line escape right after the CR clears the line first (rich, tqdm).
+    # Only the last segments matter for what remains visible, so long redraw chains are cut.
+    segments = s.split("\r")[-200:]
+    shown = ""
+    for seg in segments:
+        if not seg:
+            continue
+        if _ERASE_RE.match(seg):
+            shown = seg
+        else:
+            plain = len(_ANSI_RE.sub("", seg)) if "\x1b" in seg else len(seg)
+            shown = seg + shown[plain:] if plain < len(shown) else seg
+    return shown
+
+
+def _cap_line(s):
+    if len(s) <= MAX_LINE_CHARS:
+        return s
+    half = MAX_LINE_CHARS // 2
+    return s[:half] + " ... " + s[-half:]
+
+
+def _analysis_start(text, raws):
+    """First raw line worth preparing: the last PREP_LINES lines, extended back to the last
+    traceback when little but NCCL chatter follows it, and over the tracebacks just before."""
+    start = max(0, len(raws) - PREP_LINES)
+    if start == 0:
+        return 0
+    headers, line, pos = [], 0, 0
+    for m in _TB_RE.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        headers.append(line)
+    if headers and headers[-1] < start:
+        after = sum(1 for r in raws[headers[-1]:] if "NCCL " not in r)
+        if after <= 4 * TRAIL_MAX_LINES:
+            start = headers[-1]
+    for h in reversed(headers):
+        if h < start:
+            if start - h > EPISODE_GAP_LINES * 20:
+                break
+            start = h
+    return start
+
+
+def _prepare(text, raws=None):
+    """Split text into (display, body) pairs: cleaned line, and the same without rank prefix."""
+    if raws is None:
+        raws = text.split("\n")
+    if raws and raws[-1] == "":
+        raws = raws[:-1]
+    ctrl = _ODD_CTRL_RE.search(text) is not None
+    out = []
+    for raw in raws:
+        if ctrl or "\r" in raw or "\x1b" in raw:
+            if len(raw) > 16 * MAX_LINE_CHARS:
+                raw = raw[-16 * MAX_LINE_CHARS:]  # giant redraw chains: the end is what shows
+            raw = clean_line(raw, ctrl)
+        if len(raw) > MAX_LINE_CHARS:
+            raw = _cap_line(raw)
+        body = raw
+        if raw[:1] in _PREFIX_START:
+            for _ in range(2):
+                m = _PREFIX_RE.match(body)
+                if not m:
+                    break
+                body = body[m.end():]
+        out.append((raw, body))
+    return out
+
+
+_PREFIX_START = frozenset("[(0123456789 ")
+
+
+def _maybe_noise(body):
+    # Cheap substring tests first: the regex runs on few lines.
+    if "NCCL INFO" in body or "NCCL WARN" in body or body.startswith("wandb: "):
+        return True
+    return (("Warn" in body or "warn" in body or "WARN" in body or body[:1] == "W" or "[W" in body
+             or "NCCL TRACE" in body)
+            and _NOISE_RE.search(body) is not None)
+
+
+def _mark_kinds(bodies):
+    """Per line: 'noise', 'frame' (traceback frames and their source lines) or 'text'."""
+    kinds = []
+    prev_frame = False
+    for body in bodies:
+        if ('File "' in body or "^" in body or "~" in body or "[Previous" in body) and _FRAME_RE.match(body):
+            kind = "frame"
+        elif prev_frame and body[:1] in (" ", "\t") and body.strip():
+            kind = "frame"  # the source line printed under a frame
+        elif _maybe_noise(body):
+            kind = "noise"
+        else:
+            kind = "text"
+        prev_frame = kind == "frame" and body.lstrip().startswith("File ")
+        kinds.append(kind)
+    return kinds
+
+
+def _find_tracebacks(bodies, kinds):
+    """List of [header, exc_line, kind]: kind is 'tb', 'wrapper' or 'ignored'."""
+    found = []
+    for i, body in enumerate(bodies):
+        if "Traceback (most" not in body or not _TB_RE.search(body):
+            continue
+        exc = _find_exception_line(bodies, kinds, i)
+        kind = "tb"
+        before = bodies[i - 1] if i > 0 else ""
+        if "Exception ignored in" in before or "WARNING" in before:
+            kind = "ignored"  # unraisable at shutdown, or logged at WARNING level: handled
+        elif exc is not None:
+            m = _EXC_NAME_RE.match(bodies[exc].strip())
+            if m and m.group(1) in _WRAPPER_EXC:
+                kind = "wrapper"
+        found.append([i, exc, kind])
+    return found
+
+
+def _find_exception_line(bodies, kinds, header):
+    stop = min(len(bodies), header + 400)
+    for j in range(header + 1, stop):
+        body = bodies[j]
+        if kinds[j] == "frame" or not body.strip() or body[:1] in (" ", "\t"):
+            continue
+        if kinds[j] == "noise":
+            continue
+        return j
+    return None
+
+
+def _useful_count(kinds, start, stop):
+    return sum(1 for k in kinds[start:stop] if k == "text")
+
+
+def _went_on(bodies, kinds, start, stop, limit):
+    """True when the lines in [start, stop) show the program carried on (handled error)."""
+    progress = 0
+    for i in range(start, stop):
+        if kinds[i] != "text":
+            continue
+        body = bodies[i]
+        if _LOSS_VALUE_RE.search(body) or _CARRY_ON_RE.search(body):
+            progress += 1
+            if progress >= limit:
+                return True
+    return False
+
+
+def _decisive_start(bodies, kinds, tbs):
+    """Index of the first line of the decisive region (see classify_text)."""
+    real = [t for t in tbs if t[2] == "tb"]
+    floor = 0
+    if real:
+        last = real[-1]
+        end = last[1] if last[1] is not None else last[0]
+        n = len(kinds)
+        if (_useful_count(kinds, end + 1, n) <= TRAIL_MAX_LINES
+                and not _went_on(bodies, kinds, end + 1, n, TRAIL_PROGRESS_LINES)):
+            start = last[0]
+            for prev in reversed(real[:-1]):
+                prev_end = prev[1] if prev[1] is not None else prev[0]
+                if (_useful_count(kinds, prev_end + 1, start) > EPISODE_GAP_LINES
+                        or _went_on(bodies, kinds, prev_end + 1, start, 1)):
+                    break
+                start = prev[0]
+            return _look_back(bodies, kinds, start)
+        floor = end + 1  # the run went on after that traceback: it was handled
+    return max(floor, _tail_start(kinds, REGION_TAIL_LINES))
+
+
+def _look_back(bodies, kinds, start):
+    """Include the lines printed just before a traceback by the same failure (CUDA kernel
+    asserts, NCCL watchdog errors, dmesg excerpts), up to the last sign of progress."""
+    seen, i = 0, start
+    while i > 0 and seen < LOOKBACK_LINES:
+        j = i - 1
+        if kinds[j] == "text":
+            body = bodies[j]
+            if _LOSS_VALUE_RE.search(body) or _CARRY_ON_RE.search(body) or _TB_RE.search(body):
+                break
+            seen += 1
+        elif kinds[j] == "frame":
+            break  # the end of an earlier traceback
+        i = j
+    return i
+
+
+def _tail_start(kinds, want):
+    seen = 0
+    for i in range(len(kinds) - 1, -1, -1):
+        if kinds[i] == "text":
+            seen += 1
+            if seen >= want:
+                return i
     return 0
-def classify_log(path, facts=None, max_bytes=None):
-    return classify_text(open(path, errors="replace").read(), facts)
+
+
+def _region_parts(bodies, kinds, start):
+    """Region lines to search: noise, frames and lines without a trigger word left empty.
+    The trigger words are found in one pass over the lower-cased region, not line by line."""
+    parts = [b if kinds[i] == "text" else "" for i, b in enumerate(bodies[start:], start)]
+    low = "\n".join(parts).lower()
+    keep, line, pos = set(), 0, 0
+    for m in _TRIGGER_RE.finditer(low):
+        line += low.count("\n", pos, m.start())
+        pos = m.start()
+        keep.add(line)
+    return [p if i in keep else "" for i, p in enumerate(parts)]
+
+
+def _render_detail(rule, m):
+    groups = dict((k, v) for k, v in m.groupdict().items() if v)
+    shown = []
+    for part in rule.detail.split("|"):
+        names = re.findall(r"\{(\w+)\}", part)
+        if part and all(n in groups for n in names):
+            shown.append(part.format(**groups) if names else part)
+    detail = ", ".join(shown) if shown else m.group(0)
+    return re.sub(r"\s+", " ", detail).strip()[:200]
+
+
+def _evidence(display, body, m_start_in_line):
+    offset = max(0, len(display) - len(body))  # the rank prefix length
+    pos = offset + max(0, m_start_in_line)
+    if len(display) <= EVIDENCE_CHARS:
+        return display
+    lo = max(0, min(pos - 80, len(display) - EVIDENCE_CHARS))
+    return display[lo:lo + EVIDENCE_CHARS]
+
+
+class _Region(object):
+    """The decisive part of the log, as joined text for fast multi-line regex search.
+    generic_text hides the launcher's wrapper exceptions (ChildFailedError...) with spaces
+    of the same length, so offsets (and line numbers) stay valid in both texts."""
+
+    def __init__(self, lines, kinds, start, first_line, hide=()):
+        import bisect
+        self._bisect = bisect.bisect_right
+        self.lines, self.start, self.first_line = lines, start, first_line
+        parts = _region_parts([b for _, b in lines], kinds, start)
+        self.text = "\n".join(parts)
+        self.offsets, pos = [], 0
+        for p in parts:
+            self.offsets.append(pos)
+            pos += len(p) + 1
+        for i in hide:
+            if i >= start:
+                parts[i - start] = " " * len(parts[i - start])
+        self.generic_text = "\n".join(parts) if hide else self.text
+
+    def locate(self, pos):
+        return self._bisect(self.offsets, pos) - 1 + self.start
+
+    def result(self, rule, m, idx):
+        display, body = self.lines[idx]
+        col = m.start() - self.offsets[idx - self.start]
+        return Classification(rule.cls, rule.rule_id, _render_detail(rule, m), self.first_line + idx,
+                              _evidence(display, body, col), rule.hint)
+
+
+def _last_loss_is_bad(region, idx):
+    """True when no finite loss value is reported after line idx (the NaN is the final state)."""
+    for display, body in region.lines[idx + 1:]:
+        if "oss" in body and _FINITE_LOSS_RE.search(body):
+            return False
+    return True
+
+
+def _match_rule(region, rule, skip_text=None):
+    text = skip_text if skip_text is not None else region.text
+    if rule.rule_id in LOSS_REPORT_RULES:
+        last = None
+        for m in rule.regex.finditer(text):
+            last = m
+        if last is None:
+            return None
+        idx = region.locate(last.start())
+        return region.result(rule, last, idx) if _last_loss_is_bad(region, idx) else None
+    m = rule.regex.search(text)
+    return region.result(rule, m, region.locate(m.start())) if m else None
+
+
+def _scan_region(region, rules):
+    """Specific rules in table order; generic exception rules by position (root cause first)."""
+    generic = []
+    for rule in rules:
+        if rule.cls in GENERIC_CLASSES and rule.rule_id != "py_traceback":
+            hit = _match_rule(region, rule, region.generic_text)
+            if hit:
+                generic.append(hit)
+            continue
+        if generic and rule.rule_id == "py_traceback":
+            break
+        hit = _match_rule(region, rule, region.generic_text if rule.cls in GENERIC_CLASSES else None)
+        if hit:
+            return hit
+    return min(generic, key=lambda h: h.line) if generic else None
+
+
+def _final_nan(region, rules):
+    """On a successful run: a NaN/Inf loss that is the last loss the log reports."""
+    for rule in (r for r in rules if r.cls == "nan_loss"):
+        hit = _match_rule(region, rule)  # loss reports are checked for finality inside
+        if hit is None:
+            continue
+        if rule.rule_id in LOSS_REPORT_RULES or _last_loss_is_bad(region, hit.line - region.first_line):
+            return hit
+    return None
+
+
+def _classify_lines(lines, rules, first_line, success):
+    """Log-only classification of prepared lines, or None when nothing is found."""
+    bodies = [b for _, b in lines]
+    kinds = _mark_kinds(bodies)
+    if success:
+        return _final_nan(_Region(lines, kinds, _tail_start(kinds, REGION_TAIL_LINES), first_line), rules)
+    tbs = _find_tracebacks(bodies, kinds)
+    for header, exc, kind in tbs:
+        if kind == "ignored":
+            for j in range(header, (exc if exc is not None else header) + 1):
+                kinds[j] = "noise"
+    start = _decisive_start(bodies, kinds, tbs)
+    hide = [exc for _, exc, kind in tbs if kind == "wrapper" and exc is not None]
+    region = _Region(lines, kinds, start, first_line, hide)
+    return _scan_region(region, rules)
+
+
+# ---- process-boundary facts ----
+
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS",
+            8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+            14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ"}
+_SIGNAL_CLASS = {1: "interrupted", 2: "interrupted", 3: "interrupted", 15: "interrupted",
+                 4: "native_abort", 6: "native_abort", 7: "native_abort", 8: "native_abort",
+                 11: "segfault", 24: "walltime", 25: "disk_full", 9: "oom_killer"}
+_TERMINAL = frozenset(("walltime", "preempted", "interrupted", "oom_killer", "gpu_hardware"))
+_NATIVE = frozenset(("segfault", "native_abort", "cuda_runtime", "cuda_oom", "nccl", "ram_oom", "disk_full"))
+_HINTS = {"segfault": _RULE_BY_ID["segfault"].hint, "native_abort": _RULE_BY_ID["native_abort"].hint,
+          "interrupted": _H_INT, "walltime": _H_TIME, "disk_full": _H_DISK, "oom_killer": _H_KILL,
+          "preempted": _H_PREEMPT, "gpu_hardware": _H_HW}
+
+
+def signal_of(exit_code):
+    """Signal number that ended the child: negative codes, or a shell's 128+N; else None."""
+    if not isinstance(exit_code, int) or isinstance(exit_code, bool):
+        return None
+    if exit_code < 0:
+        return -exit_code
+    if 128 < exit_code < 160:
+        return exit_code - 128
+    return None
+
+
+_SUCCESS = Classification(None, None, "", None, "", "")
+
+
+def _count(facts, key):
+    """An integer fact (a counter delta), 0 when absent or not a number."""
+    value = facts.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _fact(cls, rule, detail, evidence="", hint=None):
+    return Classification(cls, rule, detail, None, (evidence or "")[:EVIDENCE_CHARS],
+                          hint or _HINTS.get(cls, "Read the end of the log."))
+
+
+def _scheduler_fact(facts):
+    reason = facts.get("scheduler_reason")
+    ev = facts.get("scheduler_evidence") or ""
+    if reason == "walltime":
+        return _fact("walltime", "scheduler_walltime", "scheduler time limit", ev)
+    if reason == "preempted":
+        return _fact("preempted", "scheduler_preempted", "preempted by the scheduler", ev)
+    if reason == "cancelled":
+        return _fact("interrupted", "scheduler_cancelled", "cancelled via the scheduler", ev)
+    return None
+
+
+def _resolve_signal(sig, log, facts):
+    """The child died of a signal: keep log evidence only when it can explain that death."""
+    name = _SIGNALS.get(sig, "signal %d" % sig)
+    if log is not None and log.cls in _TERMINAL:
+        return _check_weak_kill(log, facts)
+    if sig == 9:
+        if _count(facts, "oom_kill_delta") > 0:
+            return _fact("oom_killer", "cgroup_oom_kill",
+                         "killed by SIGKILL; cgroup oom_kill +%d" % facts["oom_kill_delta"])
+        if "oom_kill_delta" in facts:  # measured, and no OOM kill recorded
+            return _fact("unknown", "sigkill_no_evidence",
+                         "killed by SIGKILL; the cgroup recorded no OOM kill",
+                         hint="Something sent SIGKILL (kill -9, the scheduler, a launcher); "
+                              "check dmesg and the scheduler.")
+        # Not measured: the OOM killer is by far the usual sender of a SIGKILL that the
+        # wrapper itself did not receive (a scheduler kill would have reached it too).
+        return _fact("oom_killer", "sigkill_assumed_oom",
+                     "killed by SIGKILL; OOM killer assumed (no cgroup counter to confirm)")
+    if log is not None and log.cls in _NATIVE and sig in (4, 6, 7, 8, 11):
+        return log
+    cls = _SIGNAL_CLASS.get(sig, "unknown")
+    return _fact(cls, "signal_" + name.lower().replace(" ", ""), "killed by %s" % name,
+                 hint=None if cls != "unknown" else "The process was killed by %s." % name)
+
+
+def _check_weak_kill(log, facts):
+    if log.rule in WEAK_KILL_RULES and facts.get("oom_kill_delta") == 0:
+        return Classification("unknown", "sigkill_no_evidence",
+                              "killed by SIGKILL; the cgroup recorded no OOM kill",
+                              log.line, log.evidence,
+                              "Something sent SIGKILL; check the scheduler and dmesg.")
+    return log
+
+
+def _resolve(log, facts):
+    """Combine the log finding with the facts (see classify_text for the precedence)."""
+    code = facts.get("exit_code")
+    if facts.get("timed_out"):
+        return _fact("walltime", "wrapper_timeout", "stopped by gpualert --timeout")
+    sched = _scheduler_fact(facts)
+    if log is not None and log.cls in ("walltime", "preempted"):
+        return log
+    if sched:
+        return sched
+    signals = facts.get("received_signals") or []
+    if signals and isinstance(signals, (list, tuple)):
+        return _fact("interrupted", "received_signal", "gpualert received " + ", ".join(map(str, signals)))
+    if code is None or code == 0:
+        return log or _SUCCESS  # on success only a final NaN loss is looked for
+    if _count(facts, "ecc_delta") > 0 and (log is None or log.cls != "gpu_hardware"):
+        return _fact("gpu_hardware", "ecc_counter", "uncorrected ECC errors +%d" % facts["ecc_delta"])
+    weak_log = log is None or log.cls in GENERIC_CLASSES or log.cls == "oom_killer"
+    if _count(facts, "oom_kill_delta") > 0 and weak_log:
+        return log if log is not None and log.cls == "oom_killer" else _fact(
+            "oom_killer", "cgroup_oom_kill", "cgroup oom_kill +%d" % facts["oom_kill_delta"])
+    sig = signal_of(code)
+    if sig is not None:
+        return _resolve_signal(sig, log, facts)
+    if log is not None:
+        return _check_weak_kill(log, facts)
+    return _fact("unknown", "exit_code", "exit code %s, no recognised cause in the log" % code,
+                 hint="Read the end of the log; the program exited with an error but printed no known cause.")
+
+
+def _noted_finding(facts, rules, first_line, success):
+    noted = [(n, t) for n, t in (facts.get("noted_lines") or []) if isinstance(n, int) and n < first_line]
+    if not noted or success:
+        return None
+    noted.sort()
+    lines = _prepare("\n".join(str(t).replace("\n", " ") for _, t in noted))
+    hit = _classify_lines(lines, rules, 1, False)
+    if hit is None:
+        return None
+    return hit._replace(line=noted[hit.line - 1][0])
+
+
+def classify_text(text, facts=None, rules=None, first_line=None):
+    """Classify a finished run from its log text (the tail) and the process facts.
+
+    Precedence: exec_error; the wrapper's --timeout; scheduler end-of-job lines in the log
+    and the scheduler's reason; signals gpualert received; then on a failed run the log's
+    decisive region (the last traceback and tracebacks just before it; after a handled
+    traceback or without one, the last REGION_TAIL_LINES useful lines), checked against
+    the exit signal, ECC and cgroup OOM counters. Exit 0 only looks for a final NaN loss.
+    first_line is the absolute number of the text's first line; by default it follows
+    from facts["total_lines"] (the text is the log's tail), else 1. Never raises.
+    """
+    facts = facts if isinstance(facts, dict) else {}
+    rules = RULES if rules is None else rules
+    try:
+        if facts.get("exec_error"):
+            return _fact("exec_failure", "exec_error", str(facts["exec_error"])[:200],
+                         hint="The command could not be started: check its name, PATH and permissions.")
+        success = facts.get("exit_code") == 0
+        text = text if isinstance(text, str) else _decode(text or b"")
+        text = text.replace("\x00", "")
+        if not isinstance(first_line, int):
+            first_line = _first_line_of_tail(text, facts.get("total_lines"))
+        raws = text.split("\n")
+        skip = _analysis_start(text, raws)
+        first_line += skip
+        log = _classify_lines(_prepare(text, raws[skip:]), rules, first_line, success)
+        if log is None or log.rule == "py_traceback":  # the window lost the evidence
+            log = _noted_finding(facts, rules, first_line, success) or log
+        return _resolve(log, facts)
+    except Exception as exc:  # a notifier must still notify: degrade to the facts alone
+        return _fallback(facts, exc)
+
+
+def _fallback(facts, exc):
+    try:
+        c = _resolve(None, facts)
+        return c._replace(detail="classifier error (%s); %s" % (exc, c.detail))
+    except Exception:
+        failed = facts.get("exit_code") not in (0, None)
+        return Classification("unknown" if failed else None, None, "classifier error: %s" % exc,
+                              None, "", "Read the end of the log." if failed else "")
+
+
+def _first_line_of_tail(text, total_lines):
+    if not isinstance(total_lines, int) or isinstance(total_lines, bool) or total_lines <= 0:
+        return 1
+    here = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    return max(1, total_lines - here + 1)
+
+
+def _decode(data):
+    return bytes(data).decode("utf-8", "replace")
+
+
+def count_newlines(f, stop, chunk=1 << 20):
+    """Count b'\\n' in the first stop bytes of the open binary file f (bounded memory)."""
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    f.seek(0)
+    total, left = 0, stop
+    while left > 0:
+        n = f.readinto(view[:min(chunk, left)])
+        if not n:
+            break
+        total += buf.count(b"\n", 0, n)
+        left -= n
+    return total
+
+
+def read_tail(path, max_bytes=MAX_LOG_BYTES, total_lines=None):
+    """(text, first_line) for the last max_bytes of path, starting at a line boundary."""
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        start = max(0, size - max_bytes)
+        f.seek(start)
+        data = f.read(max_bytes)
+        cut = data.find(b"\n") + 1 if start > 0 else 0
+        if start > 0 and cut == 0:
+            cut = 0  # one giant line: keep its end
+        data = data[cut:]
+        if isinstance(total_lines, int) and total_lines > 0:
+            lines_here = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            first = max(1, total_lines - lines_here + 1)
+        elif start > 0:
+            first = count_newlines(f, start) + (1 if cut else 0) + 1
+        else:
+            first = 1
+    return _decode(data), first
+
+
+def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
+    """Classify the log file at path (its tail). Raises OSError only if it cannot be read."""
+    facts = facts if isinstance(facts, dict) else {}
+    text, first = read_tail(path, max_bytes or MAX_LOG_BYTES, facts.get("total_lines"))
+    return classify_text(text, facts, first_line=first)
+
+
+# ==== CLI: classify ====
+
+def _format_plain(path, c):
+    if c.cls is None:
+        return "%s: success (no failure evidence)" % path
+    where = " line %d" % c.line if c.line else ""
+    out = "%s: %s [%s]%s: %s" % (path, c.cls, c.rule, where, c.detail)
+    if c.evidence:
+        out += "\n    > " + c.evidence
+    return out + "\n    hint: " + c.remediation
+
+
+def cmd_classify(args):
+    """`gpualert classify LOG...`: classify finished logs offline. 0 if all read, else 2."""
+    import json
+    facts = {}
+    if getattr(args, "exit_code", None) is not None:
+        facts["exit_code"] = args.exit_code
+    status = 0
+    for path in args.logs:
+        try:
+            c = classify_log(path, dict(facts))
+        except (OSError, IOError) as exc:
+            why = getattr(exc, "strerror", None) or exc
+            sys.stderr.write("gpualert: error: cannot read %s: %s\n" % (path, why))
+            status = 2
+            continue
+        if getattr(args, "json", False):
+            print(json.dumps({"path": path, "class": c.cls, "detail": c.detail, "line": c.line,
+                              "evidence": c.evidence, "remediation": c.remediation}))
+        else:
+            print(_format_plain(path, c))
+    return status
 # <<< part: classify
 
 # >>> part: notify
@@ -377,18 +1331,6 @@ def _format_size(n):
         value /= 1024.0
 
 
-def _format_duration(seconds):
-    """12m, 2h13m, 45s; None -> '?'."""
-    if seconds is None:
-        return "?"
-    s = int(max(0, seconds))
-    if s < 60:
-        return "%ds" % s
-    if s < 3600:
-        return "%dm" % (s // 60)
-    return "%dh%02dm" % (s // 3600, (s % 3600) // 60)
-
-
 def _format_time(epoch):
     if not epoch:
         return "-"
@@ -421,22 +1363,15 @@ def _exit_brief(result):
 
 
 def _job_label(sched):
-    """'4242_7' for an array task, else the job id, else ''."""
+    """'4242_7' for an array task, else the job id (detect_scheduler made it), else ''."""
     sched = sched or {}
-    if sched.get("array_job_id") and sched.get("array_task_id") not in (None, ""):
-        return _clean("%s_%s" % (sched["array_job_id"], sched["array_task_id"]), 40)
-    return _clean(sched.get("job_id"), 40)
+    return _clean(sched.get("label") or sched.get("job_id"), 40)
 
 
 def _hostname():
     import socket
     name = re.sub(r"[^A-Za-z0-9.-]", "", socket.gethostname() or "")
     return name or "localhost"
-
-
-def _shell_command(argv):
-    import shlex
-    return _clean(" ".join(shlex.quote(str(a)) for a in (argv or [])), 2000)
 
 
 # ==== Artifacts ====
@@ -773,7 +1708,7 @@ def render_subject(result):
     cls = _clean(_classification(result).cls, 40).replace(" ", "_")
     head = "[gpualert] %s%s:" % (status, " " + cls if cls else "")
     where = "%s on %s" % (_clean(result.name, 60) or "job", _clean(result.host, 40) or "?")
-    extra = [_exit_brief(result), _format_duration(_duration_s(result))]
+    extra = [_exit_brief(result), format_duration(_duration_s(result))]
     job = _job_label(result.scheduler)
     if job:
         extra.append("job " + job)
@@ -793,10 +1728,10 @@ def _summary_rows(result):
         rows.append(("Evidence", ("line %s: " % c.line if c.line else "") + str(c.evidence)))
     if c.remediation:
         rows.append(("Remedy", c.remediation))
-    rows += [("Command", _shell_command(result.argv)), ("Host", result.host),
+    rows += [("Command", _clean(quote_argv(result.argv or []), 2000)), ("Host", result.host),
              ("Directory", result.cwd), ("Started", _format_time(result.start)),
              ("Ended", _format_time(result.end) if result.end else "(still running)"),
-             ("Duration", _format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
+             ("Duration", format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
     rows += _resource_rows(result.rusage or {}) + _scheduler_rows(result.scheduler or {})
     rows.append(("Log", result.log_path or "(none)"))
     if result.run_dir:
@@ -825,7 +1760,7 @@ def _resource_rows(rusage):
     if "utime_s" in rusage or "stime_s" in rusage:
         user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
         rows.append(("CPU time", "user %.1f s, system %.1f s (%s in all)" % (
-            user, system, _format_duration(user + system))))
+            user, system, format_duration(user + system))))
     return rows
 
 
@@ -1211,6 +2146,7 @@ def _envelope(data, cfg):
 def _send_smtp_bounded(data, cfg, deadline):
     """Run the SMTP session in a daemon thread and give up at the deadline (getaddrinfo and a
     mute relay cannot be interrupted otherwise); the abandoned socket is shut down."""
+    import threading
     state = {"stage": "connect (DNS/TCP/greeting)", "conn": None, "result": None, "cancelled": False}
     worker = threading.Thread(target=_smtp_worker, args=(data, cfg, deadline, state),
                               name="gpualert-smtp")
@@ -1373,6 +2309,7 @@ def _text(value):
 # ---- sendmail ----
 
 def _send_sendmail(data, path, deadline):
+    import subprocess
     argv = [path, "-t", "-oi"]
     try:  # own session: at the deadline the whole group is killed, helpers included
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -1665,6 +2602,7 @@ STATUS_SEVERITY = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED",
 def run_command(argv, timeout=CMD_TIMEOUT_S):
     """Run argv with a time bound; (returncode, stdout text), or None if it could not run
     or did not finish in time (then its whole session is killed)."""
+    import subprocess
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, close_fds=True,
@@ -1680,6 +2618,7 @@ def run_command(argv, timeout=CMD_TIMEOUT_S):
 
 
 def _kill_session(proc):
+    import subprocess
     import signal
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -2267,6 +3206,7 @@ class GpuSampler(object):
     end only), and at stop(). Never blocks the caller beyond one bounded query."""
 
     def __init__(self, interval=60, timeout=GPU_TIMEOUT_S, run=None, clock=time.time):
+        import threading
         self.interval = float(interval or 0)
         self.timeout = timeout
         self.run = run
@@ -2281,6 +3221,7 @@ class GpuSampler(object):
         self._thread = None
 
     def start(self):
+        import threading
         self._thread = threading.Thread(target=self._loop, name="gpualert-gpu", daemon=True)
         self._thread.start()
         return self
@@ -2755,7 +3696,7 @@ class RunLog(object):
     def record(self, title, fields, sync=True):
         """A delimited block of `key: value` lines, so readers can tell it from output."""
         lines = ["%s %s ===" % (HEADER_MARK, title)]
-        lines += ["%s: %s" % (k, _one_line(v)) for k, v in fields if v not in (None, "", [])]
+        lines += ["%s: %s" % (k, _clean(v)) for k, v in fields if v not in (None, "", [])]
         data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
         self.write(data)
         self.lines += len(lines)
@@ -2773,10 +3714,6 @@ class RunLog(object):
             os.close(self.fd)
         except OSError:
             pass
-
-
-def _one_line(value):
-    return re.sub(r"[\r\n]+", " ", str(value))
 
 
 def make_run_dir(log_dir, name, host, scheduler, rank, start):

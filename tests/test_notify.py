@@ -108,7 +108,7 @@ def test_subject_forms(tmp_path):
                     end=r.start + 12 * HOUR,
                     classification=N.Classification("walltime", None, None, None, None, None),
                     scheduler={"kind": "slurm", "job_id": "4249", "array_job_id": "4242",
-                               "array_task_id": "7"})
+                               "array_task_id": "7", "label": "4242_7"})
     assert N.render_subject(to) == \
         "[gpualert] TIMEOUT walltime: train.py on gpu041 (SIGTERM, 12h00m, job 4242_7)"
     stalled = r._replace(status="STALLED", end=None, exit_code=None, start=time.time() - HOUR,

@@ -1,0 +1,396 @@
+"""Tests of the failure classifier (parts/classify.py, later the Rules section of gpualert.py)."""
+import io
+import json
+import os
+import pathlib
+import random
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import load_gpualert  # noqa: E402
+
+ga = load_gpualert()
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+TB = "Traceback (most recent call last):"
+
+
+def tb(exc, *extra, prefix=""):
+    lines = [TB, '  File "/home/u/train.py", line 41, in <module>', "    main()",
+             '  File "/home/u/train.py", line 30, in main', "    step(batch)", exc] + list(extra)
+    return "\n".join(prefix + l for l in lines)
+
+
+def training(n=50, prefix=""):
+    return "\n".join("%sepoch 0 step %d loss=%.3f lr=1e-4" % (prefix, i, 3.0 - i * 0.01) for i in range(n))
+
+
+def classify(text, **facts):
+    facts.setdefault("exit_code", 1)
+    return ga.classify_text(text, facts)
+
+
+class Namespace(object):
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class TestRuleTable(unittest.TestCase):
+    def test_every_rule_has_a_fixture_and_every_fixture_a_rule(self):
+        ids = [r.rule_id for r in ga.RULES]
+        files = sorted(p.stem for p in FIXTURES.glob("*.log"))
+        self.assertEqual(sorted(ids), files)
+
+    def test_each_fixture_classifies_as_its_rule(self):
+        for path in sorted(FIXTURES.glob("*.log")):
+            with self.subTest(rule=path.stem):
+                c = ga.classify_log(str(path), {"exit_code": 1})
+                self.assertEqual(c.rule, path.stem, c)
+                rule = [r for r in ga.RULES if r.rule_id == path.stem][0]
+                self.assertEqual(c.cls, rule.cls)
+                self.assertIsInstance(c.line, int)
+                self.assertTrue(c.evidence and c.detail and c.remediation)
+                self.assertLessEqual(len(c.evidence), 300)
+
+    def test_classes_are_the_interface(self):
+        self.assertEqual(len(ga.CLASS_IDS), 23)
+        self.assertTrue(set(r.cls for r in ga.RULES) <= set(ga.CLASS_IDS))
+
+    def test_compile_rules_rejects_bad_rows(self):
+        good = ("x_rule", "nccl", r"NCCL", "", "hint")
+        ga.compile_rules((good,))
+        bad_rows = [
+            (good, good),                                            # duplicate id
+            (("Bad-Id", "nccl", r"x", "", "h"),),                    # malformed id
+            (("x_rule", "no_such_class", r"x", "", "h"),),           # unknown class
+            (("x_rule", "nccl", r"(", "", "h"),),                    # bad pattern
+            (("x_rule", "nccl", r"x?", "", "h"),),                   # catch-all
+            (("x_rule", "nccl", r"x", "{nope}", "h"),),              # unknown group
+            (("x_rule", "nccl", r"x", "", ""),),                     # no hint
+        ]
+        for rows in bad_rows:
+            with self.subTest(rows=rows):
+                with self.assertRaises(Exception):
+                    ga.compile_rules(rows)
+
+
+class TestFacts(unittest.TestCase):
+    def test_exec_error(self):
+        c = ga.classify_text("", {"exit_code": None, "exec_error": "No such file or directory: 'pyhton'"})
+        self.assertEqual((c.cls, c.rule), ("exec_failure", "exec_error"))
+
+    def test_wrapper_timeout_and_scheduler(self):
+        self.assertEqual(classify(tb("ValueError: x"), exit_code=-15, timed_out=True).cls, "walltime")
+        self.assertEqual(classify("", exit_code=-15, scheduler_reason="preempted").cls, "preempted")
+        self.assertEqual(classify("", exit_code=-15, scheduler_reason="walltime").cls, "walltime")
+        self.assertEqual(classify("", exit_code=-15, scheduler_reason="cancelled").cls, "interrupted")
+
+    def test_received_signal_is_interrupted_unless_scheduler_says_more(self):
+        c = classify(tb("KeyError: 'a'"), exit_code=-2, received_signals=["SIGINT"])
+        self.assertEqual(c.cls, "interrupted")
+        log = "slurmstepd: error: *** JOB 7 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"
+        self.assertEqual(classify(log, exit_code=-15, received_signals=["SIGTERM"]).cls, "walltime")
+
+    def test_signals(self):
+        self.assertEqual(classify("", exit_code=-11).cls, "segfault")
+        for code in (-6, -7, -4):
+            self.assertEqual(classify("", exit_code=code).cls, "native_abort")
+        self.assertEqual(classify("", exit_code=139).cls, "segfault")  # a shell's 128+11
+        self.assertEqual(classify("", exit_code=-15).cls, "interrupted")
+
+    def test_abort_with_a_specific_cause_keeps_it(self):
+        log = "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc"
+        self.assertEqual(classify(log, exit_code=-6).cls, "ram_oom")
+        log = ("terminate called after throwing an instance of 'c10::Error'\n"
+               "  what():  CUDA error: an illegal memory access was encountered")
+        self.assertEqual(classify(log, exit_code=-6).cls, "cuda_runtime")
+
+    def test_signal_beats_an_unrelated_python_error(self):
+        log = tb("FileNotFoundError: [Errno 2] No such file or directory: 'x'") + "\n" + training(5)
+        self.assertEqual(classify(log, exit_code=-11).cls, "segfault")
+
+    def test_sigkill_policy(self):
+        self.assertEqual(classify("", exit_code=-9, oom_kill_delta=2).rule, "cgroup_oom_kill")
+        self.assertEqual(classify("", exit_code=-9, oom_kill_delta=0).cls, "unknown")
+        self.assertEqual(classify("", exit_code=-9).rule, "sigkill_assumed_oom")
+        self.assertEqual(classify("", exit_code=137).cls, "oom_killer")
+        killed = training(3) + "\nKilled"
+        self.assertEqual(classify(killed, exit_code=-9).rule, "shell_killed")
+        self.assertEqual(classify(killed, exit_code=137, oom_kill_delta=0).cls, "unknown")
+        self.assertEqual(classify(tb("ValueError: bad"), exit_code=1, oom_kill_delta=1).cls, "oom_killer")
+
+    def test_ecc_counter(self):
+        c = classify(tb("RuntimeError: CUDA error: unknown error"), ecc_delta=1)
+        self.assertEqual((c.cls, c.rule), ("gpu_hardware", "ecc_counter"))
+
+    def test_success(self):
+        self.assertIsNone(classify(training(), exit_code=0).cls)
+        self.assertIsNone(classify(tb("ValueError: caught and logged") + "\n" + training(), exit_code=0).cls)
+        self.assertIsNone(classify("", exit_code=None).cls)
+
+    def test_success_with_final_nan_is_nan_loss(self):
+        log = training(20) + "\nepoch 0 step 20 loss=nan lr=1e-4\nepoch 0 step 21 loss=nan lr=1e-4\nDone."
+        self.assertEqual(classify(log, exit_code=0).cls, "nan_loss")
+
+    def test_nan_blip_that_recovered_is_not_nan_loss(self):
+        log = training(20) + "\nepoch 0 step 20 loss=nan lr=1e-4\n" + training(20)
+        self.assertIsNone(classify(log, exit_code=0).cls)
+        self.assertEqual(classify(log + "\n" + tb("KeyError: 'x'"), exit_code=1).cls, "traceback")
+
+    def test_failure_without_evidence_is_unknown(self):
+        c = classify(training(), exit_code=3)
+        self.assertEqual((c.cls, c.rule), ("unknown", "exit_code"))
+
+    def test_line_numbers_follow_total_lines(self):
+        text = training(10) + "\n" + tb("ZeroDivisionError: division by zero") + "\n"
+        c = ga.classify_text(text, {"exit_code": 1, "total_lines": 1000})
+        self.assertEqual(c.line, 1000)
+        self.assertEqual(ga.classify_text(text, {"exit_code": 1}).line, 16)
+
+    def test_odd_fact_values_do_not_raise(self):
+        odd = {"exit_code": 1, "oom_kill_delta": None, "ecc_delta": "3", "received_signals": "SIGINT",
+               "total_lines": "many", "noted_lines": None, "scheduler_reason": 7}
+        c = ga.classify_text(tb("KeyError: 'x'"), odd)
+        self.assertEqual(c.cls, "traceback")
+        self.assertNotIn("classifier error", c.detail)
+
+    def test_noted_lines_outside_the_window(self):
+        facts = {"exit_code": 1, "noted_lines": [(12, "torch.OutOfMemoryError: CUDA out of memory. Tried to"
+                                                      " allocate 2.00 GiB")]}
+        c = ga.classify_text(training(10), facts, first_line=5000)
+        self.assertEqual((c.cls, c.line), ("cuda_oom", 12))
+
+
+class TestDecisiveRegion(unittest.TestCase):
+    def test_healthy_nccl_info_and_warn_do_not_fire(self):
+        log = ("n1:1:1 [0] NCCL INFO Bootstrap : Using ib0\nn1:1:2 [0] NCCL WARN NET/IB : No device found.\n"
+               "n1:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n" + training() + "\n"
+               + tb("ValueError: bad config"))
+        c = classify(log)
+        self.assertEqual((c.cls, c.detail), ("traceback", "ValueError: bad config"))
+
+    def test_warnings_do_not_fire(self):
+        log = ("/x/y.py:1: UserWarning: CUDA out of memory while probing; retrying with a smaller chunk\n"
+               "  warnings.warn(\n/x/z.py:2: FutureWarning: No module named 'apex' is deprecated\n"
+               "[W ProcessGroupNCCL.cpp:1168] Warning: process group has NOT been destroyed\n" + training())
+        self.assertEqual(classify(log, exit_code=2).cls, "unknown")
+
+    def test_tqdm_and_ansi(self):
+        bar = "\r".join("\x1b[32m%d%%|###| %d/10\x1b[0m" % (k * 10, k) for k in range(11))
+        log = bar + "\n" + tb("\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00"
+                              " MiB\x1b[0m")
+        c = classify(log)
+        self.assertEqual((c.cls, c.detail), ("cuda_oom", "tried to allocate 20.00 MiB"))
+        self.assertNotIn("\x1b", c.evidence)
+
+    def test_metric_names_are_not_errors(self):
+        log = training() + "\n[eval] val_error=0.12 top1_err=0.3 error_rate=0.1\nTraining failed to converge"
+        self.assertEqual(classify(log, exit_code=1).cls, "unknown")
+
+    def test_exception_caught_early_and_a_different_one_later(self):
+        early = tb("FileNotFoundError: [Errno 2] No such file or directory: 'wandb/settings'")
+        log = early + "\ncontinuing without wandb\n" + training(200) + "\n" + tb("ZeroDivisionError:"
+                                                                                 " division by zero")
+        self.assertEqual(classify(log).cls, "div_zero")
+
+    def test_summaries_after_the_fatal_traceback_do_not_hide_it(self):
+        wandb = ("wandb: Waiting for W&B process to finish... (failed 1).\nwandb: Run history:\n"
+                 "wandb: train/loss \u2587\u2585\u2583\u2582\u2581\nwandb: Run summary:\nwandb: train/loss 0.2345\n"
+                 "wandb:   val/loss 0.3012\nwandb: Synced 5 W&B file(s)")
+        epilogue = "\n".join("  %-20s: value %d" % ("Field%d" % i, i) for i in range(200))
+        log = training() + "\n" + tb("ZeroDivisionError: division by zero") + "\n" + wandb + "\n" + epilogue
+        self.assertEqual(classify(log).cls, "div_zero")
+
+    def test_handled_warning_traceback_is_ignored(self):
+        log = ("WARNING: failed to load optional plugin 'apex':\n" + tb("ModuleNotFoundError: No module"
+                                                                        " named 'apex'")
+               + "\n" + training(5) + "\n" + tb("AssertionError: shapes differ"))
+        self.assertEqual(classify(log).cls, "assertion")
+
+    def test_nccl_warn_just_before_a_fatal_traceback_still_counts(self):
+        log = (training(5, "[rank1]:") + "\n[rank1]: n1:1:2 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: "
+               "Connect to 10.0.0.2<4312> failed : Software caused connection abort\n"
+               + tb("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+                    "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5", prefix="[rank1]:"))
+        c = classify(log)
+        self.assertEqual((c.cls, c.rule), ("nccl", "nccl_error"))
+
+    def test_rank_prefixes(self):
+        for prefix in ("[rank3]:", "3: ", "[default3]:"):
+            with self.subTest(prefix=prefix):
+                log = training(5, prefix) + "\n" + tb("ZeroDivisionError: float division by zero",
+                                                        prefix=prefix)
+                c = classify(log)
+                self.assertEqual(c.cls, "div_zero")
+                self.assertTrue(c.evidence.startswith(prefix))
+
+    def test_child_failed_summary_is_not_the_cause(self):
+        text = (FIXTURES / "device_mismatch.log").read_text()
+        c = classify(text)
+        self.assertEqual(c.cls, "device_mismatch")
+        generic = text.replace("RuntimeError: Expected all tensors to be on the same device, but found at"
+                               " least two "
+                               "devices, cuda:0 and cpu!", "ValueError: bad label 7")
+        c = classify(generic)
+        self.assertEqual((c.cls, c.detail), ("traceback", "ValueError: bad label 7"))
+        self.assertIn("[rank0]:", c.evidence)
+
+    def test_terminate_called_with_cuda_error(self):
+        log = (training() + "\nterminate called after throwing an instance of 'c10::Error'\n"
+               "  what():  CUDA error: an illegal memory access was encountered\n"
+               "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43")
+        c = classify(log, exit_code=-6)
+        self.assertEqual((c.cls, c.detail), ("cuda_runtime", "CUDA error: an illegal memory access was"
+                                                             " encountered"))
+
+    def test_scheduler_epilogue_after_a_traceback(self):
+        log = (tb("RuntimeError: NCCL communicator was aborted on rank 1.")
+               + "\nslurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2024-01-01T00:00:00 "
+                 "DUE TO TIME LIMIT ***")
+        self.assertEqual(classify(log, exit_code=-15).cls, "walltime")
+        log = log.replace("TIME LIMIT", "PREEMPTION")
+        self.assertEqual(classify(log, exit_code=-15).cls, "preempted")
+
+    def test_chained_exception_root_cause(self):
+        log = (tb("FileNotFoundError: [Errno 2] No such file or directory: 'ckpt.pt'")
+               + "\n\nThe above exception was the direct cause of the following exception:\n\n"
+               + tb("RuntimeError: failed to resume"))
+        self.assertEqual(classify(log).cls, "file_not_found")
+        log = (tb("KeyError: 'lr'") + "\n\nDuring handling of the above exception, another exception"
+                                      " occurred:\n\n"
+               + tb("RuntimeError: bad optimizer config"))
+        c = classify(log)
+        self.assertEqual((c.cls, c.detail), ("traceback", "KeyError: 'lr'"))
+
+    def test_multi_rank_root_cause_beats_consequences(self):
+        log = (training(20) + "\n" + tb("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00"
+                                        " GiB",
+                                         prefix="[rank1]:")
+               + "\n[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation"
+                 " timeout: "
+                 "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for"
+                 " 600123 "
+                 "milliseconds before timing out.\n"
+               + tb("torch.distributed.DistBackendError: watchdog", prefix="[rank0]:"))
+        self.assertEqual(classify(log).cls, "cuda_oom")
+
+    def test_nccl_watchdog_detail(self):
+        c = ga.classify_log(str(FIXTURES / "nccl_watchdog.log"), {"exit_code": 1})
+        self.assertEqual(c.detail, "watchdog timeout, ALLREDUCE, 600000 ms")
+
+    def test_exception_ignored_at_shutdown(self):
+        log = (tb("ZeroDivisionError: division by zero") + "\nException ignored in: <function"
+                                                           " _MultiProcessingDataLoaderIter.__del__>\n"
+               + tb("RuntimeError: DataLoader worker (pid 7) is killed by signal: Killed."))
+        self.assertEqual(classify(log).cls, "div_zero")
+
+
+class TestLineNumbers(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.tmp.name, "run.log")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_absolute_line_number_beyond_the_window(self):
+        with open(self.path, "w") as f:
+            for i in range(20000):
+                f.write("epoch 0 step %d loss=1.0\n" % i)
+            f.write(tb("ZeroDivisionError: division by zero") + "\n")
+        c = ga.classify_log(self.path, {"exit_code": 1}, max_bytes=4096)
+        self.assertEqual(c.line, 20000 + 6)
+        c = ga.classify_log(self.path, {"exit_code": 1, "total_lines": 20006}, max_bytes=4096)
+        self.assertEqual(c.line, 20006)
+
+    def test_large_sparse_log_is_bounded(self):
+        with open(self.path, "wb") as f:
+            f.truncate(200 * 1024 * 1024)  # 200 MB of holes: no newlines, reads cost nothing on disk
+            f.seek(0, 2)
+            oom = tb("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB")
+            f.write(b"\n" + oom.encode() + b"\n")
+        t0 = time.time()
+        c = ga.classify_log(self.path, {"exit_code": 1})
+        self.assertEqual(c.cls, "cuda_oom")
+        self.assertEqual(c.line, 7)
+        self.assertLess(time.time() - t0, 5.0)
+
+
+class TestRobustness(unittest.TestCase):
+    def test_never_raises_on_garbage(self):
+        rng = random.Random(7)
+        for i in range(200):
+            data = bytes(rng.randrange(256) for _ in range(rng.randrange(2000)))
+            for code in (0, 1, -9, -11, None):
+                c = ga.classify_text(data.decode("latin-1"), {"exit_code": code})
+                self.assertTrue(c.cls is None or c.cls in ga.CLASS_IDS)
+                self.assertNotIn("classifier error", c.detail or "")  # no bug hidden by the guard
+        garbage = "\x00" * 1000 + "Traceback\x00 (most recent call last):\n\udcff\x00"
+        ga.classify_text(garbage, {"exit_code": 1})
+        ga.classify_text(None, None)
+        ga.classify_text("x", {"exit_code": "weird", "noted_lines": [("a", None), (3,)]})
+
+    def test_invalid_utf8_and_a_50mb_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "big.log")
+            with open(path, "wb") as f:
+                f.write(b"\xff\xfe\x00bad\n" + b"\x1b[31m" + b"A\r" * (25 * 1024 * 1024))  # 50 MB, no newline
+            c = ga.classify_log(path, {"exit_code": 1})
+            self.assertEqual(c.cls, "unknown")
+        c = ga.classify_text("B" * (50 * 1024 * 1024), {"exit_code": 1})
+        self.assertEqual(c.cls, "unknown")
+
+
+class TestCleanLine(unittest.TestCase):
+    def test_ansi_and_carriage_returns(self):
+        self.assertEqual(ga.clean_line("\x1b[1;31mError\x1b[0m"), "Error")
+        self.assertEqual(ga.clean_line(" 10%|#  |\r 50%|#####|\r100%|##########|"), "100%|##########|")
+        self.assertEqual(ga.clean_line("abcdef\rXY"), "XYcdef")
+        self.assertEqual(ga.clean_line("long old text\r\x1b[2Knew"), "new")
+        self.assertEqual(ga.clean_line("line\r"), "line")
+        self.assertEqual(ga.clean_line("a\x00b\x07c\tz"), "abc\tz")
+        self.assertEqual(ga.clean_line("\x1b]0;title\x07plain"), "plain")
+
+
+class TestCmdClassify(unittest.TestCase):
+    def run_cmd(self, **kw):
+        out, err = io.StringIO(), io.StringIO()
+        old = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = out, err
+        try:
+            rc = ga.cmd_classify(Namespace(**kw))
+        finally:
+            sys.stdout, sys.stderr = old
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_json_shape(self):
+        path = str(FIXTURES / "cuda_oom.log")
+        rc, out, err = self.run_cmd(logs=[path], exit_code=1, json=True)
+        self.assertEqual(rc, 0)
+        row = json.loads(out.strip())
+        self.assertEqual(set(row), {"path", "class", "detail", "line", "evidence", "remediation"})
+        self.assertEqual((row["path"], row["class"]), (path, "cuda_oom"))
+
+    def test_unreadable_path_returns_2_after_the_others(self):
+        good = str(FIXTURES / "segfault.log")
+        rc, out, err = self.run_cmd(logs=["/nonexistent/x.log", good], exit_code=None, json=False)
+        self.assertEqual(rc, 2)
+        self.assertIn("segfault", out)
+        self.assertTrue(err.startswith("gpualert: error: "), err)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+
+    def test_success_plain(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            f.write(training())
+        try:
+            rc, out, err = self.run_cmd(logs=[f.name], exit_code=0, json=False)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(rc, 0)
+        self.assertIn("success", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
