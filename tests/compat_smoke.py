@@ -56,12 +56,29 @@ def check(python, tmp):
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     if proc.returncode != 0 or b'"class": "traceback"' not in proc.stdout:
         problems.append("classify: exit %s, output %r" % (proc.returncode, proc.stdout[-300:]))
+    problems += check_delivery(python, tmp, env)
     killed = [python, SCRIPT, "--quiet", "--notify", "never", "--log-dir", os.path.join(tmp, "k"),
               "--", python, "-c", "import os; os.kill(os.getpid(), 9)"]
     code = subprocess.call(killed, env=env, timeout=60)
     if code != 137:
         problems.append("SIGKILL'd child: exit %s, wanted 137" % code)
     return problems
+
+
+def check_delivery(python, tmp, env):
+    """Build the MIME message and hand it to a sendmail stand-in (a real executable)."""
+    fake = os.path.join(tmp, "sendmail")
+    received = os.path.join(tmp, "received.eml")
+    with open(fake, "w") as handle:
+        handle.write("#!/bin/sh\ncat > %s\n" % received)
+    os.chmod(fake, 0o755)
+    argv = [python, SCRIPT, "--quiet", "--sendmail", fake, "--to", "me@example.org",
+            "--log-dir", os.path.join(tmp, "d"), "--", python, "-c", "raise SystemExit(4)"]
+    code = subprocess.call(argv, env=env, timeout=60)
+    text = open(received, "rb").read() if os.path.exists(received) else b""
+    if code != 4 or b"Subject: [gpualert] FAILED" not in text:
+        return ["sendmail delivery: exit %s, message %r" % (code, text[:200])]
+    return []
 
 
 def main():
