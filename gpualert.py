@@ -60,12 +60,13 @@ EXIT_INTERNAL = 125
 EXIT_NOT_EXECUTABLE = 126
 EXIT_NOT_FOUND = 127
 
-GRACE_S = 15.0  # after SIGTERM, before SIGKILL; below Slurm's default KillWait of 30 s
-TERM_BUDGET_S = 27.0  # everything after a scheduler's SIGTERM must end before its SIGKILL (30 s)
+GRACE_S = 15.0  # after SIGTERM, before SIGKILL; at most half the scheduler's kill wait
+KILL_MARGIN_S = 2.0  # the message is delivered or in the outbox this long before SIGKILL
 READ_CHUNK_BYTES = 65536
 TAIL_BYTES = 1024 * 1024  # output kept in memory for the classifier and the message
 TAIL_LINES = 60
 NOTED_LINES_MAX = 200
+NOTED_PER_CHUNK_MAX = 20  # bounds the work on a chunk full of markers
 DRAIN_AFTER_EXIT_S = 2.0  # grandchildren may hold the pipes open after the child exits
 POLL_S = 0.1
 END_REASON_WAIT_S = 5.0  # for the scheduler's answer about a SIGTERM
@@ -86,7 +87,7 @@ RUN_OPTIONS = (
     ("--to", "to", "list", "ADDR", "recipient, repeatable (default: the local user)"),
     ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
     ("--name", "name", "str", "NAME", "job name in the subject (default: the script)"),
-    ("--notify", "notify", "choice:always|failure|never", "WHEN", "when to send (always)"),
+    ("--notify", "notify", "choice:always|failure|never", "WHEN", "always (default), failure or never"),
     ("--log-dir", "log_dir", "path", "DIR", "where run directories go"),
     ("--artifacts", "artifacts", "list", "GLOB", "files to attach, repeatable"),
     ("--budget", "budget", "size", "SIZE", "largest message, e.g. 10M (default)"),
@@ -94,7 +95,7 @@ RUN_OPTIONS = (
     ("--grace", "grace", "duration", "DURATION", "SIGTERM to SIGKILL delay (15s)"),
     ("--smtp", "smtp", "str", "HOST[:PORT]", "SMTP relay"),
     ("--smtp-user", "smtp_user", "str", "USER", "SMTP login (password: env/config)"),
-    ("--smtp-tls", "smtp_tls", "choice:starttls|ssl|none", "MODE", "TLS mode"),
+    ("--smtp-tls", "smtp_tls", "choice:starttls|ssl|none", "MODE", "starttls, ssl or none (default: STARTTLS if offered)"),
     ("--smtp-timeout", "smtp_timeout", "seconds", "SECONDS", "bound on delivery (30)"),
     ("--sendmail", "sendmail", "optpath", "[PATH]", "deliver with sendmail -t -oi"),
     ("--outbox", "outbox", "path", "DIR", "where undelivered messages wait"),
@@ -2569,6 +2570,9 @@ def cmd_test_email(args, cfg):
 # `run=` with real-format output) with a short timeout, in its own session, so a hung
 # command and its children can be killed without touching the training job.
 
+# Scheduler defaults when they cannot be asked: Slurm KillWait, PBS kill_delay, LSF
+# JOB_TERMINATE_INTERVAL, SGE's notify time.
+KILL_WAIT_DEFAULT_S = {"slurm": 30.0, "pbs": 10.0, "lsf": 10.0, "sge": 10.0}
 CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
 END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
 WALLTIME_MARGIN_S = 180.0   # "near the limit": --signal and limit checks are ~60 s coarse
@@ -2598,6 +2602,17 @@ STATUS_SEVERITY = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED",
 
 
 # ---- running commands ----
+
+def read_kill_wait(sched, run=None):
+    """Seconds between the scheduler's SIGTERM and its SIGKILL (Slurm's KillWait)."""
+    kind = (sched or {}).get("kind")
+    if kind == "slurm":
+        answer = (run or run_command)(["scontrol", "show", "config"], CMD_TIMEOUT_S)
+        found = answer and re.search(r"^KillWait\s*=\s*(\d+)", answer[1], re.M)
+        if found:
+            return float(found.group(1))
+    return KILL_WAIT_DEFAULT_S.get(kind, KILL_WAIT_DEFAULT_S["slurm"])
+
 
 def run_command(argv, timeout=CMD_TIMEOUT_S):
     """Run argv with a time bound; (returncode, stdout text), or None if it could not run
@@ -3819,8 +3834,8 @@ class ChildPump(object):
     sent to the child a second time; one sent to the wrapper alone is forwarded.
     """
 
-    def __init__(self, pid, fds, log, cfg, on_stall=None, on_signal=None):
-        self.pid, self.log, self.cfg = pid, log, cfg
+    def __init__(self, pid, fds, log, cfg, kill_wait=lambda: None, on_stall=None, on_signal=None):
+        self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
         self.fds = dict(fds)  # read fd -> our output fd
         self.tail = bytearray()
         self.noted = collections.deque(maxlen=NOTED_LINES_MAX)
@@ -3908,8 +3923,9 @@ class ChildPump(object):
         self.output_lines += data.count(b"\n")
 
     def _note(self, data, marker, first_line):
-        pos = data.find(marker)
-        while pos >= 0 and len(self.noted) < NOTED_LINES_MAX:
+        pos, budget = data.find(marker), NOTED_PER_CHUNK_MAX
+        while pos >= 0 and budget:  # the deque keeps the latest NOTED_LINES_MAX
+            budget -= 1
             start = data.rfind(b"\n", 0, pos) + 1
             end = data.find(b"\n", pos)
             end = len(data) if end < 0 else end
@@ -3934,7 +3950,9 @@ class ChildPump(object):
             _send(self.pid, info.si_signo)
         if name in ("SIGTERM", "SIGINT", "SIGHUP") and self.term_at is None:
             self.term_at = now
-            self.kill_at = now + float(self.cfg.get("grace") or GRACE_S)
+            grace = float(self.cfg.get("grace") or GRACE_S)
+            kill_wait = self.kill_wait()
+            self.kill_at = now + (min(grace, kill_wait / 2.0) if kill_wait else grace)
         if self.on_signal:
             self.on_signal(name, info)
 
@@ -4019,9 +4037,10 @@ def cmd_run(cli, cfg, sources, problems):
     end = time.time()
     log.record("command ended", footer_fields(child, start, end, log))
     status = exit_status_for(child.exit_code, child.exec_error)
-    bound = _post_exit_bound(cfg, child)
+    bound = _post_exit_bound(cfg, ctx, child)
+    ctx["deadline"] = time.time() + bound
     _run_bounded(lambda: _after_exit(argv, cfg, ctx, child, start, end), bound,
-                 "notification did not finish within %ds; the run itself is unaffected" % bound,
+                 "notification did not finish within %.0fs; the run itself is unaffected" % bound,
                  cfg["quiet"])
     log.close()
     return status
@@ -4076,7 +4095,8 @@ def _run_child(argv, cfg, ctx):
     ctx["sampler"] = _safely(lambda: _start_sampler(cfg), None)
     if ctx["scheduler"]:  # learned now, used if a SIGTERM comes: never delays the child
         ctx["time_limit"] = Background(lambda: read_time_limit(ctx["scheduler"]))
-    pump = ChildPump(pid, {out_r: 1, err_r: 2}, ctx["log"], cfg,
+        ctx["kill_wait"] = Background(lambda: read_kill_wait(ctx["scheduler"]))
+    pump = ChildPump(pid, {out_r: 1, err_r: 2}, ctx["log"], cfg, lambda: _kill_wait(ctx),
                      on_stall=lambda silent: _notify_early(ctx, cfg, "STALLED", silent),
                      on_signal=lambda name, info: _on_signal(ctx, cfg, name))
     ctx["pump"] = pump
@@ -4130,15 +4150,24 @@ class Background(object):
         return None if self._thread.is_alive() else self._value
 
 
-def _post_exit_bound(cfg, child):
+def _kill_wait(ctx):
+    """The scheduler's SIGTERM-to-SIGKILL delay, if this is a batch job (else None)."""
+    learned = ctx.get("kill_wait")
+    if not learned:
+        return None
+    return learned.result(0) or KILL_WAIT_DEFAULT_S.get(ctx["scheduler"].get("kind"), 30.0)
+
+
+def _post_exit_bound(cfg, ctx, child):
     """How long classification and delivery may take; before a scheduler's SIGKILL."""
     bound = float(cfg["smtp_timeout"]) + 10.0
     term = [t for name, t in child.signals if name in ("SIGTERM", "SIGINT", "SIGHUP")]
     if term:
-        left = TERM_BUDGET_S - (time.time() - term[0])
+        budget = (_kill_wait(ctx) or GRACE_S * 2) - KILL_MARGIN_S
+        left = budget - (time.time() - term[0])
         bound = max(2.0, min(bound, left))
         cfg["smtp_timeout"] = max(1.0, min(float(cfg["smtp_timeout"]), bound - 1.0))
-    return int(bound)
+    return bound
 
 
 def _run_bounded(work, seconds, warning, quiet):
@@ -4197,7 +4226,8 @@ def _facts_for(cfg, ctx, child, start):
     before = ctx.get("mem_before") or {}
     if before.get("oom_kill") is not None and mem_after.get("oom_kill") is not None:
         facts["oom_kill_delta"] = mem_after["oom_kill"] - before["oom_kill"]
-    reason = ctx["end_reason"].result(END_REASON_WAIT_S) if ctx.get("end_reason") else None
+    wait = min(END_REASON_WAIT_S, max(0.5, (ctx["deadline"] - time.time()) / 2.0))
+    reason = ctx["end_reason"].result(wait) if ctx.get("end_reason") else None
     if reason and reason[0]:
         facts["scheduler_reason"], facts["scheduler_evidence"] = reason[0], reason[1]
     sampler = ctx.get("sampler")

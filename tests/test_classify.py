@@ -1,4 +1,4 @@
-"""Tests of the failure classifier (parts/classify.py, later the Rules section of gpualert.py)."""
+"""Tests of the failure classifier (the Rules and Classification sections of gpualert.py)."""
 import io
 import json
 import os

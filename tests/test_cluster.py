@@ -5,7 +5,6 @@ Scheduler output below is real: scontrol text captured from the Slurm 22.05 that
 public sources (named beside each). External commands are injected through `run=`, or
 are small real executables on PATH (a fake nvidia-smi that answers, and one that hangs).
 """
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,20 +14,13 @@ import time
 
 import pytest
 
+from _load import load_gpualert
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _load_cluster():
-    """parts/cluster.py while the parts are separate; gpualert.py once spliced."""
-    part = os.path.join(ROOT, "parts", "cluster.py")
-    path = part if os.path.exists(part) else os.path.join(ROOT, "gpualert.py")
-    spec = importlib.util.spec_from_file_location("gpualert_cluster_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, path
-
-
-cluster, CLUSTER_PATH = _load_cluster()
+cluster = load_gpualert()
+CLUSTER_PATH = str(cluster.__file__)
 
 # Captured from Slurm 22.05.8 (Debian 12) set up by .ci/slurm-setup.sh: `scontrol show job [-o] ID`.
 # TERM_*: what the job itself saw right after the SIGTERM (time limit, scancel, preemption).

@@ -1,14 +1,13 @@
 """The real gpualert.py in a subprocess against real SMTP servers (fixtures in conftest.py)."""
 import email
 import email.policy
-import json
 import os
 import subprocess
 
 import pytest
 
 from conftest import SMTP_PASSWORD, SMTP_USER
-from wrapper_helpers import child, isolated_env, log_text, outbox_messages, run_gpualert, run_json
+from wrapper_helpers import child, isolated_env, outbox_messages, run_gpualert, run_json
 
 
 def base(tmp):

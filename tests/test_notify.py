@@ -1,13 +1,10 @@
-"""Tests of the notify part: budget, rendering, message, delivery against real servers, outbox.
+"""Tests of the message and delivery: budget, rendering, delivery against real servers, outbox.
 
-Loads gpualert.py when it defines the whole notify part (build_message and plan_attachments:
-after the splice; the lead's stub of build_message alone does not count), else parts/notify.py,
-so the same tests cover the spliced file. Fixtures: tests/conftest.py.
+Calls gpualert.py's functions directly (loaded by path). Fixtures: tests/conftest.py.
 """
 import email
 import email.policy
 import gzip
-import importlib.util
 import io
 import os
 import pathlib
@@ -20,27 +17,14 @@ import zipfile
 
 import pytest
 
+from _load import load_gpualert
 from conftest import SMTP_PASSWORD, SMTP_USER
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SLACK_S = 1.5  # allowed overshoot of smtp_timeout (thread join + teardown)
 
 
-def _load():
-    script = ROOT / "gpualert.py"
-    text = script.read_text(errors="replace") if script.exists() else ""
-    if "def build_message" in text and "def plan_attachments" in text:
-        path, name = script, "gpualert"
-    else:
-        path, name = ROOT / "parts" / "notify.py", "gpualert_notify"
-    spec = importlib.util.spec_from_file_location(name, str(path))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-N = _load()
+N = load_gpualert()
 HOUR = 3600.0
 
 

@@ -27,8 +27,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "gpualert.py")
-_PART = os.path.join(ROOT, "parts", "cluster.py")
-CLUSTER_PATH = _PART if os.path.exists(_PART) else SCRIPT
+CLUSTER_PATH = SCRIPT
 
 pytestmark = pytest.mark.skipif(shutil.which("sinfo") is None,
                                 reason="Slurm is not installed here (no sinfo); CI runs .ci/slurm-setup.sh")
@@ -132,18 +131,6 @@ class Probe(object):
                         what="job %s's SIGTERM record" % self.job_id)
 
 
-def _runner_ready():
-    """The end-to-end test needs gpualert.py with the cluster part spliced in."""
-    try:
-        gpualert = _load(SCRIPT, "gpualert_capability_check")
-        return bool(gpualert.detect_scheduler({"SLURM_JOB_ID": "1"}))
-    except Exception:
-        return False
-
-
-RUNNER_READY = _runner_ready()
-
-
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("slurm"))
@@ -160,13 +147,11 @@ def cluster_up():
 @pytest.fixture(scope="module", autouse=True)
 def long_jobs(workdir, cluster_up):
     """The one-minute jobs, submitted before any test so they run while the others do."""
-    jobs = {"walltime": Probe(workdir, "walltime", "--time=1")}
-    if RUNNER_READY:
-        jobs["e2e"] = _submit_e2e(workdir)
+    jobs = {"walltime": Probe(workdir, "walltime", "--time=1"), "e2e": _submit_e2e(workdir)}
     jobs["walltime"].wait_started()
-    if RUNNER_READY:  # running before any other test takes the free CPUs
-        wait_for(lambda: job_record(jobs["e2e"]).get("JobState") == "RUNNING", 30,
-                 what="the gpualert job to start")
+    # running before any other test takes the free CPUs
+    wait_for(lambda: job_record(jobs["e2e"]).get("JobState") == "RUNNING", 30,
+             what="the gpualert job to start")
     yield jobs
     for job in jobs.values():
         _slurm("scancel", job if isinstance(job, str) else job.job_id)
@@ -262,8 +247,6 @@ def test_time_limit_is_walltime(long_jobs):
     assert info["facts"]["scheduler_reason"] == "walltime"
 
 
-@pytest.mark.skipif(not RUNNER_READY, reason="gpualert.py does not have the cluster part yet "
-                    "(its detect_scheduler finds no Slurm job); splice parts/cluster.py first")
 def test_end_to_end_time_limit_message(workdir, long_jobs):
     job = long_jobs["e2e"]
     final = wait_for(lambda: job_ended(job), 150, step=1, what="the gpualert job to end")

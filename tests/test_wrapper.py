@@ -9,7 +9,7 @@ import time
 import pytest
 
 from wrapper_helpers import (PY, SCRIPT, child, isolated_env, log_text, outbox_messages,
-                             run_dir, run_gpualert, run_json)
+                             run_gpualert, run_json)
 
 
 def base(tmp):
