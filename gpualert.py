@@ -62,11 +62,11 @@ EXIT_NOT_FOUND = 127
 
 GRACE_S = 15.0  # after SIGTERM, before SIGKILL; at most half the scheduler's kill wait
 KILL_MARGIN_S = 2.0  # the message is delivered or in the outbox this long before SIGKILL
-READ_CHUNK_BYTES = 65536
-TAIL_BYTES = 1024 * 1024  # output kept in memory for the classifier and the message
+READ_CHUNK_BYTES = 1 << 20  # the pipe buffer is raised to this, so a fast writer costs few reads
+# Output kept in memory for the classifier and the message. Nothing else is looked at
+# while streaming: any per-byte scan would cost more than tee and could throttle the child.
+TAIL_BYTES = 1024 * 1024
 TAIL_LINES = 60
-NOTED_LINES_MAX = 200
-NOTED_PER_CHUNK_MAX = 20  # bounds the work on a chunk full of markers
 DRAIN_AFTER_EXIT_S = 2.0  # grandchildren may hold the pipes open after the child exits
 POLL_S = 0.1
 END_REASON_WAIT_S = 5.0  # for the scheduler's answer about a SIGTERM
@@ -75,10 +75,6 @@ SCHEDULER_DAEMONS = ("slurmstepd", "pbs_mom", "sge_shepherd", "res", "sbatchd")
 SI_KERNEL = 0x80  # si_code of a signal the kernel (e.g. the terminal's Ctrl-C) generated
 ENV_PREFIX = "GPUALERT_"
 HEADER_MARK = "=== gpualert"
-
-# Output markers worth remembering while streaming, in case the tail no longer holds them.
-NOTE_MARKERS = (b"Traceback (most recent call last)", b"Error", b"error:", b"Killed",
-                b"Xid", b"NCCL WARN", b"CANCELLED", b"terminate called")
 
 # (flag, config key, kind, metavar, help). Kinds: str, list (repeatable), flag, size,
 # duration, seconds, choice:a|b, optpath (flag with an optional value). The table drives
@@ -3838,7 +3834,6 @@ class ChildPump(object):
         self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
         self.fds = dict(fds)  # read fd -> our output fd
         self.tail = bytearray()
-        self.noted = collections.deque(maxlen=NOTED_LINES_MAX)
         self.output_lines = 0
         self.signals = []  # (name, epoch)
         self.exit_code = None
@@ -3852,6 +3847,7 @@ class ChildPump(object):
         self.term_at = None
         self.dead_outputs = set()
         self.signal_set = _signal_set()
+        self.sigchld, self.reaped_at = True, 0.0
 
     def run(self, timeout=None):
         """Pump until the child has exited and its pipes are drained (or held open too long)."""
@@ -3864,7 +3860,8 @@ class ChildPump(object):
         while self.fds or self.exit_code is None:
             self._wait_for_events(poller)
             now = time.time()
-            if self.exit_code is None:
+            if self.exit_code is None and (self.sigchld or now - self.reaped_at > 1.0):
+                self.sigchld, self.reaped_at = False, now
                 self._reap(0)
             if self.exit_code is not None:
                 exited_at = exited_at or now
@@ -3916,22 +3913,7 @@ class ChildPump(object):
         self.tail += data
         if len(self.tail) > 2 * TAIL_BYTES:
             del self.tail[:-TAIL_BYTES]
-        first_line = self.log.lines + self.output_lines + 1
-        for marker in NOTE_MARKERS:
-            if marker in data:
-                self._note(data, marker, first_line)
         self.output_lines += data.count(b"\n")
-
-    def _note(self, data, marker, first_line):
-        pos, budget = data.find(marker), NOTED_PER_CHUNK_MAX
-        while pos >= 0 and budget:  # the deque keeps the latest NOTED_LINES_MAX
-            budget -= 1
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos)
-            end = len(data) if end < 0 else end
-            line = data[start:min(end, start + 1000)].decode("utf-8", "replace")
-            self.noted.append((first_line + data.count(b"\n", 0, start), line))
-            pos = data.find(marker, end)
 
     def _take_signals(self, wait_s):
         while True:
@@ -3939,7 +3921,9 @@ class ChildPump(object):
             if info is None:
                 return
             wait_s = 0
-            if info.si_signo != signal.SIGCHLD:
+            if info.si_signo == signal.SIGCHLD:
+                self.sigchld = True
+            else:
                 self._relay(info)
 
     def _relay(self, info):
@@ -4219,7 +4203,6 @@ def _facts_for(cfg, ctx, child, start):
     facts = {"exit_code": child.exit_code, "timed_out": child.timed_out,
              "exec_error": child.exec_error[1] if child.exec_error else None,
              "received_signals": [name for name, _ in child.signals],
-             "noted_lines": list(pump.noted) if pump else [],
              "total_lines": ctx["header_lines"] + (pump.output_lines if pump else 0)}
     mem_after = _safely(read_cgroup_memory, {})
     ctx["mem_after"] = mem_after
