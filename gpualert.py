@@ -4320,9 +4320,7 @@ def deliver_capped(msg, cfg):
             reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
     if reason is None:
         return deliver(msg, cfg)
-    path = save_to_outbox(msg, cfg["outbox"], reason)
-    return {"outcome": "outbox", "transport": "outbox", "detail": "held: %s" % reason,
-            "outbox_path": path}
+    return _outbox_result(msg, cfg, "held: %s" % reason, "outbox")  # with its fallbacks
 
 
 def _array_report(result, cfg):
