@@ -1977,8 +1977,18 @@ def _recipients(cfg):
 
 def _wire_size(msg):
     """Size as sent over SMTP (CRLF line ends)."""
-    data = msg.as_bytes()
+    data = _wire_bytes(msg)
     return len(data) + data.count(b"\n") - data.count(b"\r\n")
+
+
+def _wire_bytes(msg):
+    """msg.as_bytes(), once: a message with a 5 MiB log takes a noticeable time to serialize,
+    and sizing and sending need the same bytes (messages are not changed once assembled)."""
+    data = getattr(msg, "gpualert_bytes", None)
+    if data is None:
+        data = msg.as_bytes()
+        msg.gpualert_bytes = data
+    return data
 
 
 def _slim_rebuild(result, cfg, manifest, reason, original):
@@ -2033,7 +2043,7 @@ def _outcome(outcome, transport, detail, path=None):
 
 
 def _deliver(msg, cfg):
-    data = msg if isinstance(msg, bytes) else msg.as_bytes()
+    data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
     if cfg.get("dry_run"):
         path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
         return _outcome("dry-run", "none", "dry run: not sent; message saved to %s" % path, path)
@@ -2346,7 +2356,7 @@ def _outbox_dir(cfg):
 def save_to_outbox(msg, outbox_dir, reason):
     """Write msg (EmailMessage or bytes) atomically as <UTC time>-<pid>-<rand>.eml, mode 0600,
     in outbox_dir (created 0700). Returns the path; raises OSError if it cannot."""
-    data = msg if isinstance(msg, bytes) else msg.as_bytes()
+    data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
     stamp = "X-Gpualert-Outbox-Reason: %s\n" % _clean(reason, 300)
     data = stamp.encode("ascii", "replace") + data
     os.makedirs(outbox_dir, mode=0o700, exist_ok=True)
@@ -2421,7 +2431,7 @@ def _save_anywhere(data, dirs, reason):
 
 def _outbox_result(msg, cfg, reason, transport):
     try:
-        data = msg if isinstance(msg, bytes) else msg.as_bytes()
+        data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
         path, errors = _save_anywhere(data, _fallback_dirs(cfg, data), reason)
     except BaseException as exc:
         data, path, errors = None, None, [_describe(exc)]
