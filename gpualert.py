@@ -4368,14 +4368,18 @@ def summary_lines(summary):
 
 
 def _summary_line(result, delivery):
+    """What the user sees on stderr: the verdict, the log, where the message went."""
     verdict = result.classification
     cause = verdict.cls or "no failure found"
+    if verdict.detail:
+        cause += ": %s" % verdict.detail
     if verdict.line:
-        cause += " (line %s)" % verdict.line
+        cause += " (log line %s)" % verdict.line
     where = delivery.get("detail") or delivery.get("outcome")
     if delivery.get("outbox_path") and delivery["outbox_path"] not in where:
         where = "%s: %s" % (where, delivery["outbox_path"])
-    return "%s %s; log: %s; message: %s" % (result.status, cause, result.log_path, where)
+    return "%s %s\ngpualert: log: %s\ngpualert: message: %s" % (
+        result.status, cause, result.log_path, where)
 
 
 def _notify_early(ctx, cfg, status, silent_s, detail=None):
