@@ -2480,9 +2480,9 @@ def _lock_outbox(outbox):
         return False
 
 
-def resend_outbox(cfg):
+def resend_outbox(cfg, max_s=None):
     """Send every outboxed message, oldest first, with the configured transport; delete each
-    delivered one. Stops early when the relay itself is down or after RESEND_MAX_S.
+    delivered one. Stops early when the relay itself is down or after max_s (RESEND_MAX_S).
     Returns {"sent", "failed", "remaining", "outbox", "details": [str]}."""
     outbox = _outbox_dir(cfg)
     files = _outbox_files(outbox)
@@ -2497,7 +2497,7 @@ def resend_outbox(cfg):
         counts["details"].append("another resend is running on %s" % outbox)
         return counts
     try:
-        _resend_files(files, cfg, (kind, where), counts)
+        _resend_files(files, cfg, (kind, where), counts, max_s)
     finally:
         if lock:
             os.close(lock)
@@ -2505,8 +2505,10 @@ def resend_outbox(cfg):
     return counts
 
 
-def _resend_files(files, cfg, transport, counts):
-    stop_at = time.monotonic() + max(RESEND_MAX_S, 4 * _mail_timeout(cfg))
+def _resend_files(files, cfg, transport, counts, max_s=None):
+    if max_s is None:
+        max_s = max(RESEND_MAX_S, 4 * _mail_timeout(cfg))
+    stop_at = time.monotonic() + max_s
     for path in files:
         if time.monotonic() >= stop_at:
             counts["details"].append("stopped: resend time limit reached")
@@ -2518,7 +2520,7 @@ def _resend_files(files, cfg, transport, counts):
             counts["failed"] += 1
             counts["details"].append("%s: %s" % (path, _describe(exc)))
             continue
-        deadline = time.monotonic() + _mail_timeout(cfg)
+        deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
         res = _send_with_slim_retry(data, data, cfg, transport, deadline)
         if res.ok:
             _remove_quietly(path)
@@ -4206,6 +4208,17 @@ def _after_exit(argv, cfg, ctx, child, start, end):
     _write_run_json(result, delivery, manifest)
     if not cfg["quiet"]:
         _warn(_summary_line(result, delivery))
+    if delivery.get("outcome") == "sent":
+        _flush_outbox(cfg, ctx["deadline"] - time.time() - KILL_MARGIN_S)
+
+
+def _flush_outbox(cfg, seconds):
+    """The transport works now: deliver what earlier runs could not (within `seconds`)."""
+    if seconds < 1.0:
+        return
+    counts = resend_outbox(cfg, max_s=seconds)
+    if counts["sent"] and not cfg["quiet"]:
+        _warn("also delivered %d earlier message(s) from %s" % (counts["sent"], counts["outbox"]))
 
 
 def _facts_for(cfg, ctx, child, start):

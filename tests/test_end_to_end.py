@@ -159,3 +159,13 @@ def test_hourly_cap_holds_extra_messages_in_the_outbox(tmp_path, smtp_plain):
     held = outbox_messages(tmp_path)
     assert len(held) == 1
     assert b"max-per-hour" in open(held[0], "rb").read()
+
+
+def test_the_next_successful_run_flushes_the_outbox(tmp_path, refusing_port, smtp_plain):
+    run_gpualert(tmp_path, base(tmp_path) + ["--smtp", "127.0.0.1:%d" % refusing_port, "--"]
+                 + child("raise SystemExit(1)"))
+    assert len(outbox_messages(tmp_path)) == 1
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--smtp", smtp_plain.addr, "--"] + child("pass"))
+    assert b"also delivered 1 earlier message" in proc.stderr
+    assert len(smtp_plain.wait_for(2)) == 2
+    assert outbox_messages(tmp_path) == []
