@@ -1671,22 +1671,24 @@ def _plan_zip(overflow, allowance):
 
 
 def _build_zip(members, cap):
-    """Add members while the archive stays under cap (each compressed once to measure)."""
+    """Add members while the archive stays under cap. Each file is first deflated in 1 MiB
+    chunks to measure it, then streamed in: memory stays at the archive's size, whatever
+    the files' sizes (a 60 MiB artifact that cannot fit is never held in memory)."""
     import zipfile
-    import zlib
     buf, rows = io.BytesIO(), []
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for size, path, row in members:
+            room = cap - buf.tell() - 22 - 60 * (len(rows) + 1) - 2 * (len(row["name"].encode("utf-8")) + 80)
             try:
-                raw = _read_at_most(path, size)
+                fits = _deflated_size(path, room) <= room
+                if fits:
+                    zf.write(path, row["name"].replace(os.sep, "/").lstrip("/"))
             except OSError as exc:
                 row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
                 continue
-            need = len(zlib.compress(raw, 6)) + 2 * (len(row["name"].encode("utf-8")) + 80)
-            if buf.tell() + need + 22 + 60 * (len(rows) + 1) > cap:
+            if not fits:
                 row["disposition"] = "too large: %s" % path
                 continue
-            zf.writestr(row["name"].replace(os.sep, "/").lstrip("/"), raw)
             row["disposition"] = "in zip (artifacts.zip)"
             rows.append(row)
     data = buf.getvalue()
@@ -1695,6 +1697,18 @@ def _build_zip(members, cap):
             row["disposition"] = "too large: %s" % row["path"]
         return data, []
     return data, rows
+
+
+def _deflated_size(path, limit):
+    """Deflated size of a file, read in 1 MiB chunks; stops counting once over `limit`."""
+    import zlib
+    packer, total = zlib.compressobj(6, zlib.DEFLATED, -15), 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            total += len(packer.compress(chunk))
+            if total > limit:
+                return total
+    return total + len(packer.flush())
 
 
 # ==== Rendering ====
