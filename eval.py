@@ -2,13 +2,34 @@
 """Experiments of the gpualert paper, reproduced (standard library only).
 
     python3 eval.py classify [--corpus DIR] [--module PATH] [--json] [--results DIR]
+    python3 eval.py survival|overhead|isolation|budget [--quick] [--results DIR]
+    python3 eval.py all [--quick]       every experiment in order (then `report`)
+    python3 eval.py report              rewrite README.md's Results section from results/
+
+Standard library only; the SMTP server the reliability experiments talk to is aiosmtpd,
+the tests' own dependency: without it those cells say "skipped: aiosmtpd absent".
 
 Each experiment is one `cmd_<name>(args)` registered with `_add_<name>_args(sub)`
 in build_parser(); new experiments add a pair without touching the others.
 Results go to results/ as Markdown and CSV; a summary is printed (JSON with --json).
 """
+import csv
+import glob
+import json
+import math
 import os
+import platform
+import re
+import resource
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -326,6 +347,1583 @@ def cmd_classify(args):
     return 0
 
 
+# ==== Reliability and performance experiments ====
+
+REL_HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = REL_HERE if os.path.exists(os.path.join(REL_HERE, "gpualert.py")) else os.path.dirname(REL_HERE)
+# EVAL_GPUALERT=/path/to/gpualert.py measures another copy (e.g. a trial splice); default: the repo's.
+WRAPPER = os.path.abspath(os.environ.get("EVAL_GPUALERT") or os.path.join(ROOT, "gpualert.py"))
+RESULTS_DIR = os.path.join(ROOT, "results")
+REL_PY = sys.executable
+MIB = 1024 * 1024
+SCRUBBED_ENV = ("PYTHONUNBUFFERED", "PYTHONFAULTHANDLER", "PYTHONDEVMODE", "PYTHONMALLOC",
+                "PYTHONINSPECT", "PYTHONWARNINGS")
+TRAVEL_NOTE = "Ratios travel between machines, absolute times do not."
+_SNAPSHOT = {"path": WRAPPER, "info": None}
+_OUT = {"dir": RESULTS_DIR}
+
+
+def use_snapshot(work):
+    """Measure a private copy of gpualert.py taken now: the file in the repository may change
+    while an experiment runs (someone is editing it), and one experiment must see one program."""
+    folder = os.path.join(work, "snapshot")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "gpualert.py")
+    shutil.copy(WRAPPER, path)
+    _SNAPSHOT["path"] = path
+    _SNAPSHOT["info"] = wrapper_info(path)
+    return path
+
+
+# ==== Statistics ====
+
+def wilson(k, n, z=1.959964):
+    """Wilson score 95% interval for k successes out of n."""
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = float(k) / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def _lcomb(n, k):
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def fisher_exact(a, b, c, d):
+    """Two-sided Fisher exact p for [[a, b], [c, d]]: sum of tables no likelier than observed."""
+    r1, r2, c1 = a + b, c + d, a + c
+    n = r1 + r2
+    lo, hi = max(0, c1 - r2), min(r1, c1)
+    logp = lambda x: _lcomb(r1, x) + _lcomb(r2, c1 - x) - _lcomb(n, c1)
+    observed = logp(a)
+    total = sum(math.exp(logp(x)) for x in range(lo, hi + 1) if logp(x) <= observed + 1e-7)
+    return min(1.0, total)
+
+
+def rel_median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+# ==== Common plumbing ====
+
+def machine_info():
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+            "kernel": platform.release()}
+
+
+def wrapper_info(path=None):
+    """Which gpualert.py was measured: version, size and a hash of its text."""
+    import hashlib
+    path = path or _SNAPSHOT["path"]
+    with open(path, "rb") as f:
+        data = f.read()
+    text = data.decode("utf-8", "replace")
+    version = subprocess.run([REL_PY, path, "--version"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT).stdout.decode().strip()
+    return {"sha256": hashlib.sha256(data).hexdigest()[:12], "lines": text.count("\n"),
+            "version": version}
+
+
+def have_aiosmtpd():
+    try:
+        import aiosmtpd.controller  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def clean_env(base, extra=None):
+    """The harness environment: no Python buffering/faulthandler tweaks, no GPUALERT_*,
+    an empty config home, and state/tmp inside the experiment's own directory."""
+    env = dict((k, v) for k, v in os.environ.items()
+               if not k.startswith("GPUALERT_") and k not in SCRUBBED_ENV)
+    for key, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("TMPDIR", "tmp")):
+        env[key] = os.path.join(base, sub)
+        os.makedirs(env[key], exist_ok=True)
+    env.update(extra or {})
+    return env
+
+
+def no_core_dumps():
+    """Crashing children must not write core files (core_pattern may be plain `core`)."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
+    except (ValueError, OSError):
+        pass
+
+
+def shell_status(status):
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _hwm_kib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class _HwmPoller(object):
+    """Polls /proc/PID/status VmHWM (the process's own peak RSS; monotonic), so the last
+    reading before exit is the peak up to the last poll_s. Unlike ru_maxrss from wait4,
+    it excludes the process's children."""
+
+    def __init__(self, pid, poll_s=0.01):
+        self.pid, self.poll_s, self.peak = pid, poll_s, None
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while not self.stop.is_set():
+            v = _hwm_kib(self.pid)
+            if v is not None:
+                self.peak = max(self.peak or 0, v)
+            self.stop.wait(self.poll_s)
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join()
+        return self.peak
+
+
+def run_proc(argv, env, cwd, stdout=None, stderr=None, stdin=None, timeout=300, poll_rss=False,
+             on_start=None):
+    """Run argv to completion; wall time, wait4 rusage, shell-style status, optional VmHWM."""
+    out = stdout if stdout is not None else subprocess.DEVNULL
+    err = stderr if stderr is not None else subprocess.DEVNULL
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=err,
+                            stdin=stdin if stdin is not None else subprocess.DEVNULL)
+    poller = _HwmPoller(proc.pid) if poll_rss else None
+    timer = threading.Timer(timeout, lambda: _kill_quietly(proc.pid))
+    timer.start()
+    if on_start:
+        on_start(proc)
+    _, status, usage = os.wait4(proc.pid, 0)
+    t1 = time.perf_counter()
+    end = time.time()
+    timer.cancel()
+    proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    return {"wall": t1 - t0, "end": end, "status": shell_status(status), "ru": usage,
+            "hwm_kib": poller.finish() if poller else None}
+
+
+def _kill_quietly(pid, sig=signal.SIGKILL):
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def gpualert_argv(log_dir, outbox, options, cmd):
+    return [REL_PY, _SNAPSHOT["path"], "--log-dir", log_dir, "--outbox", outbox] + list(options) + ["--"] + list(cmd)
+
+
+def find_run(log_dir):
+    """(output.log path, run.json dict or {}) of the single run under log_dir."""
+    logs = sorted(glob.glob(os.path.join(log_dir, "*", "output*.log")))
+    if not logs:
+        return None, {}
+    record = {}
+    try:
+        with open(os.path.join(os.path.dirname(logs[0]), "run.json")) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        pass
+    return logs[0], record
+
+
+def child_cpu_s(record):
+    ru = record.get("rusage") or {}
+    try:
+        return float(ru.get("utime_s", 0)) + float(ru.get("stime_s", 0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def write_script(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def rel_fmt(value, spec="%.3f", none="n/a"):
+    return none if value is None else spec % value
+
+
+def rel_table(headers, rows):
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_rel_results(name, title, blocks, csv_headers, csv_rows, extra_csv=None):
+    """results/<name>.md (machine, date, the travel note, then blocks) and results/<name>.csv."""
+    results_dir = _OUT["dir"]
+    os.makedirs(results_dir, exist_ok=True)
+    m, w = machine_info(), (_SNAPSHOT["info"] or wrapper_info())
+    head = ["# %s" % title, "",
+            "- machine: %d CPUs, %s; Linux %s; Python %s" % (m["nproc"], m["cpu"], m["kernel"], m["python"]),
+            "- date: %s" % m["date"],
+            "- gpualert.py: %s, %d lines, sha256 %s" % (w["version"], w["lines"], w["sha256"]),
+            "- %s" % TRAVEL_NOTE, ""]
+    md_path = os.path.join(results_dir, name + ".md")
+    with open(md_path, "w") as f:
+        f.write("\n".join(head + list(blocks)) + "\n")
+    with open(os.path.join(results_dir, name + ".csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(csv_headers)
+        writer.writerows(csv_rows)
+    for suffix, (headers, rows) in (extra_csv or {}).items():
+        with open(os.path.join(results_dir, "%s_%s.csv" % (name, suffix)), "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(headers)
+            writer.writerows(rows)
+    return md_path
+
+
+# ==== SMTP test servers ====
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Sink(object):
+    """aiosmtpd on loopback, plain: records (arrival time, bytes) of every accepted message."""
+
+    def __init__(self, size_limit=256 * MIB):
+        import logging
+        from aiosmtpd.controller import Controller
+        logging.getLogger("mail.log").setLevel(logging.CRITICAL)
+        self.messages, self.lock = [], threading.Lock()
+        sink = self
+
+        class Handler(object):
+            async def handle_DATA(self, server, session, envelope):
+                arrived = time.time()
+                data = envelope.original_content or envelope.content or b""
+                with sink.lock:
+                    sink.messages.append((arrived, bytes(data)))
+                return "250 OK"
+
+        self.port = free_port()
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port,
+                                     data_size_limit=size_limit)
+        self.controller.start()
+
+    def find(self, token):
+        tok = token.encode()
+        with self.lock:
+            return [(t, d) for t, d in self.messages if tok in d]
+
+    def stop(self):
+        self.controller.stop()
+
+
+class FakeRelay(object):
+    """A socket server speaking just enough SMTP to fail in one chosen way.
+
+    modes: mute (accept, never answer), slow (every reply after `delay` s), mail_5xx,
+    rcpt_5xx, data_5xx, auth_fail (AUTH offered, 535), tls_garbage (STARTTLS offered,
+    220, then bytes that are not TLS)."""
+
+    def __init__(self, mode, delay=5.0):
+        self.mode, self.delay, self.connections = mode, delay, 0
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve_safely, args=(conn,), daemon=True).start()
+
+    def _serve_safely(self, conn):
+        try:
+            conn.settimeout(60)
+            self._serve(conn)
+        except (OSError, ValueError):
+            pass
+        finally:
+            conn.close()
+
+    def _reply(self, conn, text):
+        if self.mode == "slow":
+            time.sleep(self.delay)
+        elif self.mode == "slow_drip":
+            time.sleep(1.0)
+        conn.sendall(text.encode() + b"\r\n")
+
+    def _serve(self, conn):
+        if self.mode == "mute":
+            while not self.stopped.is_set() and conn.recv(4096):
+                pass
+            return
+        reader = conn.makefile("rb")
+        self._reply(conn, "220 fake.relay ESMTP")
+        for raw in reader:
+            verb = raw.strip().split(b" ")[0].upper()
+            if not self._answer(conn, reader, verb):
+                return
+
+    def _answer(self, conn, reader, verb):
+        mode = self.mode
+        if verb == b"EHLO":
+            ext = ["250-fake.relay", "250-8BITMIME"]
+            ext += ["250-AUTH PLAIN LOGIN"] if mode == "auth_fail" else []
+            ext += ["250-STARTTLS"] if mode == "tls_garbage" else []
+            self._reply(conn, "\r\n".join(ext + ["250 SIZE 104857600"]))
+        elif verb == b"HELO" or verb in (b"RSET", b"NOOP"):
+            self._reply(conn, "250 ok")
+        elif verb == b"STARTTLS":
+            self._reply(conn, "220 go ahead")
+            conn.sendall(b"this is not a TLS server hello\r\n" * 4)
+            return False
+        elif verb == b"AUTH":
+            self._reply(conn, "535 5.7.8 authentication credentials invalid")
+        elif verb == b"MAIL":
+            self._reply(conn, "550 5.7.1 sender rejected" if mode == "mail_5xx" else "250 ok")
+        elif verb == b"RCPT":
+            self._reply(conn, "550 5.1.1 no such user" if mode == "rcpt_5xx" else "250 ok")
+        elif verb == b"DATA":
+            self._reply(conn, "354 go on")
+            for line in reader:
+                if line in (b".\r\n", b".\n"):
+                    break
+            self._reply(conn, "554 5.6.0 message rejected" if mode == "data_5xx" else "250 queued")
+        elif verb == b"QUIT":
+            self._reply(conn, "221 bye")
+            return False
+        else:
+            self._reply(conn, "502 not implemented")
+        return True
+
+    def stop(self):
+        self.stopped.set()
+        self.sock.close()
+
+
+def closed_port():
+    """A loopback port with no listener: connections are refused."""
+    return free_port()
+
+
+# ==== survival ====
+
+CHILD_FAULT = r'''
+import os, sys, time
+fault, ready = sys.argv[1], sys.argv[2]
+if fault == "segfault":
+    import ctypes
+if fault == "pipekill":
+    import signal
+for i in range(5):
+    print("step %d loss %.4f" % (i, 1.0 / (i + 1)))
+if fault == "pipekill":  # a backlog, so the last line is still in the pipe when the writer dies
+    for i in range(2000):
+        print("filler %05d %s" % (i, "x" * 100))
+if fault == "memory":
+    import resource
+    vm = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                vm = int(line.split()[1]) * 1024
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (64 << 20), hard))
+print("SENTINEL-LAST-LINE fault=%s" % fault)
+if fault == "exception":
+    raise RuntimeError("injected fault")
+elif fault == "segfault":
+    ctypes.string_at(0)
+elif fault == "abort":
+    os.abort()
+elif fault == "memory":
+    hog = bytearray(1 << 30)
+elif fault == "sigkill":
+    with open(ready + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(ready + ".tmp", ready)
+    time.sleep(60)
+elif fault == "pipekill":
+    os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+# fault -> (what it is, regex that counts as "cause visible in the log"); the same regex is
+# applied to every method's log.
+FAULTS = (
+    ("exception", "uncaught RuntimeError", r"RuntimeError: injected fault"),
+    ("segfault", "ctypes.string_at(0)", r"Segmentation fault|SIGSEGV"),
+    ("sigkill", "SIGKILL from outside after the last line", r"SIGKILL|Killed"),
+    ("abort", "os.abort()", r"Aborted|SIGABRT"),
+    ("memory", "MemoryError under RLIMIT_AS (+64 MiB)", r"MemoryError"),
+    ("pipekill", "last line, then SIGKILL at once (line still in the pipe)", r"SIGKILL|Killed"),
+    ("exec", "command not found", r"not found|No such file or directory"),
+)
+CHILDREN = (("python -u", ["-u"]), ("python", []))
+METHODS = ("gpualert", "gpualert --no-env-tweaks", "redirect", "redirect (bash)", "nohup", "tee")
+BASELINES_TESTED = ("redirect", "redirect (bash)")
+SENTINEL = "SENTINEL-LAST-LINE"
+MISSING_CMD = "gpualert-eval-no-such-command"
+
+
+def _survival_cmd(fault, flags, script, ready):
+    if fault == "exec":
+        return [MISSING_CMD, "--epochs", "1"]
+    return [REL_PY] + flags + [script, fault, ready]
+
+
+def _method_argv(method, cmd, trial_dir):
+    log = os.path.join(trial_dir, "out.log")
+    q = " ".join(shlex.quote(c) for c in cmd)
+    if method.startswith("gpualert"):
+        return gpualert_argv(os.path.join(trial_dir, "logs"), os.path.join(trial_dir, "outbox"),
+                             ["--notify", "never"] + method.split()[1:], cmd), None
+    if method == "redirect":
+        return ["sh", "-c", "%s > %s 2>&1" % (q, shlex.quote(log))], log
+    if method == "redirect (bash)":  # sbatch scripts usually start with #!/bin/bash
+        return ["bash", "-c", "%s > %s 2>&1" % (q, shlex.quote(log))], log
+    if method == "nohup":
+        return ["sh", "-c", "nohup %s > %s 2>&1" % (q, shlex.quote(log))], log
+    return ["sh", "-c", "%s 2>&1 | tee %s" % (q, shlex.quote(log))], log
+
+
+def _kill_when_ready(ready, deadline_s=20.0):
+    """For the outside-SIGKILL fault: wait for the child's pid file, then SIGKILL it."""
+    end = time.time() + deadline_s
+    while time.time() < end:
+        try:
+            with open(ready) as f:
+                pid = int(f.read())
+            _kill_quietly(pid)
+            return True
+        except (OSError, ValueError):
+            time.sleep(0.003)
+    return False
+
+
+def survival_trial(fault, flags, method, script, trial_dir, env):
+    os.makedirs(trial_dir)
+    ready = os.path.join(trial_dir, "ready")
+    cmd = _survival_cmd(fault, flags, script, ready)
+    argv, log = _method_argv(method, cmd, trial_dir)
+    killer = None
+    if fault == "sigkill":
+        killer = threading.Thread(target=_kill_when_ready, args=(ready,), daemon=True)
+        killer.start()
+    res = run_proc(argv, env, trial_dir, timeout=60)
+    if killer:
+        killer.join()
+    if method.startswith("gpualert"):
+        log = find_run(os.path.join(trial_dir, "logs"))[0]
+    text = ""
+    if log and os.path.exists(log):
+        with open(log, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    pattern = dict((f[0], f[2]) for f in FAULTS)[fault]
+    return {"nonempty": bool(text), "sentinel": SENTINEL in text,
+            "cause": bool(re.search(pattern, text)),
+            "nohup_out": os.path.exists(os.path.join(trial_dir, "nohup.out")),
+            "status": res["status"], "wall": res["wall"]}
+
+
+KEEP_DIR = os.path.join(tempfile.gettempdir(), "gpualert-eval-kept")
+
+
+def _keep_if_odd(trial_dir, odd):
+    """Remove a trial's directory, unless it shows something to explain: then move it
+    under KEEP_DIR for inspection (the report names it)."""
+    if odd:
+        os.makedirs(KEEP_DIR, exist_ok=True)
+        dest = os.path.join(KEEP_DIR, os.path.basename(trial_dir) + "-%d" % int(time.time()))
+        shutil.move(trial_dir, dest)
+        print("  kept for inspection: %s" % dest)
+    else:
+        shutil.rmtree(trial_dir, ignore_errors=True)
+
+
+def cmd_survival(args):
+    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
+    no_core_dumps()
+    trials = 3 if args.quick else 20
+    base = tempfile.mkdtemp(prefix="gpualert-survival-")
+    use_snapshot(base)
+    env = clean_env(base)
+    script = write_script(base, "child_fault.py", CHILD_FAULT)
+    cells, t0 = [], time.time()
+    for fault, what, pattern in FAULTS:
+        children = [("-", [])] if fault == "exec" else CHILDREN
+        for child, flags in children:
+            for n in range(trials):  # methods interleaved trial by trial
+                for method in METHODS:
+                    trial_dir = os.path.join(base, "%s-%s-%s-%02d" % (
+                        fault, child.replace(" ", ""), re.sub(r"[^a-z]+", "", method), n))
+                    r = survival_trial(fault, flags, method, script, trial_dir, env)
+                    cells.append(dict(r, fault=fault, child=child, method=method, trial=n))
+                    _keep_if_odd(trial_dir, method == "gpualert" and not (
+                        r["nonempty"] and r["cause"] and (r["sentinel"] or fault == "exec")))
+    shutil.rmtree(base, ignore_errors=True)
+    return _report_survival(cells, trials, time.time() - t0)
+
+
+def _tally(cells, fault, child, method, key):
+    sel = [c for c in cells if (c["fault"], c["child"], c["method"]) == (fault, child, method)]
+    return sum(1 for c in sel if c[key]), len(sel)
+
+
+def _report_survival(cells, trials, elapsed):
+    keys = ("nonempty", "sentinel", "cause")
+    combos = []
+    for fault, _, _ in FAULTS:
+        for child in (["-"] if fault == "exec" else [c for c, _ in CHILDREN]):
+            combos.append((fault, child))
+    compact, detail, csv_rows, tests = [], [], [], []
+    for fault, child in combos:
+        row = [fault, child]
+        for method in METHODS:
+            t = [_tally(cells, fault, child, method, k) for k in keys]
+            sentinel = "n/a" if fault == "exec" else "%d" % t[1][0]
+            row.append("%d / %s / %d" % (t[0][0], sentinel, t[2][0]))
+            for k, (hit, n) in zip(keys, t):
+                lo, hi = wilson(hit, n)
+                shown = "n/a" if (k == "sentinel" and fault == "exec") else "%d/%d [%.2f, %.2f]" % (hit, n, lo, hi)
+                detail.append([fault, child, method, k, shown])
+                csv_rows.append([fault, child, method, k, hit, n, "%.4f" % (float(hit) / n if n else 0),
+                                 "%.4f" % lo, "%.4f" % hi])
+        compact.append(row)
+        for k in keys:
+            if k == "sentinel" and fault == "exec":
+                continue
+            g, n1 = _tally(cells, fault, child, "gpualert", k)
+            for base in BASELINES_TESTED:
+                r, n2 = _tally(cells, fault, child, base, k)
+                if g != r:
+                    tests.append([fault, child, k, base, "%d/%d" % (g, n1), "%d/%d" % (r, n2),
+                                  "%.2g" % fisher_exact(g, n1 - g, r, n2 - r)])
+    nohup_out = sum(1 for c in cells if c["method"] == "nohup" and c["nohup_out"])
+    walls = dict((m, rel_median([c["wall"] for c in cells if c["method"] == m])) for m in METHODS)
+    fault_rows = [[f, w, "`%s`" % p] for f, w, p in FAULTS]
+    blocks = [
+        "## Log survival (%d trials per cell; %.0f s)" % (trials, elapsed), "",
+        "Each child prints 5 progress lines, then the sentinel `%s`, then meets the fault. "
+        "Children: `python -u` and plain `python` (block-buffered stdout when not a terminal; the "
+        "harness removes PYTHONUNBUFFERED/PYTHONFAULTHANDLER from every child's environment, so "
+        "any unbuffering is the method's own doing). Core dumps off (RLIMIT_CORE=0) for all." % SENTINEL, "",
+        "Methods: `gpualert`: `python3 gpualert.py --notify never --log-dir D -- CMD` (by default it "
+        "sets PYTHONUNBUFFERED=1 and PYTHONFAULTHANDLER=1 for the child); `gpualert --no-env-tweaks`: "
+        "the same without them, to separate what the capture does from what the environment does; "
+        "`redirect`: `sh -c 'CMD > log 2>&1'`; `redirect (bash)`: `bash -c 'CMD > log 2>&1'`; `nohup`: `sh -c 'nohup CMD > log 2>&1'` (stdout "
+        "redirected, so nohup writes no nohup.out: %d nohup.out files seen); `tee`: "
+        "`sh -c 'CMD 2>&1 | tee log'`; /bin/sh is %s here (the shell decides whether its own "
+        "'Segmentation fault'/'Killed' report lands in the redirected file). Checks on the log file only (not the terminal): non-empty, "
+        "sentinel present, cause visible (regex per fault, identical for all methods). "
+        "gpualert's log always has a header, so its non-empty check is trivially met." % (
+            nohup_out, os.path.realpath("/bin/sh")), "",
+        rel_table(["fault", "what", "cause regex"], fault_rows), "",
+        "### Compact: non-empty / sentinel / cause, out of %d" % trials, "",
+        rel_table(["fault", "child"] + list(METHODS), compact), "",
+        "### gpualert vs the redirects where they differ (Fisher's exact test, two-sided)", "",
+        rel_table(["fault", "child", "check", "baseline", "gpualert", "baseline k/n", "p"], tests) if tests else "(no differences)", "",
+        "### Detail with Wilson 95% intervals", "",
+        rel_table(["fault", "child", "method", "check", "k/n [95% CI]"], detail), "",
+        "Median wall per trial: " + ", ".join("%s %.3f s" % (m, walls[m] or 0) for m in METHODS), "",
+    ]
+    write_rel_results("survival", "Log survival", blocks,
+                  ["fault", "child", "method", "check", "hits", "n", "rate", "wilson_lo", "wilson_hi"], csv_rows)
+    print("survival: %d trials/cell, %.0f s; non-empty/sentinel/cause:" % (trials, elapsed))
+    print("  %-10s %-10s " % ("fault", "child") + " ".join("%-13s" % m.replace(" --no-env-tweaks", "-noenv").replace("redirect (bash)", "bash-redir") for m in METHODS))
+    for row in compact:
+        print("  %-10s %-10s " % (row[0], row[1]) + " ".join("%-13s" % c for c in row[2:]))
+    for t in tests:
+        print("  fisher %s/%s %s vs %s: gpualert %s vs %s p=%s" % tuple(t))
+    return 0
+
+
+# ==== overhead ====
+
+CHILD_STREAM = r'''
+import os, sys
+total = int(sys.argv[1])
+line = b"step 000000 loss 0.123456 lr 3.0e-04 grad_norm 1.2345 " + b"x" * 72 + b"\n"
+chunk = memoryview(line * (65536 // len(line)))
+for _ in range(total // len(chunk)):
+    off = 0
+    while off < len(chunk):
+        off += os.write(1, chunk[off:])
+'''
+
+CHILD_LATENCY = r'''
+import os, sys, time
+total, stamp = int(sys.argv[1]), sys.argv[2]
+line = b"epoch 3 step 000000 loss 0.123456 lr 3.0e-04 " + b"y" * 80 + b"\n"
+chunk = line * (65536 // len(line))
+out = sys.stdout.buffer
+for _ in range(total // len(chunk)):
+    out.write(chunk)
+out.write(b"RuntimeError: CUDA error: an illegal memory access was encountered\n")
+t = time.time()
+with open(stamp, "w") as f:
+    f.write(repr(t))
+out.write(("exiting at %r\n" % t).encode())
+out.flush()
+os._exit(1)
+'''
+
+# What a user bolts on instead: send the log with smtplib after the command ends.
+SEND_LOG = r'''
+import smtplib, sys
+from email.message import EmailMessage
+host, port, log, token = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+msg = EmailMessage()
+msg["Subject"] = "job %s finished" % token
+msg["From"], msg["To"] = "me@example.com", "me@example.com"
+msg.set_content("see attached log")
+with open(log, "rb") as f:
+    msg.add_attachment(f.read(), maintype="text", subtype="plain", filename="log.txt")
+with smtplib.SMTP(host, port, timeout=30) as s:
+    s.send_message(msg)
+'''
+
+
+def _install_gpualert(work, env):
+    """(kind, argv prefix, note): the program as a user installs it, or the nearest equivalent.
+
+    The sources are copied first: pip builds setuptools projects in-tree and would leave
+    build/ and *.egg-info in the repository."""
+    src = os.path.join(work, "src")
+    os.makedirs(src)
+    for name in ("pyproject.toml", "setup.cfg", "setup.py", "README.md", "LICENSE"):
+        if os.path.exists(os.path.join(ROOT, name)):
+            shutil.copy(os.path.join(ROOT, name), src)
+    shutil.copy(_SNAPSHOT["path"], src)
+    venv = os.path.join(work, "venv")
+    tries = [["--no-index", "--no-build-isolation"], []]
+    notes = []
+    try:
+        subprocess.run([REL_PY, "-m", "venv", "--system-site-packages", venv], check=True, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
+        for extra in tries:
+            r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q",
+                                "--no-deps"] + extra + [src], env=env, timeout=300,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            script = os.path.join(venv, "bin", "gpualert")
+            if r.returncode == 0 and os.path.exists(script):
+                how = "offline" if extra else "with pip's build isolation (build deps from the configured index)"
+                return "installed", [script], "pip install --no-deps into a --system-site-packages venv, %s" % how
+            lines = r.stdout.decode("utf-8", "replace").strip().splitlines()
+            notes.append("pip %s: %s" % (" ".join(extra) or "(isolated)", lines[-1] if lines else r.returncode))
+    except (subprocess.SubprocessError, OSError) as exc:
+        notes.append(str(exc))
+    import py_compile
+    eq = os.path.join(work, "eq")
+    os.makedirs(eq)
+    shutil.copy(_SNAPSHOT["path"], eq)
+    py_compile.compile(os.path.join(eq, "gpualert.py"), doraise=True)
+    code = "import sys; sys.path.insert(0, %r); import gpualert; sys.exit(gpualert.main(sys.argv[1:]))" % eq
+    return ("installed-equivalent", [REL_PY, "-c", code],
+            "pip install failed (%s); measured `python3 -c 'import gpualert; gpualert.main(...)'` "
+            "with a compiled .pyc cache" % "; ".join(notes))
+
+
+def _launch_variants(work, env, quick):
+    log_dir, outbox = os.path.join(work, "logs"), os.path.join(work, "outbox")
+    opts = ["--log-dir", log_dir, "--outbox", outbox, "--notify", "never", "--", "true"]
+    kind, prefix, note = _install_gpualert(work, env)
+    variants = [("true", [shutil.which("true") or "/bin/true"]),
+                ("python3 -c pass", [REL_PY, "-c", "pass"]),
+                ("gpualert (file)", [REL_PY, _SNAPSHOT["path"]] + opts),
+                ("gpualert (%s)" % kind, prefix + opts)]
+    ntfy = shutil.which("ntfy")
+    if ntfy:
+        variants.append(("ntfy done true", [ntfy, "done", "true"]))
+    return variants, kind, note, ntfy
+
+
+def _measure_launch(work, env, quick):
+    variants, kind, note, ntfy = _launch_variants(work, env, quick)
+    rounds = 6 if quick else 30
+    times = dict((name, []) for name, _ in variants)
+    for name, argv in variants:  # warm the page cache once
+        run_proc(argv, env, work)
+    for i in range(rounds):
+        order = variants if i % 2 == 0 else list(reversed(variants))  # A B .. / .. B A
+        for name, argv in order:
+            times[name].append(run_proc(argv, env, work)["wall"])
+    shutil.rmtree(os.path.join(work, "logs"), ignore_errors=True)
+    base = "python3 -c pass"
+    rows, csv_rows = [], []
+    for name, _ in variants:
+        ratios = [a / b for a, b in zip(times[name], times[base])]
+        vs_true = [a / b for a, b in zip(times[name], times["true"])]
+        rows.append([name, "%.1f" % (1000 * rel_median(times[name])), "%.2f" % rel_median(ratios), "%.1f" % rel_median(vs_true)])
+        csv_rows += [["launch", name, i, "%.6f" % t] for i, t in enumerate(times[name])]
+    file_ratio = rel_median([a / b for a, b in zip(times["gpualert (file)"], times[base])])
+    inst_ratio = rel_median([a / b for a, b in zip(times["gpualert (%s)" % kind], times[base])])
+    return {"rows": rows, "csv": csv_rows, "file_ratio": file_ratio, "inst_ratio": inst_ratio,
+            "kind": kind, "note": note, "ntfy": ntfy, "rounds": rounds}
+
+
+def _stream_wrapper(work, env, script, nbytes):
+    log_dir = os.path.join(work, "slogs")
+    argv = gpualert_argv(log_dir, os.path.join(work, "outbox"), ["--notify", "never"],
+                         [REL_PY, script, str(nbytes)])
+    r = run_proc(argv, env, work, poll_rss=True, timeout=600)
+    _, record = find_run(log_dir)
+    total = r["ru"].ru_utime + r["ru"].ru_stime
+    out = {"wall": r["wall"], "cpu": max(0.0, total - child_cpu_s(record)),
+           "hwm_mib": (r["hwm_kib"] or 0) / 1024.0, "maxrss_mib": r["ru"].ru_maxrss / 1024.0,
+           "child_rss_mib": ((record.get("rusage") or {}).get("maxrss_kib") or 0) / 1024.0,
+           "ok": r["status"] == 0}
+    shutil.rmtree(log_dir, ignore_errors=True)
+    return out
+
+
+def _stream_tee(work, env, script, nbytes):
+    log = os.path.join(work, "tee.log")
+    t0 = time.perf_counter()
+    child = subprocess.Popen([REL_PY, script, str(nbytes)], env=env, cwd=work, stdout=subprocess.PIPE)
+    tee = subprocess.Popen(["tee", log], env=env, cwd=work, stdin=child.stdout, stdout=subprocess.DEVNULL)
+    poller = _HwmPoller(tee.pid)
+    child.stdout.close()
+    _, s1, _ = os.wait4(child.pid, 0)
+    _, s2, ru = os.wait4(tee.pid, 0)
+    wall = time.perf_counter() - t0
+    child.returncode, tee.returncode = 0, 0
+    ok = os.path.getsize(log) >= nbytes - 65536
+    os.unlink(log)
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "maxrss_mib": (poller.finish() or 0) / 1024.0,
+            "ok": ok and s1 == 0 and s2 == 0}
+
+
+def _measure_streaming(work, env, quick):
+    script = write_script(work, "child_stream.py", CHILD_STREAM)
+    volumes = [(10 * MIB, 3 if quick else 10), (100 * MIB, 2 if quick else 5)]
+    if not quick:
+        volumes.append((1024 * MIB, 3))
+    rows, csv_rows, summary = [], [], {}
+    for nbytes, pairs in volumes:
+        a_runs, b_runs = [], []
+        for i in range(pairs):
+            first, second = (_stream_wrapper, _stream_tee) if i % 2 == 0 else (_stream_tee, _stream_wrapper)
+            x = first(work, env, script, nbytes)
+            y = second(work, env, script, nbytes)
+            a, b = (x, y) if first is _stream_wrapper else (y, x)
+            a_runs.append(a)
+            b_runs.append(b)
+            csv_rows.append(["stream", nbytes, i, "%.4f" % a["wall"], "%.4f" % b["wall"], "%.4f" % a["cpu"],
+                             "%.4f" % b["cpu"], "%.2f" % a["hwm_mib"], "%.2f" % a["maxrss_mib"],
+                             "%.2f" % b["maxrss_mib"], a["ok"], b["ok"]])
+        ratio = rel_median([a["wall"] / b["wall"] for a, b in zip(a_runs, b_runs)])
+        s = {"ratio": ratio, "a_wall": rel_median([a["wall"] for a in a_runs]),
+             "b_wall": rel_median([b["wall"] for b in b_runs]),
+             "a_cpu": rel_median([a["cpu"] for a in a_runs]), "b_cpu": rel_median([b["cpu"] for b in b_runs]),
+             "hwm": max(a["hwm_mib"] for a in a_runs), "maxrss": max(a["maxrss_mib"] for a in a_runs),
+             "tee_rss": max(b["maxrss_mib"] for b in b_runs),
+             "ok": all(a["ok"] for a in a_runs) and all(b["ok"] for b in b_runs), "pairs": pairs}
+        summary[nbytes] = s
+        rows.append(["%d MiB" % (nbytes // MIB), pairs, "%.2f" % s["a_wall"], "%.2f" % s["b_wall"],
+                     "%.2f" % ratio, "%.0f" % (nbytes / MIB / s["a_wall"]), "%.2f" % s["a_cpu"],
+                     "%.2f" % s["b_cpu"], "%.1f" % s["hwm"], "%.1f" % s["maxrss"],
+                     "%.1f" % s["tee_rss"], "yes" if s["ok"] else "NO"])
+    probe = run_proc([REL_PY, "-c", "import time; time.sleep(0.3)"], env, work, poll_rss=True)
+    return {"rows": rows, "csv": csv_rows, "summary": summary, "python_rss": (probe["hwm_kib"] or 0) / 1024.0}
+
+
+def _latency_pair(work, env, sink, scripts, i, nbytes):
+    child, sender = scripts
+    out = {}
+    for which in ("A", "B") if i % 2 == 0 else ("B", "A"):
+        token = "lat%s%03d" % (which.lower(), i)
+        stamp = os.path.join(work, token + ".stamp")
+        cmd = [REL_PY, child, str(nbytes), stamp]
+        if which == "A":
+            log_dir = os.path.join(work, "llogs-" + token)
+            argv = gpualert_argv(log_dir, os.path.join(work, "outbox-" + token),
+                                 ["--notify", "always", "--to", "me@example.com", "--from", "g@example.com",
+                                  "--name", token, "--smtp", "127.0.0.1:%d" % sink.port,
+                                  "--smtp-tls", "none"], cmd)
+        else:
+            log = os.path.join(work, token + ".log")
+            argv = ["sh", "-c", "%s > %s 2>&1; %s" % (
+                " ".join(shlex.quote(c) for c in cmd), shlex.quote(log),
+                " ".join(shlex.quote(c) for c in [REL_PY, sender, "127.0.0.1", str(sink.port), log, token]))]
+        r = run_proc(argv, env, work, timeout=120)
+        with open(stamp) as f:
+            t_child = float(f.read())
+        got = sink.find(token)
+        arrival = got[0][0] - t_child if got else None
+        record = find_run(os.path.join(work, "llogs-" + token))[1] if which == "A" else {}
+        delivery = record.get("delivery", {})
+        seen = float(record["end"]) - t_child if record.get("end") else None
+        out[which] = {"arrival": arrival, "exit": r["end"] - t_child, "size": len(got[0][1]) if got else None,
+                      "outcome": delivery.get("outcome", "sent" if got else "?"), "seen": seen}
+    return out
+
+
+def _measure_latency(work, env, quick):
+    if not have_aiosmtpd():
+        return {"skipped": "skipped: aiosmtpd absent"}
+    sink = Sink()
+    scripts = (write_script(work, "child_latency.py", CHILD_LATENCY), write_script(work, "send_log.py", SEND_LOG))
+    pairs = 3 if quick else 10
+    results = []
+    try:
+        for i in range(pairs):
+            results.append(_latency_pair(work, env, sink, scripts, i, 5 * MIB))
+    finally:
+        sink.stop()
+    csv_rows = [["latency", i, w, rel_fmt(p[w]["arrival"], "%.4f"), "%.4f" % p[w]["exit"], p[w]["size"], p[w]["outcome"]]
+                for i, p in enumerate(results) for w in ("A", "B")]
+    a_arr = [p["A"]["arrival"] for p in results]
+    ratios = [p["A"]["arrival"] / p["B"]["arrival"] for p in results
+              if p["A"]["arrival"] is not None and p["B"]["arrival"]]
+    return {"pairs": pairs, "csv": csv_rows, "a_arrival": rel_median(a_arr), "b_arrival": rel_median([p["B"]["arrival"] for p in results]),
+            "a_exit": rel_median([p["A"]["exit"] for p in results]), "a_seen": rel_median([p["A"]["seen"] for p in results]), "b_exit": rel_median([p["B"]["exit"] for p in results]),
+            "ratio": rel_median(ratios), "delivered": sum(1 for x in a_arr if x is not None),
+            "outcomes": sorted(set(p["A"]["outcome"] for p in results)),
+            "a_size": rel_median([p["A"]["size"] for p in results]), "b_size": rel_median([p["B"]["size"] for p in results])}
+
+
+def cmd_overhead(args):
+    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
+    t0 = time.time()
+    work = tempfile.mkdtemp(prefix="gpualert-overhead-")
+    use_snapshot(work)
+    env = clean_env(work)
+    try:
+        launch = _measure_launch(work, env, args.quick)
+        stream = _measure_streaming(work, env, args.quick)
+        lat = _measure_latency(work, env, args.quick)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _report_overhead(launch, stream, lat, args.quick, time.time() - t0)
+
+
+def _verdict(ok):
+    return "met" if ok else "MISSED"
+
+
+def _overhead_targets(launch, stream, lat):
+    s = stream["summary"]
+    rows = [["launch, file: gpualert / python3 -c pass", "<= 1.5x", "%.2fx" % launch["file_ratio"],
+             _verdict(launch["file_ratio"] <= 1.5)],
+            ["launch, %s: gpualert / python3 -c pass" % launch["kind"], "<= 1.3x", "%.2fx" % launch["inst_ratio"],
+             _verdict(launch["inst_ratio"] <= 1.3)]]
+    big = s.get(1024 * MIB)
+    if big:
+        rows.append(["streaming 1 GiB: wall / tee wall", "<= 1.2x", "%.2fx" % big["ratio"], _verdict(big["ratio"] <= 1.2)])
+    else:
+        rows.append(["streaming 1 GiB: wall / tee wall", "<= 1.2x", "not run (--quick)", "-"])
+    peak = max(v["hwm"] for v in s.values())
+    rows.append(["wrapper peak RSS (VmHWM), any volume", "<= 40 MiB", "%.1f MiB" % peak, _verdict(peak <= 40)])
+    if big:
+        spread = big["hwm"] - s[10 * MIB]["hwm"]
+        rows.append(["peak RSS 1 GiB minus 10 MiB", "<= 5 MiB", "%+.1f MiB" % spread, _verdict(abs(spread) <= 5)])
+    if lat.get("skipped"):
+        rows.append(["child exit -> SMTP accepted (5 MiB log)", "< 1 s", lat["skipped"], "-"])
+    elif lat["a_arrival"] is None:
+        rows.append(["child exit -> SMTP accepted (5 MiB log)", "< 1 s",
+                     "never delivered (delivery outcome: %s)" % ", ".join(lat["outcomes"]), "MISSED"])
+    else:
+        rows.append(["child exit -> SMTP accepted (5 MiB log)", "< 1 s", "%.3f s" % lat["a_arrival"],
+                     _verdict(lat["a_arrival"] < 1.0)])
+    return rows
+
+
+def _report_overhead(launch, stream, lat, quick, elapsed):
+    targets = _overhead_targets(launch, stream, lat)
+    if lat.get("skipped"):
+        lat_block = [lat["skipped"]]
+    else:
+        lat_block = [rel_table(["", "gpualert (A)", "hand-rolled smtplib after `CMD > log` (B)"], [
+            ["median child exit -> message accepted", rel_fmt(lat["a_arrival"], "%.3f s"), rel_fmt(lat["b_arrival"], "%.3f s")],
+            ["median child exit -> wrapper records the end (run.json `end`)", rel_fmt(lat["a_seen"], "%.3f s"), ""],
+            ["median child exit -> wrapper/shell exit", "%.3f s" % lat["a_exit"], "%.3f s" % lat["b_exit"]],
+            ["median message size", rel_fmt(lat["a_size"], "%d B"), rel_fmt(lat["b_size"], "%d B")],
+            ["delivered", "%d/%d (outcome %s)" % (lat["delivered"], lat["pairs"], ", ".join(lat["outcomes"])), ""],
+            ["median of per-pair ratios A/B (accepted)", rel_fmt(lat["ratio"], "%.2f"), ""]])]
+    blocks = [
+        "## Overhead (%s; %.0f s)" % ("quick" if quick else "full", elapsed), "",
+        "### Targets", "", rel_table(["measure", "target", "got", "verdict"], targets), "",
+        "### Launch (%d rounds, variants alternated A B .. / .. B A)" % launch["rounds"], "",
+        "Wall time from fork to wait4 in the harness, child stdout/stderr to /dev/null. "
+        "gpualert variants run `--notify never --log-dir D -- true` (so they include the fsync'd "
+        "header, run.json and classification). Installed: %s. ntfy: %s." % (
+            launch["note"], "measured (`ntfy done true`)" if launch["ntfy"] else "not installed"), "",
+        rel_table(["variant", "median ms", "median per-round ratio to python3 -c pass", "ratio to true"], launch["rows"]), "",
+        "### Streaming (child writes 64 KiB chunks of 128-byte lines)", "",
+        "A = `gpualert --notify never -- child` with its stdout/stderr on /dev/null; "
+        "B = `child | tee LOG > /dev/null` (pipeline built by the harness so each process can be "
+        "wait4'ed). Pairs alternate A B / B A; ratio = median of per-pair A/B wall. Wrapper CPU = "
+        "wait4 rusage of the wrapper minus the child's rusage from run.json (wait4 includes reaped "
+        "descendants). Peak RSS: VmHWM of the wrapper polled every 10 ms (its own peak; the last "
+        "<10 ms can be missed; it includes the interpreter, ~%s MiB for `python3 -c pass` here), and "
+        "ru_maxrss from wait4, which is max(wrapper, child) and also counts the harness image "
+        "between fork and exec, so it is an upper bound. tee: VmHWM polled the same way." % rel_fmt(
+            stream.get("python_rss"), "%.1f"), "",
+        rel_table(["volume", "pairs", "A wall s", "tee wall s", "A/B wall", "A MiB/s", "wrapper CPU s",
+                  "tee CPU s", "wrapper VmHWM MiB", "wrapper ru_maxrss MiB", "tee VmHWM MiB", "all complete"],
+                 stream["rows"]), "",
+        "### Latency, child exit to message accepted by a loopback aiosmtpd (5 MiB log)", "",
+        "The child writes 5 MiB of lines and an error line, records time.time() as its last act, "
+        "and exits 1; the server's DATA handler records the arrival time. A = gpualert "
+        "(`--smtp 127.0.0.1:PORT --smtp-tls none --notify always`); B = what a user bolts on: "
+        "`sh -c 'CMD > log 2>&1; python3 send_log.py log'` (smtplib, log attached). Pairs "
+        "alternate A B / B A.", "",
+    ] + lat_block + [""]
+    csv_rows = launch["csv"] + stream["csv"] + (lat.get("csv") or [])
+    write_rel_results("overhead", "Overhead", blocks, ["experiment", "variant_or_volume", "i", "a", "b", "c", "d", "e", "f",
+                                                  "g", "h", "i2"], csv_rows)
+    print("overhead (%.0f s):" % elapsed)
+    for row in targets:
+        print("  %-50s %-10s %-28s %s" % tuple(row))
+    return 0
+
+
+# ==== isolation ====
+
+CHILD_REPLAY = r'''
+import os, signal, sys, time
+log, code, stamp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with open(log, "rb") as f:
+    sys.stdout.buffer.write(f.read())
+sys.stdout.flush()
+with open(stamp, "w") as f:
+    f.write(repr(time.time()))
+if code < 0:
+    try:
+        signal.signal(-code, signal.SIG_DFL)
+    except (OSError, ValueError):  # SIGKILL/SIGSTOP cannot be caught anyway
+        pass
+    os.kill(os.getpid(), -code)
+    time.sleep(10)
+os._exit(code)
+'''
+
+# (condition, relay kind, extra options, description)
+CONDITIONS = (
+    ("healthy", "sink", [], "aiosmtpd on loopback"),
+    ("refused", "closed", [], "closed port: connection refused"),
+    ("mute", "mute", [], "accepts TCP, never answers"),
+    ("slow", "slow", [], "answers each command after 5 s (> timeout)"),
+    ("slow_drip", "slow_drip", [], "answers each command after 1 s (< timeout; the whole session > timeout)"),
+    ("mail_5xx", "mail_5xx", [], "550 on MAIL FROM"),
+    ("rcpt_5xx", "rcpt_5xx", [], "550 on RCPT TO"),
+    ("data_5xx", "data_5xx", [], "554 after DATA"),
+    ("auth_fail", "auth_fail", ["--smtp-user", "someone", "--smtp-tls", "none"], "535 on AUTH"),
+    ("tls_garbage", "tls_garbage", [], "STARTTLS offered, then non-TLS bytes"),
+    ("dns_fail", "dns", [], "--smtp no-such-host.invalid"),
+    ("outbox_unwritable", "closed", [], "relay refused AND --outbox under a regular file"),
+    ("held_by_cap", "closed", ["--max-per-hour", "1"], "hourly cap reached (1/h, one message already sent)"),
+    ("held_by_cap_unwritable", "closed", ["--max-per-hour", "1"], "hourly cap reached AND --outbox under a regular file"),
+)
+SMTP_TIMEOUT_S = 3
+SLACK_S = 2.0
+QUICK_CLASSES = ("cuda_oom", "segfault", "oom_killer", "success")
+
+
+def corpus_cases(quick):
+    """One (class, log path, exit code) per corpus class; the first row with a signal exit
+    when the class has one (more signal coverage), else the first row."""
+    labels = os.path.join(ROOT, "corpus", "labels.jsonl")
+    chosen = {}
+    if os.path.exists(labels):
+        with open(labels) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        for row in rows:
+            if not os.path.exists(os.path.join(ROOT, "corpus", row["log_path"])):
+                continue
+            cur = chosen.get(row["mode"])
+            if cur is None or (cur["true_exit_code"] >= 0 > row["true_exit_code"]):
+                chosen[row["mode"]] = row
+        cases = [(m, os.path.join(ROOT, "corpus", r["log_path"]), int(r["true_exit_code"]))
+                 for m, r in chosen.items()]
+    else:
+        cases = []
+    if not cases:
+        return None
+    if quick:
+        cases = [c for c in cases if c[0] in QUICK_CLASSES] or cases[:4]
+    return cases
+
+
+def fallback_cases(work):
+    """Without the corpus: a few real failing children's outputs."""
+    out = []
+    for name, text, code in (("traceback", "Traceback (most recent call last):\nValueError: bad\n", 1),
+                             ("segfault", "Fatal Python error: Segmentation fault\n", -11),
+                             ("killed", "step 10\n", -9), ("success", "done\n", 0)):
+        out.append((name, write_script(work, name + ".log", text), code))
+    return out
+
+
+def _start_relays(work):
+    relays, stops = {}, []
+    if have_aiosmtpd():
+        sink = Sink()
+        relays["sink"] = "127.0.0.1:%d" % sink.port
+        stops.append(sink.stop)
+        relays["_sink"] = sink
+    relays["closed"] = "127.0.0.1:%d" % closed_port()
+    relays["dns"] = "no-such-host.invalid:25"
+    for mode in ("mute", "slow", "slow_drip", "mail_5xx", "rcpt_5xx", "data_5xx", "auth_fail", "tls_garbage"):
+        fake = FakeRelay(mode)
+        relays[mode] = "127.0.0.1:%d" % fake.port
+        stops.append(fake.stop)
+    return relays, stops
+
+
+def _count_eml(folder):
+    if not os.path.isdir(folder):
+        return 0
+    return len([n for n in os.listdir(folder) if n.endswith(".eml") and not n.startswith(".tmp")])
+
+
+def isolation_cell(work, env, relays, script, case, cond, idx):
+    cls, log_path, code = case
+    name, kind, extra, _ = cond
+    cell = os.path.join(work, "c%03d" % idx)
+    os.makedirs(cell)
+    token = "iso%03d%s" % (idx, re.sub(r"[^a-z0-9]", "", cls))
+    outbox = os.path.join(cell, "outbox")
+    env = clean_env(cell, {"GPUALERT_SMTP_PASSWORD": "wrong"})  # own state dir: no shared hourly cap
+    if name.startswith("held_by_cap"):
+        _use_up_cap(cell, env, relays)
+    if name.endswith("unwritable"):
+        with open(os.path.join(cell, "file.txt"), "w") as f:
+            f.write("a regular file\n")
+        outbox = os.path.join(cell, "file.txt", "outbox")
+    stamp = os.path.join(cell, "stamp")
+    opts = ["--notify", "always", "--to", "me@example.com", "--from", "g@example.com", "--name", token,
+            "--smtp", relays[kind], "--smtp-timeout", str(SMTP_TIMEOUT_S)] + extra
+    argv = gpualert_argv(os.path.join(cell, "logs"), outbox, opts, [REL_PY, script, log_path, str(code), stamp])
+    with open(os.path.join(cell, "stderr"), "wb") as err:
+        r = run_proc(argv, env, cell, stderr=err, timeout=120)
+    with open(os.path.join(cell, "stderr"), "rb") as f:
+        stderr = f.read().decode("utf-8", "replace")
+    post = r["end"] - float(open(stamp).read()) if os.path.exists(stamp) else None
+    _, record = find_run(os.path.join(cell, "logs"))
+    delivery = record.get("delivery") or {}
+    return _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, cls, name)
+
+
+def _use_up_cap(cell, env, relays):
+    """One message this hour already (to a refusing relay, so it waits in a side outbox)."""
+    argv = gpualert_argv(os.path.join(cell, "seed-logs"), os.path.join(cell, "seed-outbox"),
+                         ["--notify", "always", "--to", "me@example.com", "--max-per-hour", "1",
+                          "--smtp", relays["closed"], "--smtp-timeout", "1"], ["true"])
+    run_proc(argv, env, cell, timeout=60)
+
+
+def _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, cls, cond):
+    expected = code if code >= 0 else 128 - code
+    sink = relays.get("_sink")
+    received = len(sink.find(token)) if sink else 0
+    in_outbox = _count_eml(outbox)
+    fallback = delivery.get("outbox_path")
+    where = []
+    if received:
+        where.append("smtp")
+    if in_outbox:
+        where.append("outbox(%d)" % in_outbox)
+    if fallback and os.path.exists(fallback) and not fallback.startswith(os.path.abspath(outbox) + os.sep):
+        where.append("fallback:%s/" % re.sub(r"/\d{8}-\d{6}-[^/]*", "/<run dir>",
+                                              os.path.dirname(fallback).replace(cell, "<cell>")))
+    if not where and ("Subject:" in stderr and token in stderr):
+        where.append("stderr dump")
+    detail = delivery.get("detail") or ""
+    if not delivery.get("detail"):
+        said = [l for l in stderr.splitlines() if l.startswith("gpualert:")]
+        detail = "run.json delivery %s; stderr: %s" % (delivery.get("outcome"), said[-1] if said else "(nothing)")
+    return {"class": cls, "condition": cond, "expected": expected, "status": r["status"],
+            "status_ok": r["status"] == expected, "post_s": post,
+            "in_bound": post is not None and post <= SMTP_TIMEOUT_S + SLACK_S,
+            "where": "+".join(where) or "LOST", "lost": not where, "outcome": delivery.get("outcome", "(none)"),
+            "detail": detail.replace(cell, "<cell>").replace(
+                os.path.dirname(cell), "<work>").replace("|", "/")[:200]}
+
+
+def cmd_isolation(args):
+    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
+    from concurrent.futures import ThreadPoolExecutor
+    no_core_dumps()
+    t0 = time.time()
+    work = tempfile.mkdtemp(prefix="gpualert-isolation-")
+    use_snapshot(work)
+    env = clean_env(work)
+    script = write_script(work, "replay.py", CHILD_REPLAY)
+    cases = corpus_cases(args.quick)
+    source = "corpus/labels.jsonl (one row per class)"
+    if cases is None:
+        cases, source = fallback_cases(work), "fixed fallback set (corpus absent)"
+    relays, stops = _start_relays(work)
+    jobs, cells, skipped = [], [], []
+    for case in cases:
+        for cond in CONDITIONS:
+            if cond[1] == "sink" and "sink" not in relays:
+                skipped.append([case[0], cond[0], "skipped: aiosmtpd absent"])
+                continue
+            jobs.append((case, cond, len(jobs)))
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            cells = list(pool.map(lambda j: isolation_cell(work, env, relays, script, j[0], j[1], j[2]), jobs))
+    finally:
+        for stop in stops:
+            stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return _report_isolation(cells, skipped, cases, source, time.time() - t0, args.quick)
+
+
+def _report_isolation(cells, skipped, cases, source, elapsed, quick):
+    by_cond = []
+    for name, _, extra, desc in CONDITIONS:
+        sel = [c for c in cells if c["condition"] == name]
+        if not sel:
+            by_cond.append([name, desc, "-", "-", "-", "-", "skipped: aiosmtpd absent", ""])
+            continue
+        wheres = sorted(set(re.sub(r"\(\d+\)", "", c["where"]) for c in sel))
+        by_cond.append([name, desc, "%d/%d" % (sum(c["status_ok"] for c in sel), len(sel)),
+                        "%.2f" % max(c["post_s"] or 0 for c in sel),
+                        "%d/%d" % (sum(c["in_bound"] for c in sel), len(sel)),
+                        sum(c["lost"] for c in sel), ", ".join(wheres),
+                        sel[0]["detail"]])
+    lost = sum(c["lost"] for c in cells)
+    bad_status = [c for c in cells if not c["status_ok"]]
+    slow = [c for c in cells if not c["in_bound"]]
+    fails = [[c["class"], c["condition"], c["expected"], c["status"], rel_fmt(c["post_s"], "%.2f"), c["where"],
+              c["outcome"], c["detail"]] for c in cells if c["lost"] or not c["status_ok"] or not c["in_bound"]]
+    blocks = [
+        "## Failure isolation (%s; %d classes x %d relay conditions = %d cells; %.0f s)" % (
+            "quick" if quick else "full", len(cases), len(CONDITIONS), len(cells), elapsed), "",
+        "Children replay one log per class from %s to stdout and exit with its true_exit_code "
+        "(negative: they kill themselves with that signal, handler reset to SIG_DFL). gpualert runs "
+        "with `--notify always --smtp-timeout %d`; each cell has its own log dir, outbox and state "
+        "dir (so one cell's hourly cap never holds another's message; the held_by_cap conditions "
+        "first send one message with `--max-per-hour 1` to use the cap up); 4 cells "
+        "run concurrently on %d CPUs. Bound on the time from the child's exit to the wrapper's exit: "
+        "smtp-timeout + %.0f s slack = %.0f s. A message counts as kept if the loopback server "
+        "received it (matched by a per-cell token in --name), or a .eml is in --outbox, or run.json "
+        "delivery.outbox_path names an existing file elsewhere (fallback), or it was dumped to stderr." % (
+            source, SMTP_TIMEOUT_S, os.cpu_count(), SLACK_S, SMTP_TIMEOUT_S + SLACK_S), "",
+        "**Lost messages: %d of %d. Exit status mismatches: %d. Over the time bound: %d.**" % (
+            lost, len(cells), len(bad_status), len(slow)), "",
+        rel_table(["condition", "relay", "exit status kept", "max post-exit s", "within bound", "lost",
+                  "where the message went", "delivery detail (first cell)"], by_cond), "",
+        "Classes: " + ", ".join("%s (exit %d)" % (c[0], c[2]) for c in cases), "",
+    ]
+    if fails:
+        blocks += ["### Cells that failed a check", "",
+                   rel_table(["class", "condition", "expected", "got", "post-exit s", "where", "outcome", "detail"], fails), ""]
+    csv_rows = [[c["class"], c["condition"], c["expected"], c["status"], rel_fmt(c["post_s"], "%.3f"), c["in_bound"],
+                 c["where"], c["lost"], c["outcome"], c["detail"]] for c in cells] + [s + [""] * 7 for s in skipped]
+    write_rel_results("isolation", "Failure isolation", blocks,
+                  ["class", "condition", "expected_status", "status", "post_exit_s", "in_bound", "where",
+                   "lost", "outcome", "detail"], csv_rows)
+    print("isolation: %d cells, %.0f s: lost %d, status mismatches %d, over bound %d" % (
+        len(cells), elapsed, lost, len(bad_status), len(slow)))
+    for row in by_cond:
+        print("  %-18s status %-6s max %-6s bound %-6s lost %-3s %s" % (row[0], row[2], row[3], row[4], row[5], row[6]))
+    return 0
+
+
+# ==== budget ====
+
+CHILD_SMALL = r'''
+import sys
+for i in range(20):
+    print("epoch %d loss %.3f" % (i, 1.0 / (i + 1)))
+print("RuntimeError: validation failed")
+sys.exit(1)
+'''
+
+BUDGET_SIZES = (("1k", 1024), ("100k", 100 * 1024), ("1m", MIB), ("10m", 10 * MIB), ("30m", 30 * MIB),
+                ("60m", 60 * MIB), ("1g", 1024 * MIB))
+BUDGET_BYTES = 10 * MIB
+
+
+def _make_artifacts(cwd):
+    art = os.path.join(cwd, "art")
+    os.makedirs(art)
+    files = {}
+    for label, size in BUDGET_SIZES:
+        path = os.path.join(art, "a_%s.bin" % label)
+        if size >= 1024 * MIB:
+            with open(path, "wb") as f:
+                f.truncate(size)  # sparse: no blocks, nothing to read cheaply anyway
+        else:
+            with open(path, "wb") as f:
+                left = size
+                while left:
+                    n = min(left, 4 * MIB)
+                    f.write(os.urandom(n))
+                    left -= n
+        files[label] = path
+    small = os.path.join(cwd, "small")
+    os.makedirs(small)
+    for i in range(500):
+        with open(os.path.join(small, "f%03d.txt" % i), "w") as f:
+            f.write(("metric %d\n" % i) * 200)
+    return files, sorted(glob.glob(os.path.join(small, "*.txt")))
+
+
+def _budget_scenarios(files, small, quick):
+    out = [("artifact %s" % label, ["art/" + os.path.basename(path)], [path], 0) for label, path in
+           sorted(files.items(), key=lambda kv: dict(BUDGET_SIZES)[kv[0]])]
+    out.append(("500 x 2 KiB files", ["small/*.txt"], small, 0))
+    out.append(("all of the above", ["art/*.bin", "small/*.txt"], sorted(files.values()) + small, 0))
+    out.append(("log of %d MiB" % (50 if quick else 200), [], [], (50 if quick else 200) * MIB))
+    return out
+
+
+def _set_old_atime(paths):
+    """atime older than mtime: relatime and strictatime then update it on any read."""
+    for p in paths:
+        st = os.stat(p)
+        os.utime(p, (st.st_mtime - 3600, st.st_mtime))
+
+
+def _atime_mount_option(path):
+    best, opt = "", "unknown"
+    try:
+        with open("/proc/mounts") as f:
+            for line in f:
+                dev, mnt, fstype, opts = line.split()[:4]
+                if path.startswith(mnt) and len(mnt) > len(best):
+                    best = mnt
+                    flags = opts.split(",")
+                    opt = next((o for o in flags if "atime" in o), "relatime(default)")
+    except OSError:
+        pass
+    return opt
+
+
+def budget_run(work, env, cwd, scenario, relay, scripts, strace=False):
+    label, globs, candidates, log_bytes = scenario
+    log_dir = os.path.join(work, "blogs")
+    shutil.rmtree(log_dir, ignore_errors=True)
+    token = "bud" + re.sub(r"[^a-z0-9]", "", label.lower()) + ("st" if strace else "")
+    opts = ["--notify", "always", "--to", "me@example.com", "--from", "g@example.com", "--name", token]
+    opts += ["--smtp", relay, "--smtp-tls", "none"] if relay else ["--dry-run"]
+    for g in globs:
+        opts += ["--artifacts", g]
+    child = [REL_PY, scripts[0], str(log_bytes)] if log_bytes else [REL_PY, scripts[1]]
+    argv = gpualert_argv(log_dir, os.path.join(work, "boutbox"), opts, child)
+    trace = os.path.join(work, "trace.txt")
+    if strace:
+        argv = ["strace", "-f", "-qq", "-e", "trace=open,openat", "-o", trace] + argv
+    _set_old_atime(candidates)
+    before = dict((p, os.stat(p).st_atime) for p in candidates)
+    r = run_proc(argv, env, cwd, poll_rss=not strace, timeout=600)
+    _, record = find_run(log_dir)
+    read = [p for p in candidates if os.stat(p).st_atime != before[p]]
+    opened = None
+    if strace:
+        with open(trace, errors="replace") as f:
+            text = f.read()
+        opened = [p for p in candidates if '"%s"' % p in text or '"%s"' % os.path.relpath(p, cwd) in text]
+    return r, record, read, opened, token
+
+
+def _message_size(relay_sink, token, record):
+    if relay_sink is not None:
+        got = relay_sink.find(token)
+        if got:
+            return len(got[-1][1]), "received by aiosmtpd"
+    path = (record.get("delivery") or {}).get("outbox_path")
+    if path and os.path.exists(path):
+        return os.path.getsize(path), "saved .eml (%s)" % (record.get("delivery") or {}).get("outcome")
+    return None, "no message found"
+
+
+def _manifest_check(record, candidates):
+    manifest = record.get("manifest") or []
+    paths = set(os.path.realpath(r.get("path")) for r in manifest if r.get("path"))
+    note = any(r.get("kind") == "note" or not r.get("path") for r in manifest)
+    missing = [p for p in candidates if os.path.realpath(p) not in paths]
+    silent = [] if (note and missing) else missing
+    disclosed = missing if (note and missing) else []
+    counts = {}
+    for row in manifest:
+        key = re.split(r"[:(]", row.get("disposition") or "(empty)")[0].strip() or "(empty)"
+        counts[key] = counts.get(key, 0) + 1
+    return manifest, silent, disclosed, counts
+
+
+def cmd_budget(args):
+    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
+    t0 = time.time()
+    work = tempfile.mkdtemp(prefix="gpualert-budget-")
+    use_snapshot(work)
+    env = clean_env(work)
+    cwd = os.path.join(work, "job")
+    os.makedirs(cwd)
+    scripts = (write_script(work, "child_stream.py", CHILD_STREAM), write_script(work, "child_small.py", CHILD_SMALL))
+    files, small = _make_artifacts(cwd)
+    sink = Sink(size_limit=512 * MIB) if have_aiosmtpd() else None
+    relay = "127.0.0.1:%d" % sink.port if sink else None
+    rows, file_rows, csv_rows = [], [], []
+    try:
+        for scenario in _budget_scenarios(files, small, args.quick):
+            rows.append(_budget_scenario(work, env, cwd, scenario, relay, sink, scripts, file_rows, csv_rows))
+        strace_note = _budget_strace(work, env, cwd, files, relay, scripts)
+    finally:
+        if sink:
+            sink.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    transport = "loopback aiosmtpd (message size = bytes received)" if sink else \
+        "--dry-run (aiosmtpd absent; message size = saved .eml)"
+    return _report_budget(rows, file_rows, csv_rows, strace_note, transport, _atime_mount_option(cwd),
+                          time.time() - t0, args.quick)
+
+
+def _budget_scenario(work, env, cwd, scenario, relay, sink, scripts, file_rows, csv_rows):
+    label, globs, candidates, log_bytes = scenario
+    r, record, read, _, token = budget_run(work, env, cwd, scenario, relay, scripts)
+    size, how = _message_size(sink, token, record)
+    manifest, silent, disclosed, counts = _manifest_check(record, candidates)
+    hide = lambda text: re.sub(r"/\d{8}-\d{6}-[^/]*/", "/<run dir>/", str(text).replace(work, "<work>"))
+    for row in manifest:
+        if len(candidates) <= 10 or row.get("kind") != "artifact":
+            file_rows.append([label, hide(row.get("name")), row.get("size"), hide(row.get("disposition"))])
+    big = [p for p in read if os.path.getsize(p) >= 1024 * MIB]
+    used = dict((os.path.realpath(row["path"]), row.get("disposition") or "") for row in manifest if row.get("path"))
+    wasted = [p for p in read if not used.get(os.path.realpath(p), "").startswith(("attached", "in zip", "excerpt"))]
+    out = [label, len(candidates), len(manifest), "; ".join("%s: %d" % kv for kv in sorted(counts.items())),
+           rel_fmt(size, "%d"), ("yes" if size is not None and size <= BUDGET_BYTES else "NO"), len(silent),
+           len(disclosed), "%.2f" % r["wall"], "%.1f" % ((r["hwm_kib"] or 0) / 1024.0), len(read), len(wasted),
+           "READ" if big else ("no" if "1g" in label or "all" in label else "-"), r["status"], how]
+    csv_rows.append(out)
+    return out
+
+
+def _budget_strace(work, env, cwd, files, relay, scripts):
+    if not shutil.which("strace"):
+        return "strace not available: the atime column is the only read check"
+    path = files["1g"]
+    scenario = ("artifact 1g (strace)", ["art/" + os.path.basename(path)], [path], 0)
+    r, record, read, opened, _ = budget_run(work, env, cwd, scenario, relay, scripts, strace=True)
+    if r["status"] != 1:
+        return "strace run failed (status %d); rely on the atime column" % r["status"]
+    return ("strace -f -e trace=open,openat over the whole wrapper, 1 GiB artifact alone: "
+            "the file was %s (atime %s)" % ("OPENED" if opened else "never opened",
+                                              "changed" if read else "unchanged"))
+
+
+def _report_budget(rows, file_rows, csv_rows, strace_note, transport, atime_opt, elapsed, quick):
+    headers = ["scenario", "candidates", "manifest rows", "dispositions", "message bytes", "<= 10 MiB",
+               "silent drops", "unlisted but disclosed", "wall s", "wrapper VmHWM MiB", "files read (atime)", "read but not attached", "1 GiB read?", "exit", "size from"]
+    silent = sum(int(r[6]) for r in rows)
+    over = [r[0] for r in rows if r[5] != "yes"]
+    wasted = sum(int(r[11]) for r in rows)
+    blocks = [
+        "## Attachment budget (%s; %.0f s)" % ("quick" if quick else "full", elapsed), "",
+        "Artifacts of random bytes (1 KiB .. 60 MiB), one 1 GiB sparse file (truncate), 500 x 2 KiB "
+        "text files, and a log written by the child (64 KiB chunks). Each scenario is one run of "
+        "`gpualert --notify always --artifacts GLOB -- child` with the default --budget 10M; the "
+        "child prints 21 lines and exits 1 (log scenario: writes the log, exits 0). Transport: %s. "
+        "Silent drop = a candidate file absent from run.json's manifest with no note row saying "
+        "the search stopped. Read check: every candidate's atime is set older than its mtime "
+        "before the run, so a read updates it under relatime/strictatime (this mount: %s; with "
+        "noatime the column proves nothing); and %s. Peak RSS is the wrapper's own VmHWM, polled "
+        "every 10 ms (ru_maxrss would count the harness image between fork and exec)." % (
+            transport, atime_opt, strace_note), "",
+        "**Silent drops: %d. Messages over budget: %s. Files read but not attached: %d.**" % (
+            silent, ", ".join(over) or "none", wasted), "",
+        rel_table(headers, rows), "",
+        "### Dispositions (run.json manifest; the 500-file scenarios show only the log row)", "",
+        rel_table(["scenario", "name", "size", "disposition"], file_rows), ""]
+    write_rel_results("budget", "Attachment budget", blocks, headers, csv_rows,
+                  extra_csv={"manifest": (["scenario", "name", "size", "disposition"], file_rows)})
+    print("budget (%.0f s): silent drops %d; over budget: %s; %s" % (elapsed, silent, ", ".join(over) or "none", strace_note))
+    for r in rows:
+        print("  %-22s msg %-10s silent %s disclosed %-3s wall %-5ss VmHWM %-6sMiB read %-3s read-not-attached %s 1GiB read %s" % (
+            r[0], r[4], r[6], r[7], r[8], r[9], r[10], r[11], r[12]))
+    return 0
+
+
+# ==== CLI glue (the lead pastes add_reliability_commands into eval.py's parser) ====
+
+def add_reliability_commands(subparsers):
+    """Register survival, overhead, isolation and budget (each with --quick and --results)."""
+    for name, func, text in (("survival", cmd_survival, "log survival per fault, child and method"),
+                             ("overhead", cmd_overhead, "launch, streaming and notification latency"),
+                             ("isolation", cmd_isolation, "relay faults never change the run's fate"),
+                             ("budget", cmd_budget, "attachment budget and dispositions")):
+        p = subparsers.add_parser(name, help=text)
+        p.add_argument("--quick", action="store_true", help="few trials, small volumes")
+        p.add_argument("--results", default=RESULTS_DIR, help="output folder (results/)")
+        p.set_defaults(handler=func, func=func)
+
+
+# ==== All, and the README's results section ====
+
+PAPER_CORPUS = os.path.join(os.path.dirname(HERE), "shared", "paper-corpus")
+PAPER_FIGURES = {"gpualert": "0.997", "keyword": "0.830", "last_exception": "0.559",
+                 "exit_code": "0.133"}  # the paper's Table for its ordered rules and baselines
+README_BEGIN = "<!-- results: generated by `python3 eval.py report` from results/; do not edit -->"
+README_END = "<!-- /results -->"
+
+
+def _add_all_args(sub):
+    p = sub.add_parser("all", help="every experiment in order, then the README's results")
+    p.add_argument("--quick", action="store_true", help="few trials, small volumes (CI)")
+    p.add_argument("--results", default=RESULTS_DIR, help="output folder (results/)")
+    p.set_defaults(handler=cmd_all)
+    p = sub.add_parser("report", help="rewrite README.md's Results section from results/")
+    p.add_argument("--results", default=RESULTS_DIR, help="folder the tables are read from")
+    p.set_defaults(handler=cmd_report)
+
+
+def cmd_all(args):
+    """classify (ours, and the paper's corpus when ../shared has it), then the rest."""
+    import argparse
+    started, codes = time.time(), []
+    corpora = [(os.path.join(HERE, "corpus"), "classify")]
+    if os.path.isdir(PAPER_CORPUS):
+        corpora.append((PAPER_CORPUS, None))
+    for corpus, _ in corpora:
+        codes.append(cmd_classify(argparse.Namespace(
+            corpus=corpus, module=os.path.join(HERE, "gpualert.py"), results=args.results,
+            json=False)))
+    for func in (cmd_survival, cmd_overhead, cmd_isolation, cmd_budget):
+        codes.append(func(argparse.Namespace(quick=args.quick, results=args.results)))
+    if not args.quick:  # quick figures are a smoke test, not results to publish
+        codes.append(cmd_report(args))
+    print("all: %d experiments in %.0f s" % (len(codes), time.time() - started))
+    return max(codes) if codes else 0
+
+
+def cmd_report(args):
+    """Regenerate the Results section of README.md between its markers."""
+    readme = os.path.join(HERE, "README.md")
+    with open(readme) as handle:
+        text = handle.read()
+    if README_BEGIN not in text or README_END not in text:
+        print("README.md has no results markers")
+        return 1
+    section = "\n".join(results_section(args.results))
+    head, rest = text.split(README_BEGIN, 1)
+    text = head + README_BEGIN + "\n" + section + "\n" + README_END + rest.split(README_END, 1)[1]
+    write_text(readme, text)
+    print("wrote the Results section of %s" % readme)
+    return 0
+
+
+def results_section(folder):
+    lines = ["", _machine_line(folder), "",
+             "### Diagnosis (experiment 1, macro-F1)", ""]
+    lines += _classify_table(folder)
+    for name, title in (("overhead", "Speed and memory"), ("isolation", "Notifier isolation"),
+                        ("budget", "Attachment budget"), ("survival", "Log survival")):
+        lines += ["", "### %s (`results/%s.md`)" % (title, name), ""]
+        lines += _md_digest(os.path.join(folder, name + ".md"))
+    return lines
+
+
+def _machine_line(folder):
+    for name in ("overhead", "survival", "isolation", "budget"):
+        found = _md_lines(os.path.join(folder, name + ".md"))
+        info = [line[2:] for line in found if line.startswith(("- machine:", "- date:"))]
+        if info:
+            return ("Measured on this project's machine (%s). Ratios travel between machines, "
+                    "absolute times do not. Regenerate with `python3 eval.py all` "
+                    "(about 6 minutes); every table is in `results/`." % "; ".join(info))
+    return "No measurements yet: run `python3 eval.py all`."
+
+
+def _classify_table(folder):
+    ours = _summary_rows(os.path.join(folder, "classify_summary.csv"))
+    paper = _summary_rows(os.path.join(folder, "classify_paper-corpus_summary.csv"))
+    rows = [["| method | paper's published figure (its corpus) | measured on the paper's corpus "
+             "| measured on our corpus | false alarms on our successes |"],
+            ["|---|---|---|---|---|"]]
+    for method in ("gpualert", "keyword", "last_exception", "exit_code"):
+        mine, theirs = ours.get(method, {}), paper.get(method, {})
+        rows.append(["| %s | %s | %s | %s | %s |" % (
+            method, PAPER_FIGURES[method], _f1(theirs), _f1(mine),
+            mine.get("false_alarm_rate", "-"))])
+    return [row[0] for row in rows]
+
+
+def _summary_rows(path):
+    try:
+        with open(path) as handle:
+            return dict((row["method"], row) for row in csv.DictReader(handle))
+    except OSError:
+        return {}
+
+
+def _f1(row):
+    if not row:
+        return "-"
+    return "%s [%s, %s]" % (row["macro_f1"], row["ci_low"], row["ci_high"])
+
+
+def _md_lines(path):
+    try:
+        with open(path) as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return []
+
+
+def _md_digest(path):
+    """The headline of an experiment: its bold summary lines and its key table (the one under
+    a Targets or Compact heading, else the first)."""
+    lines, out, in_table = _md_lines(path), [], False
+    if not lines:
+        return ["(not measured yet)"]
+    out += [line for line in lines if line.startswith("**")][:2]
+    out += [""] if out else []
+    keys = [i for i, line in enumerate(lines) if line.startswith("#") and
+            ("Targets" in line or "Compact" in line)]
+    for line in lines[keys[0]:] if keys else lines:
+        if line.startswith("|"):
+            in_table = True
+            out.append(line)
+        elif in_table:
+            break
+    return out
+
+
 # ==== CLI ====
 
 def build_parser():
@@ -333,6 +1931,8 @@ def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="experiment")
     _add_classify_args(sub)
+    add_reliability_commands(sub)
+    _add_all_args(sub)
     return parser
 
 
