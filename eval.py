@@ -1815,6 +1815,8 @@ def _add_all_args(sub):
 def cmd_all(args):
     """classify (ours, and the paper's corpus when ../shared has it), then the rest."""
     import argparse
+    if args.quick and os.path.abspath(args.results) == os.path.abspath(RESULTS_DIR):
+        args.results = os.path.join(RESULTS_DIR, "quick")  # never overwrite the real figures
     started, codes = time.time(), []
     corpora = [(os.path.join(HERE, "corpus"), "classify")]
     if os.path.isdir(PAPER_CORPUS):
