@@ -169,3 +169,34 @@ def test_the_next_successful_run_flushes_the_outbox(tmp_path, refusing_port, smt
     assert b"also delivered 1 earlier message" in proc.stderr
     assert len(smtp_plain.wait_for(2)) == 2
     assert outbox_messages(tmp_path) == []
+
+
+def test_a_silent_child_earns_one_stalled_notice_and_the_final_message_says_so(tmp_path, smtp_plain):
+    code = "import time; print('epoch 1', flush=True); time.sleep(3.5); print('epoch 2')"
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--smtp", smtp_plain.addr, "--stall", "1s", "--"] + child(code))
+    assert proc.returncode == 0
+    msgs = smtp_plain.wait_for(2)
+    subjects = sorted(parse(m.data)["Subject"] for m in msgs)
+    assert subjects[0].startswith("[gpualert] STALLED") and subjects[1].startswith("[gpualert] SUCCESS")
+    final = [parse(m.data) for m in msgs if "SUCCESS" in parse(m.data)["Subject"]][0]
+    assert "silent for" in final.get_body(("plain",)).get_content()
+
+
+def test_scheduler_early_warning_notifies_and_reaches_the_child(tmp_path, smtp_plain):
+    import signal
+    import subprocess
+    import time
+    from wrapper_helpers import PY, SCRIPT
+    code = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGUSR1, lambda s, f: (print('got USR1', flush=True), sys.exit(0)))\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(30)\n")
+    env = isolated_env(tmp_path, SLURM_JOB_ID="4242", SLURM_JOB_NAME="train")
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--smtp", smtp_plain.addr, "--"] + child(code),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
+    assert proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGUSR1)
+    out, err = proc.communicate(timeout=30)
+    assert b"got USR1" in out and proc.returncode == 0
+    subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(2)]
+    assert any(s.startswith("[gpualert] WARNING walltime") and "job 4242" in s for s in subjects), subjects
