@@ -4045,7 +4045,8 @@ def cmd_run(cli, cfg, sources, problems):
     ctx["mem_before"] = _safely(read_cgroup_memory, {})
     child = _run_child(argv, cfg, ctx)
     end = time.time()
-    log.record("command ended", footer_fields(child, start, end, log))
+    # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
+    log.record("command ended", footer_fields(child, start, end, log), sync=False)
     status = exit_status_for(child.exit_code, child.exec_error)
     bound = _post_exit_bound(cfg, ctx, child)
     ctx["deadline"] = time.time() + bound
@@ -4217,7 +4218,7 @@ def _after_exit(argv, cfg, ctx, child, start, end):
     verdict = classify_text(text, facts)
     result = _result_for(argv, cfg, ctx, child, start, end, verdict, facts)
     ctx["log"].record("cause", _cause_fields(verdict))
-    _write_run_json(result, None, None)
+    _write_run_json(result, None, None, sync=False)  # the outcome, if delivery hangs
     delivery, manifest = _deliver_result(result, cfg, ctx)
     _write_run_json(result, delivery, manifest)
     if not cfg["quiet"]:
@@ -4312,7 +4313,7 @@ def result_record(result, delivery=None, manifest=None):
     return record
 
 
-def _write_run_json(result, delivery, manifest):
+def _write_run_json(result, delivery, manifest, sync=True):
     """run.json beside the log, written atomically (scripts and `resend` read it)."""
     import json
     path = os.path.join(result.run_dir, "run.json")
@@ -4322,7 +4323,8 @@ def _write_run_json(result, delivery, manifest):
             json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
             handle.write("\n")
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as exc:  # a full log disk must not cost the notification
         _safely(lambda: os.unlink(tmp), None)
