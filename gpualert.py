@@ -358,11 +358,6 @@ FAILURE_RULES = (
      "Slurm preemption|job {job}", _H_PREEMPT),
     ("lsf_preempted", "preempted", r"TERM_PREEMPT: [Jj]ob killed after preemption",
      "LSF preemption", _H_PREEMPT),
-    ("slurm_cancelled", "interrupted",
-     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED AT \S+ \*\*\*",
-     "cancelled (scancel)|job {job}", _H_INT),
-    ("lsf_owner_kill", "interrupted", r"TERM_OWNER: [Jj]ob killed by owner",
-     "LSF job killed by owner", _H_INT),
     # Host OOM killer: the kernel, the cgroup or the scheduler says so.
     ("slurm_oom_kill", "oom_killer", r"Detected (?P<n>\d+) oom[-_ ]kill event",
      "{n} oom-kill event(s) (Slurm cgroup)", _H_KILL),
@@ -372,9 +367,16 @@ FAILURE_RULES = (
      "kernel OOM killer|process {comm}|pid {pid}", _H_KILL),
     ("sched_mem_limit", "oom_killer",
      r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|Exceeded job memory limit"
+     r"|exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
      r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
      r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)",
      "", _H_KILL),
+    # A bare cancel line: below the memory-limit kills, which Slurm follows with one.
+    ("slurm_cancelled", "interrupted",
+     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED AT \S+ \*\*\*",
+     "cancelled (scancel)|job {job}", _H_INT),
+    ("lsf_owner_kill", "interrupted", r"TERM_OWNER: [Jj]ob killed by owner",
+     "LSF job killed by owner", _H_INT),
     ("dataloader_killed", "oom_killer", r"DataLoader worker \(pid[^)]*\) is killed by signal: Killed",
      "DataLoader worker killed (SIGKILL)", _H_KILL),
     ("shell_killed", "oom_killer",
@@ -400,7 +402,9 @@ FAILURE_RULES = (
      r"uncorrectable NVLink error|CUDA_ERROR_NVLINK_UNCORRECTABLE|cudaErrorNvlinkUncorrectable",
      "uncorrectable NVLink error", _H_HW),
     # Interrupts (a person or a launcher stopped the run).
-    ("keyboard_interrupt", "interrupted", r"^\s*KeyboardInterrupt\b", "KeyboardInterrupt (Ctrl-C)", _H_INT),
+    ("keyboard_interrupt", "interrupted",
+     r"^\s*KeyboardInterrupt\b|Detected KeyboardInterrupt, attempting graceful shutdown",
+     "KeyboardInterrupt (Ctrl-C)", _H_INT),
     ("launcher_signal", "interrupted",
      r"SignalException: Process (?P<pid>\d+) got signal: (?P<sig>\d+)",
      "launcher got signal {sig}", _H_INT),
@@ -411,8 +415,11 @@ FAILURE_RULES = (
      r"|No such file or directory"
      r"|cannot execute: required file not found|cannot execute binary file(?:: Exec format error)?)\s*$"
      r"|^/bin/sh: \d+: (?P<cmd2>\S+): not found|bad interpreter: (?P<why2>[^\n]+)"
+     r"|^(?:\S*/)?env: ['\u2018\"]?(?P<cmd4>[^'\u2019\":\n]+)['\u2019\"]?: (?P<why4>No such file or directory"
+     r"|Permission denied)\s*$|^(?P<cmd5>[\w.+-]+): command not found\s*$"
      r"|execve\(\): (?P<cmd3>[^:\n]+): (?P<why3>[^\n]+)|\[Errno 8\] Exec format error",
-     "{cmd}: {why}|{cmd2}: not found|bad interpreter: {why2}|execve {cmd3}: {why3}",
+     "{cmd}: {why}|{cmd2}: not found|bad interpreter: {why2}|execve {cmd3}: {why3}|env: {cmd4}: {why4}"
+     "|{cmd5}: command not found",
      "Check the command name, PATH, the #! line and the execute bit, and the environment your job "
      "script activates."),
     ("script_not_found", "exec_failure",
@@ -483,8 +490,7 @@ FAILURE_RULES = (
      "(docker --shm-size)."),
     ("host_oom", "ram_oom",
      r"(?:\w*MemoryError: )?Unable to allocate (?P<size>[\d.]+ [KMGTP]?i?B) for an array"
-     r"|\bMemoryError\b(?::\s?(?P<msg>.+))?"
-     r"|_ArrayMemoryError"
+     r"|\b\w*MemoryError\b(?::\s?(?P<msg>.+))?"
      r"|DefaultCPUAllocator: (?:can't allocate memory"
      r"|not enough memory)(?:: you tried to allocate (?P<bytes>\d+) bytes)?"
      r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)",
@@ -558,7 +564,8 @@ FAILURE_RULES = (
      "", _H_DEV),
     ("nan_anomaly", "nan_loss", r"Function '(?P<fn>\w+)' returned nan values in its \d+\w* output",
      "{fn} returned NaN", _H_NAN),
-    ("nan_detectron", "nan_loss", r"Loss became infinite or NaN at iteration=(?P<it>\d+)",
+    ("nan_detectron", "nan_loss",
+     r"[Ll]oss bec(?:ame|ome) inf(?:inite)? or NaN\b(?: at iteration=(?P<it>\d+))?",
      "loss became NaN/Inf|iteration {it}", _H_NAN),
     ("loss_scale_min", "nan_loss",
      r"Current loss scale already at minimum|Minimum loss scale reached",
@@ -567,8 +574,10 @@ FAILURE_RULES = (
      "{metric} is not finite", _H_NAN),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",
-     r"(?i)\b(?P<key>\w*loss)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?(?P<val>[-+]?(?:nan|inf))\b"
-     r"|\b(?:nan|inf)\b[ \w]{0,20}?\bloss\b|\bloss (?:is|became|went to) (?:nan|inf)\b",
+     r"(?i)\b(?P<key>\w*loss)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
+     r"(?P<val>[-+]?(?:nan|inf(?:inite|inity)?))\b"
+     r"|\b(?:nan|inf(?:inite|inity)?)\b[ \w]{0,20}?\bloss\b"
+     r"|\bloss (?:is|became|went to) (?:nan|inf(?:inite|inity)?)\b",
      "{key} = {val}", _H_NAN),
     # Generic Python exceptions: the first one in the decisive region is the root cause.
     ("assertion", "assertion", r"^\s*(?:\w+\.)*AssertionError\b(?::\s?(?P<msg>.*))?",
@@ -589,6 +598,12 @@ FAILURE_RULES = (
 GENERIC_CLASSES = frozenset(("assertion", "runtime_error", "traceback"))
 #: Rules that only say "SIGKILL": a measured oom_kill_delta of 0 overrides them.
 WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"))
+#: Rules that report a consequence (a collective timed out or was aborted because another rank
+#: failed): an earlier root-cause traceback in the same episode beats them.
+CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted"))
+#: Exit codes of a command that could not be started (shells, env, coreutils timeout).
+EXEC_EXIT_CODES = (126, 127)
+_EXEC_LOOKALIKE = frozenset(("file_not_found", "permission"))
 #: Rules whose lines need the "last loss reported" check.
 LOSS_REPORT_RULES = frozenset(("nan_loss_report",))
 
@@ -640,16 +655,27 @@ _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\
 _ERASE_RE = re.compile(r"^(?:\x1b\[[0-9;]*[A-HJf])*\x1b\[[02]?K")
 _CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ODD_CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")  # not \t \n \r ESC
-_PREFIX_RE = re.compile(r"^(?:\[(?:rank|default|RANK)?\d+\]:|\s*\d+: |\[\d+,\d+\]<std(?:out|err)>:"
-                        r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) )")
+#: Line prefixes that launchers and log collectors add: rank tags ([rank3]:, [default3]:, 3: ),
+#: MPI/SageMaker tags ([1,0]<stderr>:, [1,mpirank:0,algo-1]<stdout>:), Ray's (pid=...) tags,
+#: and leading timestamps (ISO 8601 / RFC 3339 as kubectl --timestamps and docker logs -t
+#: write them, Python logging's asctime, [bracketed] ones) with an optional log level.
+#: WARNING/WARN levels are kept: they mark the line as noise.
+_PREFIX_RE = re.compile(r"^(?:\[(?:rank|default|RANK)?\d+\]: ?|\s*\d+: |\[[^\]\n]{1,80}\]<std(?:out|err)>:"
+                        r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) "
+                        r"|\[?(?:\d{4}-\d\d-\d\d[T ]|\d\d/\d\d/\d{4} )\d\d:\d\d:\d\d(?:[.,]\d+)?"
+                        r"(?:Z|[+-]\d\d:?\d\d)?\]?(?: -)? +"
+                        r"(?:\[?(?:INFO|DEBUG|ERROR|CRITICAL|FATAL|NOTICE)\]?(?::| -)? +)?)")
 _NOISE_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|^wandb: |\b[A-Z]\w*Warning: "
                        r"|^\s*warnings\.warn\(|^\s*warn\("
                        r"|\bWARN(?:ING)?\b|^\[?W\d{4} \d|\[W [^\]]*\.(?:cpp|cc|h|hpp):\d+\]")
 _FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+|^\s*[~^]+\s*$|^\s*\[Previous line repeated')
 _TB_RE = re.compile(r"Traceback \(most recent call last\):")
+_CXX_FRAME_RE = re.compile(r"^\s*frame #\d+: ")
+_CXX_DUMP_RE = re.compile(r"^\s*(?:what\(\):|terminate called |Exception raised from \S+ at )")
 _EXC_NAME_RE = re.compile(r"^(?:\w+\.)*(\w+)")
 _WRAPPER_EXC = frozenset(("ChildFailedError", "CalledProcessError"))
-_LOSS_VALUE_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?(?:\d|nan\b|inf\b)")
+_LOSS_VALUE_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
+                            r"[-+]?(?:\d|nan\b|inf(?:inite|inity)?\b)")
 _CARRY_ON_RE = re.compile(r"(?i)\b(?:continuing|retrying|will retry|skipping|falling back|ignoring)\b")
 _FINITE_LOSS_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
 
@@ -730,7 +756,7 @@ def _prepare(text, raws=None):
             raw = _cap_line(raw)
         body = raw
         if raw[:1] in _PREFIX_START:
-            for _ in range(2):
+            for _ in range(3):
                 m = _PREFIX_RE.match(body)
                 if not m:
                     break
@@ -746,18 +772,27 @@ def _maybe_noise(body):
     # Cheap substring tests first: the regex runs on few lines.
     if "NCCL INFO" in body or "NCCL WARN" in body or body.startswith("wandb: "):
         return True
+    if "Detected KeyboardInterrupt" in body:
+        return False  # Lightning < 2 reports the user's Ctrl-C as a UserWarning
     return (("Warn" in body or "warn" in body or "WARN" in body or body[:1] == "W" or "[W" in body
              or "NCCL TRACE" in body)
             and _NOISE_RE.search(body) is not None)
 
 
 def _mark_kinds(bodies):
-    """Per line: 'noise', 'frame' (traceback frames and their source lines) or 'text'."""
+    """Per line: 'noise', 'frame' (traceback frames and their source lines), 'cframe' (C++
+    backtrace frames), 'native' (the other lines of a C++ exception dump: searched, but not
+    counted as output when sizing regions) or 'text'."""
     kinds = []
     prev_frame = False
     for body in bodies:
         if ('File "' in body or "^" in body or "~" in body or "[Previous" in body) and _FRAME_RE.match(body):
             kind = "frame"
+        elif "frame #" in body and _CXX_FRAME_RE.match(body):
+            kind = "cframe"
+        elif ("what()" in body or "terminate called" in body or "Exception raised from" in body) \
+                and _CXX_DUMP_RE.match(body):
+            kind = "native"
         elif prev_frame and body[:1] in (" ", "\t") and body.strip():
             kind = "frame"  # the source line printed under a frame
         elif _maybe_noise(body):
@@ -770,7 +805,12 @@ def _mark_kinds(bodies):
 
 
 def _find_tracebacks(bodies, kinds):
-    """List of [header, exc_line, kind]: kind is 'tb', 'wrapper' or 'ignored'."""
+    """List of [header, exc_line, kind]: kind is 'tb', 'wrapper' or 'ignored'.
+
+    Ignored: unraisable exceptions at shutdown ("Exception ignored in ..."), and tracebacks
+    that a WARNING line introduces (logging's exc_info idiom: the message ends with ":"),
+    except the last traceback of the log, which a run that failed did not survive.
+    """
     found = []
     for i, body in enumerate(bodies):
         if "Traceback (most" not in body or not _TB_RE.search(body):
@@ -778,21 +818,39 @@ def _find_tracebacks(bodies, kinds):
         exc = _find_exception_line(bodies, kinds, i)
         kind = "tb"
         before = bodies[i - 1] if i > 0 else ""
-        if "Exception ignored in" in before or "WARNING" in before:
-            kind = "ignored"  # unraisable at shutdown, or logged at WARNING level: handled
+        if "Exception ignored in" in before:
+            kind = "ignored"
+        elif "WARNING" in before and before.rstrip().endswith(":"):
+            kind = "warned"
         elif exc is not None:
             m = _EXC_NAME_RE.match(bodies[exc].strip())
             if m and m.group(1) in _WRAPPER_EXC:
                 kind = "wrapper"
         found.append([i, exc, kind])
+    last = [t for t in found if t[2] in ("tb", "warned")][-1:]
+    for t in found:
+        if t[2] == "warned":
+            t[2] = "tb" if t in last else "ignored"
     return found
+
+
+def _mark_ignored(bodies, kinds, tbs):
+    """Turn ignored tracebacks into noise, and the bare exception line that Python prints
+    under "Exception ignored in ..." when it has no traceback to show."""
+    for header, exc, kind in tbs:
+        if kind == "ignored":
+            for j in range(header, (exc if exc is not None else header) + 1):
+                kinds[j] = "noise"
+    for i, body in enumerate(bodies[:-1]):
+        if "Exception ignored in" in body and "Traceback (most" not in bodies[i + 1]:
+            kinds[i + 1] = "noise"
 
 
 def _find_exception_line(bodies, kinds, header):
     stop = min(len(bodies), header + 400)
     for j in range(header + 1, stop):
         body = bodies[j]
-        if kinds[j] == "frame" or not body.strip() or body[:1] in (" ", "\t"):
+        if kinds[j] in ("frame", "cframe") or not body.strip() or body[:1] in (" ", "\t"):
             continue
         if kinds[j] == "noise":
             continue
@@ -804,11 +862,13 @@ def _useful_count(kinds, start, stop):
     return sum(1 for k in kinds[start:stop] if k == "text")
 
 
-def _went_on(bodies, kinds, start, stop, limit):
-    """True when the lines in [start, stop) show the program carried on (handled error)."""
+def _went_on(bodies, kinds, start, stop, limit, tags=None, tag=None):
+    """True when the lines in [start, stop) show the program carried on (handled error).
+    With a rank tag (the traceback's rank prefix), only lines of that rank count: other
+    ranks go on printing until they reach the next collective."""
     progress = 0
     for i in range(start, stop):
-        if kinds[i] != "text":
+        if kinds[i] != "text" or (tag is not None and tags[i] != tag):
             continue
         body = bodies[i]
         if _LOSS_VALUE_RE.search(body) or _CARRY_ON_RE.search(body):
@@ -818,7 +878,7 @@ def _went_on(bodies, kinds, start, stop, limit):
     return False
 
 
-def _decisive_start(bodies, kinds, tbs):
+def _decisive_start(bodies, kinds, tbs, tags):
     """Index of the first line of the decisive region (see classify_text)."""
     real = [t for t in tbs if t[2] == "tb"]
     floor = 0
@@ -827,7 +887,7 @@ def _decisive_start(bodies, kinds, tbs):
         end = last[1] if last[1] is not None else last[0]
         n = len(kinds)
         if (_useful_count(kinds, end + 1, n) <= TRAIL_MAX_LINES
-                and not _went_on(bodies, kinds, end + 1, n, TRAIL_PROGRESS_LINES)):
+                and not _went_on(bodies, kinds, end + 1, n, TRAIL_PROGRESS_LINES, tags, tags[last[0]])):
             start = last[0]
             for prev in reversed(real[:-1]):
                 prev_end = prev[1] if prev[1] is not None else prev[0]
@@ -838,6 +898,18 @@ def _decisive_start(bodies, kinds, tbs):
             return _look_back(bodies, kinds, start)
         floor = end + 1  # the run went on after that traceback: it was handled
     return max(floor, _tail_start(kinds, REGION_TAIL_LINES))
+
+
+_RANK_TAG_RE = re.compile(r"\[(?:rank|default|RANK)?\d+\]:|^\s*\d+: |\[[^\]\n]{1,80}\]<std(?:out|err)>:")
+
+
+def _rank_tags(lines):
+    """Per line, the rank prefix it carries (as printed), or None."""
+    tags = []
+    for display, body in lines:
+        m = _RANK_TAG_RE.search(display, 0, len(display) - len(body)) if len(display) != len(body) else None
+        tags.append(m.group(0).strip() if m else None)
+    return tags
 
 
 def _look_back(bodies, kinds, start):
@@ -867,10 +939,13 @@ def _tail_start(kinds, want):
     return 0
 
 
+_SEARCHED = frozenset(("text", "native"))
+
+
 def _region_parts(bodies, kinds, start):
     """Region lines to search: noise, frames and lines without a trigger word left empty.
     The trigger words are found in one pass over the lower-cased region, not line by line."""
-    parts = [b if kinds[i] == "text" else "" for i, b in enumerate(bodies[start:], start)]
+    parts = [b if kinds[i] in _SEARCHED else "" for i, b in enumerate(bodies[start:], start)]
     low = "\n".join(parts).lower()
     keep, line, pos = set(), 0, 0
     for m in _TRIGGER_RE.finditer(low):
@@ -980,21 +1055,53 @@ def _final_nan(region, rules):
     return None
 
 
-def _classify_lines(lines, rules, first_line, success):
-    """Log-only classification of prepared lines, or None when nothing is found."""
+def _classify_lines(lines, rules, first_line, success, code=None):
+    """Log-only classification of prepared lines, or None when nothing is found.
+    code: the exit code; 126/127 turn a missing file or a denied permission that no
+    Python traceback reports into exec_failure (the shell could not start the command)."""
     bodies = [b for _, b in lines]
     kinds = _mark_kinds(bodies)
     if success:
         return _final_nan(_Region(lines, kinds, _tail_start(kinds, REGION_TAIL_LINES), first_line), rules)
     tbs = _find_tracebacks(bodies, kinds)
-    for header, exc, kind in tbs:
-        if kind == "ignored":
-            for j in range(header, (exc if exc is not None else header) + 1):
-                kinds[j] = "noise"
-    start = _decisive_start(bodies, kinds, tbs)
+    _mark_ignored(bodies, kinds, tbs)
+    tags = _rank_tags(lines)
+    start = _decisive_start(bodies, kinds, tbs, tags)
     hide = [exc for _, exc, kind in tbs if kind == "wrapper" and exc is not None]
-    region = _Region(lines, kinds, start, first_line, hide)
-    return _scan_region(region, rules)
+    hit = _scan_region(_Region(lines, kinds, start, first_line, hide), rules)
+    if hit is not None and hit.rule in CONSEQUENCE_RULES:
+        hit = _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules) or hit
+    if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
+            and not _inside_traceback(tbs, hit.line - first_line):
+        hit = _as_exec_failure(hit, code)
+    return hit
+
+
+def _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules):
+    """The hit was a collective's watchdog/abort, a consequence. When a traceback before the
+    region starts the same episode (no progress between it and the region; a long dump of
+    other ranks in between does not count), its root cause wins if it names another class."""
+    bodies = [b for _, b in lines]
+    earlier = [t for t in tbs if t[2] == "tb" and t[0] < start]
+    if not earlier:
+        return None
+    prev = earlier[-1]
+    end = prev[1] if prev[1] is not None else prev[0]
+    if _went_on(bodies, kinds, end + 1, start, TRAIL_PROGRESS_LINES, tags, tags[prev[0]]):
+        return None
+    root = _scan_region(_Region(lines, kinds, _look_back(bodies, kinds, prev[0]), first_line, hide), rules)
+    return root if root is not None and root.cls != "nccl" else None
+
+
+def _inside_traceback(tbs, idx):
+    return any(h <= idx <= (e if e is not None else h) for h, e, _ in tbs)
+
+
+def _as_exec_failure(hit, code):
+    return hit._replace(cls="exec_failure", rule="exec_exit_code",
+                        detail=("exit code %d, %s" % (code, hit.detail))[:200],
+                        remediation="The command could not be started (exit %d): check its name, PATH, the "
+                                    "#! line and the execute bit." % code)
 
 
 # ---- process-boundary facts ----
@@ -1109,6 +1216,10 @@ def _resolve(log, facts):
         return _resolve_signal(sig, log, facts)
     if log is not None:
         return _check_weak_kill(log, facts)
+    if code in EXEC_EXIT_CODES:
+        what = "found" if code == 127 else "executed"
+        return _fact("exec_failure", "exec_exit_code", "exit code %d: the command could not be %s" % (code, what),
+                     hint="Check the command name, PATH, the #! line and the execute bit.")
     return _fact("unknown", "exit_code", "exit code %s, no recognised cause in the log" % code,
                  hint="Read the end of the log; the program exited with an error but printed no known cause.")
 
@@ -1132,7 +1243,8 @@ def classify_text(text, facts=None, rules=None, first_line=None):
     and the scheduler's reason; signals gpualert received; then on a failed run the log's
     decisive region (the last traceback and tracebacks just before it; after a handled
     traceback or without one, the last REGION_TAIL_LINES useful lines), checked against
-    the exit signal, ECC and cgroup OOM counters. Exit 0 only looks for a final NaN loss.
+    the exit signal, ECC and cgroup OOM counters. Exit 0 only looks for a final NaN loss;
+    exit 126/127 with no cause, or only a missing file outside a traceback, is exec_failure.
     first_line is the absolute number of the text's first line; by default it follows
     from facts["total_lines"] (the text is the log's tail), else 1. Never raises.
     """
@@ -1150,7 +1262,8 @@ def classify_text(text, facts=None, rules=None, first_line=None):
         raws = text.split("\n")
         skip = _analysis_start(text, raws)
         first_line += skip
-        log = _classify_lines(_prepare(text, raws[skip:]), rules, first_line, success)
+        code = facts.get("exit_code")
+        log = _classify_lines(_prepare(text, raws[skip:]), rules, first_line, success, code)
         if log is None or log.rule == "py_traceback":  # the window lost the evidence
             log = _noted_finding(facts, rules, first_line, success) or log
         return _resolve(log, facts)

@@ -1,4 +1,4 @@
-"""Tests of the failure classifier (the Rules and Classification sections of gpualert.py)."""
+"""Tests of the failure classifier (parts/classify.py, later the Rules section of gpualert.py)."""
 import io
 import json
 import os
@@ -284,6 +284,140 @@ class TestDecisiveRegion(unittest.TestCase):
         log = (tb("ZeroDivisionError: division by zero") + "\nException ignored in: <function"
                                                            " _MultiProcessingDataLoaderIter.__del__>\n"
                + tb("RuntimeError: DataLoader worker (pid 7) is killed by signal: Killed."))
+        self.assertEqual(classify(log).cls, "div_zero")
+
+
+class TestHeldOutFixes(unittest.TestCase):
+    """Generalisation fixes found by an independent held-out test (one test per fix)."""
+
+    def test_warning_line_right_above_the_fatal_traceback_does_not_hide_it(self):
+        warns = ("[2024-05-12 11:00:00,000] [WARNING] [stage3.py:1991:step] 4 pytorch allocator cache flushes"
+                 " since last step. this happens when there is high memory pressure and is detrimental to"
+                 " performance.",
+                 "05/12/2024 10:11:20 - WARNING - __main__ - eval dataset is empty, skipping evaluation",
+                 "WARNING:root:Gradient checkpointing is enabled; use_cache set to False")
+        for warn in warns:
+            with self.subTest(warn=warn[:30]):
+                log = training() + "\n" + warn + "\n" + tb("torch.OutOfMemoryError: CUDA out of memory. Tried"
+                                                            " to allocate 2.00 GiB")
+                self.assertEqual(classify(log).cls, "cuda_oom")
+                log = training() + "\n" + warn + "\n" + tb("KeyError: 'input_ids'")
+                self.assertEqual(classify(log).detail, "KeyError: 'input_ids'")
+
+    def test_warning_that_introduces_the_last_traceback_still_counts(self):
+        log = training() + "\nWARNING: failed to load optional plugin 'apex':\n" + tb(
+            "ModuleNotFoundError: No module named 'apex'")
+        self.assertEqual(classify(log).cls, "missing_module")
+        log += ("\nException ignored in: <function _MultiProcessingDataLoaderIter.__del__>\n"
+                + tb("KeyboardInterrupt: "))
+        self.assertEqual(classify(log).cls, "missing_module")
+
+    def test_timestamp_and_launcher_prefixes(self):
+        stamps = {"iso": lambda i: "2024-05-12T11:00:%02d.123Z " % (i % 60),
+                  "kubectl": lambda i: "2024-05-12T11:00:%02d.123456789Z " % (i % 60),
+                  "asctime": lambda i: "2024-05-12 11:00:%02d,123 INFO " % (i % 60),
+                  "sagemaker": lambda i: "[1,mpirank:0,algo-1]<stderr>:",
+                  "ts+rank": lambda i: "2024-05-12T11:00:%02dZ [rank1]:" % (i % 60)}
+        for name, stamp in stamps.items():
+            for exc, cls in (("AssertionError: seq_len 4096 exceeds block size", "assertion"),
+                             ("RuntimeError: mat1 and mat2 shapes cannot be multiplied", "runtime_error")):
+                with self.subTest(prefix=name, cls=cls):
+                    text = training(20) + "\n" + tb(exc)
+                    log = "\n".join(stamp(i) + l for i, l in enumerate(text.split("\n")))
+                    c = classify(log)
+                    self.assertEqual(c.cls, cls)
+                    self.assertTrue(c.evidence.startswith(stamp(c.line - 1)), c.evidence)
+
+    def test_warning_level_in_a_timestamp_prefix_stays_noise(self):
+        log = training() + "\n2024-05-12 11:00:01,123 WARNING CUDA out of memory while probing; retrying"
+        self.assertEqual(classify(log, exit_code=2).cls, "unknown")
+
+    def watchdog_dump(self, ranks, frames, text_lines=1):
+        out = []
+        for r in range(ranks):
+            out += ["[rank%d]:[E512 11:20:01.0 ProcessGroupNCCL.cpp:607] [Rank %d] Watchdog caught collective"
+                    " operation timeout: WorkNCCL(SeqNum=17, OpType=ALLREDUCE, NumelIn=1, NumelOut=1,"
+                    " Timeout(ms)=600000) ran for 600017 milliseconds before timing out." % (r, r)]
+            out += ["[rank%d]:[E512 11:20:01.0 ProcessGroupNCCL.cpp:621] [Rank %d] Some NCCL operations have"
+                    " failed or timed out." % (r, r)] * (text_lines - 1)
+            out += ["terminate called after throwing an instance of 'c10::DistBackendError'",
+                    "  what():  [PG 0 Rank %d] Process group watchdog thread terminated with exception" % r,
+                    "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+                    "ProcessGroupNCCL.cpp:609 (most recent call first):"]
+            out += ["frame #%d: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f307b2ba313 in "
+                    "/opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)" % j for j in range(frames)]
+        return "\n".join(out)
+
+    def test_root_cause_survives_a_large_multi_rank_watchdog_dump(self):
+        oom = tb("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", prefix="[rank3]:")
+        for ranks, frames, text_lines in ((64, 12, 1), (128, 4, 4)):
+            with self.subTest(ranks=ranks, text_lines=text_lines):
+                log = training(300) + "\n" + oom + "\n" + self.watchdog_dump(ranks, frames, text_lines)
+                self.assertEqual(classify(log).cls, "cuda_oom")
+        self.assertEqual(classify(training(300) + "\n" + self.watchdog_dump(64, 12)).cls, "nccl")
+
+    def test_other_ranks_progress_does_not_hide_a_ranks_traceback(self):
+        oom = tb("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", prefix="[rank1]:")
+        log = training(50, "[rank0]:") + "\n" + oom + "\n" + training(8, "[rank0]:")
+        self.assertEqual(classify(log).cls, "cuda_oom")
+        handled = tb("FileNotFoundError: [Errno 2] No such file or directory: 'x'", prefix="[rank1]:")
+        log = training(50, "[rank1]:") + "\n" + handled + "\n" + training(8, "[rank1]:")
+        self.assertEqual(classify(log).cls, "unknown")  # the same rank went on: handled
+
+    def test_command_could_not_be_started(self):
+        for line in ("/usr/bin/env: 'python': No such file or directory",
+                     "/usr/bin/env: \u2018python\u2019: No such file or directory",
+                     "env: python3.11: No such file or directory",
+                     "torchrun: command not found"):
+            with self.subTest(line=line):
+                c = classify("Start: now\n" + line, exit_code=127)
+                self.assertEqual((c.cls, c.rule), ("exec_failure", "cmd_not_found"))
+        for code in (126, 127):
+            self.assertEqual(classify("Start: now", exit_code=code).rule, "exec_exit_code")
+        c = classify("[gpualert] could not start the command: [Errno 2] No such file or directory: 'pyhton'",
+                     exit_code=127)
+        self.assertEqual((c.cls, c.rule), ("exec_failure", "exec_exit_code"))
+        c = classify(tb("FileNotFoundError: [Errno 2] No such file or directory: 'x'"), exit_code=127)
+        self.assertEqual(c.cls, "file_not_found")  # a Python traceback: the command did start
+        self.assertEqual(classify("Start: now", exit_code=3).cls, "unknown")
+
+    def test_memory_limit_kill_beats_the_bare_cancel_line(self):
+        log = (training() + "\nslurmstepd: error: Job 123 exceeded memory limit (257431552 > 251658240), being"
+               " killed\nslurmstepd: error: *** JOB 123 ON n1 CANCELLED AT 2024-05-12T11:22:00 ***")
+        for code in (-9, -15, 137):
+            c = classify(log, exit_code=code)
+            self.assertEqual((c.cls, c.rule), ("oom_killer", "sched_mem_limit"))
+        log = log.replace("Job 123 exceeded", "StepId=123.0 exceeded")
+        self.assertEqual(classify(log, exit_code=-9).cls, "oom_killer")
+        plain = training() + "\nslurmstepd: error: *** JOB 123 ON n1 CANCELLED AT 2024-05-12T11:22:00 ***"
+        self.assertEqual(classify(plain, exit_code=-15).rule, "slurm_cancelled")
+
+    def test_memory_error_subclasses(self):
+        c = classify(tb("pyarrow.lib.ArrowMemoryError: malloc of size 8589934592 failed"))
+        self.assertEqual((c.cls, c.detail), ("ram_oom", "malloc of size 8589934592 failed"))
+        c = classify(tb("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"))
+        self.assertEqual(c.cls, "cuda_oom")
+
+    def test_nan_inf_wording(self):
+        for exc in ("FloatingPointError: Loss became infinite or NaN at epoch=3 iter=1200!",
+                    "AssertionError: loss become infinite or NaN!",
+                    "ValueError: loss is infinite"):
+            with self.subTest(exc=exc):
+                self.assertEqual(classify(tb(exc)).cls, "nan_loss")
+        log = training(20) + "\nepoch 0 step 20 loss=infinity lr=1e-4\nDone."
+        self.assertEqual(classify(log, exit_code=0).cls, "nan_loss")
+
+    def test_lightning_graceful_keyboard_interrupt(self):
+        for line in ("\nDetected KeyboardInterrupt, attempting graceful shutdown ...",
+                     "/opt/conda/lib/python3.10/site-packages/lightning/pytorch/trainer/call.py:53: UserWarning:"
+                     " Detected KeyboardInterrupt, attempting graceful shutdown..."):
+            with self.subTest(line=line[-40:]):
+                c = classify(training() + "\n" + line, exit_code=1)
+                self.assertEqual((c.cls, c.rule), ("interrupted", "keyboard_interrupt"))
+
+    def test_keyboard_interrupt_ignored_at_shutdown_is_not_the_cause(self):
+        log = (tb("ZeroDivisionError: division by zero") + "\nException ignored in: <module 'threading' from"
+               " '/usr/lib/python3.10/threading.py'>\nKeyboardInterrupt: ")
         self.assertEqual(classify(log).cls, "div_zero")
 
 
