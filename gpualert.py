@@ -71,6 +71,7 @@ DRAIN_AFTER_EXIT_S = 2.0  # grandchildren may hold the pipes open after the chil
 POLL_S = 0.1
 END_REASON_WAIT_S = 5.0  # for the scheduler's answer about a SIGTERM
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # USR1/USR2 are warnings, not an end
 SCHEDULER_DAEMONS = ("slurmstepd", "pbs_mom", "sge_shepherd", "res", "sbatchd")
 SI_KERNEL = 0x80  # si_code of a signal the kernel (e.g. the terminal's Ctrl-C) generated
 ENV_PREFIX = "GPUALERT_"
@@ -4071,7 +4072,7 @@ class ChildPump(object):
         self.signals.append((name, now))
         if not _child_already_signalled(info):
             _send(self.pid, info.si_signo)
-        if name in ("SIGTERM", "SIGINT", "SIGHUP") and self.term_at is None:
+        if name in STOP_SIGNALS and self.term_at is None:
             self.term_at = now
             grace = float(self.cfg.get("grace") or GRACE_S)
             kill_wait = self.kill_wait()
@@ -4166,6 +4167,8 @@ def cmd_run(cli, cfg, sources, problems):
     _run_bounded(lambda: _after_exit(argv, cfg, ctx, child, start, end), bound,
                  "notification did not finish within %.0fs; the run itself is unaffected" % bound,
                  cfg["quiet"])
+    for notice in ctx.get("early", []):  # a stalled/warning notice still on its way
+        notice.result(max(0.0, ctx["deadline"] - time.time()))
     log.close()
     return status
 
@@ -4285,7 +4288,7 @@ def _kill_wait(ctx):
 def _post_exit_bound(cfg, ctx, child):
     """How long classification and delivery may take; before a scheduler's SIGKILL."""
     bound = float(cfg["smtp_timeout"]) + 10.0
-    term = [t for name, t in child.signals if name in ("SIGTERM", "SIGINT", "SIGHUP")]
+    term = [t for name, t in child.signals if name in STOP_SIGNALS]
     if term:
         budget = (_kill_wait(ctx) or GRACE_S * 2) - KILL_MARGIN_S
         left = budget - (time.time() - term[0])
@@ -4353,7 +4356,7 @@ def _facts_for(cfg, ctx, child, start):
     pump = ctx.get("pump")
     facts = {"exit_code": child.exit_code, "timed_out": child.timed_out,
              "exec_error": child.exec_error[1] if child.exec_error else None,
-             "received_signals": [name for name, _ in child.signals],
+             "received_signals": [name for name, _ in child.signals if name in STOP_SIGNALS],
              "total_lines": ctx["header_lines"] + (pump.output_lines if pump else 0)}
     mem_after = _safely(read_cgroup_memory, {})
     ctx["mem_after"] = mem_after
@@ -4526,8 +4529,6 @@ def _summary_line(result, delivery):
 
 def _notify_early(ctx, cfg, status, silent_s, detail=None):
     """A notice while the child still runs (stalled, time limit near); never blocks it."""
-    import threading
-
     def send():
         pump = ctx.get("pump")
         detail_text = detail or "no output for %s" % format_duration(silent_s)
@@ -4542,7 +4543,7 @@ def _notify_early(ctx, cfg, status, silent_s, detail=None):
         if not cfg["quiet"]:
             _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
     if cfg["notify"] != "never":
-        threading.Thread(target=lambda: _safely(send, None), daemon=True).start()
+        ctx.setdefault("early", []).append(Background(send))
 
 
 def notify_watched(info, verdict, cfg):
