@@ -285,7 +285,6 @@ def tail_lines(data, count=TAIL_LINES):
     return [clean_line(line)[:500] for line in lines[-count:]]
 
 
-# >>> part: classify
 # ==== Rules ====
 
 
@@ -1370,9 +1369,6 @@ def cmd_classify(args):
         else:
             print(_format_plain(path, c))
     return status
-# <<< part: classify
-
-# >>> part: notify
 # ==== Notify ====
 
 
@@ -2698,9 +2694,8 @@ def cmd_test_email(args, cfg):
     print("gpualert: test email %s via %s: %s" % (out["outcome"], out["transport"],
                                                    out["detail"]))
     return 0 if out["outcome"] in ("sent", "dry-run") else 1
-# <<< part: notify
+# ==== Cluster: schedulers, cgroups, GPUs, watch ====
 
-# >>> part: cluster
 # Cluster integration is best effort: the public functions here never raise; each problem
 # becomes a note string. Every external command goes through `run_command` (tests pass
 # `run=` with real-format output) with a short timeout, in its own session, so a hung
@@ -3813,8 +3808,6 @@ class RateLimiter(object):
             f.write("".join("%.3f\n" % t for t in stamps))
         os.replace(tmp, self.path)
         return allowed
-# <<< part: cluster
-
 # ==== The durable log ====
 
 
