@@ -4871,6 +4871,9 @@ def main(argv=None):
         return EXIT_INTERNAL
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
+    except BrokenPipeError:  # `gpualert.py config | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
