@@ -3494,7 +3494,8 @@ def _job_info(job_id, state, exit_text, rec, source):
     code, sig = parse_exit_code(exit_text)
     info = {"job_id": job_id, "label": job_id, "state": state, "done": state in SLURM_FINAL_STATES,
             "reason": rec.get("Reason"), "exit_code": code, "signal": sig, "source": source,
-            "name": None, "stdout": None, "stderr": None, "end_time": parse_slurm_time(rec.get("EndTime"))}
+            "name": None, "stdout": None, "stderr": None, "end_time": parse_slurm_time(rec.get("EndTime")),
+            "start_time": parse_slurm_time(rec.get("StartTime"))}
     info["facts"] = slurm_facts(state, code, sig, rec.get("Reason"))
     return info
 
@@ -4546,6 +4547,7 @@ def notify_watched(info, verdict, cfg):
     facts = info.get("facts") or {}
     code = facts.get("exit_code")
     end = info.get("end_time") or time.time()
+    start = info.get("start_time") or end
     host = os.uname()[1].split(".")[0]
     label = info.get("label") or info.get("job_id")
     name = info.get("name") or "job %s" % label
@@ -4553,7 +4555,7 @@ def notify_watched(info, verdict, cfg):
     log_path = info.get("log_path") or info.get("stdout") or ""
     result = RunResult(
         status=status_for(code, verdict.cls), name=name, argv=["sbatch job %s" % label],
-        host=host, cwd=os.path.dirname(log_path), start=end, end=end, exit_code=code,
+        host=host, cwd=os.path.dirname(log_path), start=start, end=end, exit_code=code,
         exit_status=exit_status_for(code) if code is not None else None,
         signal_name=signal_name(-code) if code is not None and code < 0 else None,
         classification=verdict, log_path=log_path, run_dir=run_dir,

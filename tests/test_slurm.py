@@ -273,3 +273,19 @@ def _job_output(workdir, name, job_id):
             return f.read()[-2000:]
     except OSError:
         return "(no output file)"
+
+
+def test_watch_command_sends_the_classified_message(workdir):
+    job = sbatch("-J", "watchme", "-o", os.path.join(workdir, "%x-%j.out"),
+                 "--wrap", "%s -c \"print('epoch 1'); import no_such_module_xyz\"" % sys.executable)
+    outbox = os.path.join(workdir, "watch-outbox")
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, "watch-state"))
+    proc = subprocess.run([sys.executable, SCRIPT, "watch", "--interval", "1", "--outbox", outbox,
+                           "--log-dir", os.path.join(workdir, "watch-logs"), job],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (name,) = os.listdir(outbox)
+    with open(os.path.join(outbox, name), "rb") as f:
+        msg = BytesParser(policy=policy.default).parse(f)
+    assert msg["Subject"].startswith("[gpualert] FAILED missing_module: watchme"), msg["Subject"]
+    assert "job %s" % job in msg["Subject"]
