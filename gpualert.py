@@ -282,7 +282,13 @@ def tail_lines(data, count=TAIL_LINES):
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [clean_line(line)[:500] for line in lines[-count:]]
+    # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
+    return [clean_line(_last_redraw(line))[:500] for line in lines[-count:]]
+
+
+def _last_redraw(line):
+    segments = [seg for seg in line.split("\r") if seg.strip()]
+    return segments[-1] if segments else ""
 
 
 # ==== Rules ====
@@ -1857,8 +1863,8 @@ def _summary_rows(result):
     rows.append(("Log", result.log_path or "(none)"))
     if result.run_dir:
         rows.append(("Run record", os.path.join(result.run_dir, "run.json")))
-    if result.gpu:
-        rows.append(("GPU", _format_mapping(result.gpu)))
+    for n, line in enumerate(gpu_summary_lines(result.gpu or {})):
+        rows.append(("GPU" if n == 0 else "", line))
     return [(label, _clean(value, 2000)) for label, value in rows]
 
 
@@ -1895,14 +1901,27 @@ def _scheduler_rows(sched):
     return [("Scheduler", ", ".join(parts))]
 
 
-def _format_mapping(value, limit=600):
-    if isinstance(value, dict):
-        text = ", ".join("%s=%s" % (k, _format_mapping(v, 120)) for k, v in sorted(value.items()))
-    elif isinstance(value, (list, tuple)):
-        text = "[" + ", ".join(_format_mapping(v, 120) for v in value) + "]"
-    else:
-        text = str(value)
-    return _clean(text, limit)
+def gpu_summary_lines(gpu):
+    """One line per GPU a person reads: peak memory, utilisation, heat, ECC; the idle flag."""
+    lines = []
+    for g in gpu.get("gpus") or []:
+        parts = ["GPU%s %s" % (g.get("index"), g.get("name") or "")]
+        if g.get("mem_used_peak_mib") is not None:
+            parts.append("peak memory %.1f/%.1f GiB" % (g["mem_used_peak_mib"] / 1024.0,
+                                                       (g.get("mem_total_mib") or 0) / 1024.0))
+        if g.get("util_mean_pct") is not None:
+            parts.append("utilisation mean %s%% max %s%%" % (g["util_mean_pct"], g.get("util_max_pct")))
+        if g.get("temp_max_c") is not None:
+            parts.append("max %sC" % g["temp_max_c"])
+        if g.get("ecc_delta"):
+            parts.append("%d NEW uncorrected ECC errors" % g["ecc_delta"])
+        lines.append(", ".join(parts))
+    if gpu.get("idle"):
+        lines.append("the GPUs stayed at 0% utilisation for the whole run")
+    if lines and gpu.get("samples"):
+        lines.append("(%d nvidia-smi samples over %s)" % (gpu["samples"],
+                                                          format_duration(gpu.get("duration_s"))))
+    return lines
 
 
 def _tail_lines(result):
@@ -4379,7 +4398,8 @@ def _result_for(argv, cfg, ctx, child, start, end, verdict, facts):
                      % (format_duration(child.stall_s), format_duration(cfg["stall"])))
     if facts.get("scheduler_evidence"):
         notes.append("scheduler: %s" % facts["scheduler_evidence"])
-    notes += _memory_notes(ctx.get("mem_before") or {}, ctx.get("mem_after") or {})
+    if ctx["scheduler"]:  # outside a batch job the cgroup is the login session's, not the job's
+        notes += _memory_notes(ctx.get("mem_before") or {}, ctx.get("mem_after") or {})
     code = child.exit_code
     return RunResult(
         status=status_for(code, verdict.cls, child.timed_out), name=ctx["name"], argv=list(argv),

@@ -128,7 +128,10 @@ def test_message_has_no_injected_headers(tmp_path, cfg):
 
 
 def test_render_text_contents(tmp_path):
-    r = make_result(tmp_path, notes=["log disk nearly full"], gpu={"gpus": 8, "max_mem_gib": 79.1},
+    r = make_result(tmp_path, notes=["log disk nearly full"], gpu={"samples": 3, "duration_s": 7200.0, "idle": False, "gpus": [
+                        {"index": 0, "name": "NVIDIA H100 80GB HBM3", "mem_used_peak_mib": 81000.0,
+                         "mem_total_mib": 81559.0, "util_mean_pct": 87.5, "util_max_pct": 100.0,
+                         "temp_max_c": 71.0, "ecc_delta": 2}]},
                     scheduler={"kind": "slurm", "job_id": "4242", "partition": "gpu"},
                     tail=["step 1", "RuntimeError: CUDA out of memory.", "\x1b[0mexit"])
     manifest = [{"name": "metrics.json", "path": "/x/metrics.json", "size": 2048,
@@ -139,7 +142,9 @@ def test_render_text_contents(tmp_path):
                    "python train.py --note 'a b'", "gpu041", str(tmp_path), "2h13m",
                    "exit code 1", "12.0 GiB", "user 7000.5 s, system 12.2 s",
                    "slurm job 4242, partition gpu", r.log_path,
-                   os.path.join(r.run_dir, "run.json"), "log disk nearly full", "max_mem_gib=79.1",
+                   os.path.join(r.run_dir, "run.json"), "log disk nearly full",
+                   "GPU0 NVIDIA H100 80GB HBM3, peak memory 79.1/79.6 GiB, utilisation mean 87.5% max 100.0%",
+                   "2 NEW uncorrected ECC errors",
                    ">> RuntimeError: CUDA out of memory.", "   step 1", "metrics.json",
                    "2.0 KiB", "attached"):
         assert needle in text, needle
