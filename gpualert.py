@@ -70,8 +70,8 @@ TAIL_LINES = 60
 DRAIN_AFTER_EXIT_S = 2.0  # grandchildren may hold the pipes open after the child exits
 POLL_S = 0.1
 END_REASON_WAIT_S = 5.0  # for the scheduler's answer about a SIGTERM
-FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
-STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # USR1/USR2 are warnings, not an end
+FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # USR1/USR2 are warnings, not an end
 SCHEDULER_DAEMONS = ("slurmstepd", "pbs_mom", "sge_shepherd", "res", "sbatchd")
 SI_KERNEL = 0x80  # si_code of a signal the kernel (e.g. the terminal's Ctrl-C) generated
 ENV_PREFIX = "GPUALERT_"
@@ -218,7 +218,10 @@ def signal_name(signum):
 def exit_status_for(exit_code, exec_error=None):
     """The shell convention: the child's code, 128+N for death by signal N."""
     if exit_code is None:
-        return EXIT_NOT_FOUND if exec_error and exec_error[0] == errno.ENOENT else EXIT_NOT_EXECUTABLE
+        code = exec_error[0] if exec_error else None
+        if code in (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM):
+            return EXIT_INTERNAL  # gpualert itself could not start anything
+        return EXIT_NOT_FOUND if code == errno.ENOENT else EXIT_NOT_EXECUTABLE
     if exit_code < 0:
         return 128 + (-exit_code)
     return exit_code
@@ -1421,7 +1424,9 @@ def _clean(value, limit=None):
     """One line of text: control characters (CR, LF, ESC...) become spaces; bounded length."""
     if value is None:
         return ""
-    text = _CONTROL_RE.sub(" ", str(value))
+    # Paths and argv from a non-UTF-8 locale carry surrogate escapes no mail encoder accepts.
+    text = str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    text = _CONTROL_RE.sub(" ", text)
     text = re.sub(r"\s{2,}", " ", text).strip()
     if limit and len(text) > limit:
         text = text[:max(0, limit - 3)] + "..."
@@ -1603,6 +1608,7 @@ def _row(path, base, kind):
 
 def _item(filename, data, rows):
     import mimetypes
+    filename = _clean(filename, 200) or "file"
     ctype = mimetypes.guess_type(filename)[0] or "application/octet-stream"
     if filename.endswith(".gz"):
         ctype = "application/gzip"
@@ -1798,7 +1804,7 @@ def _build_zip(members, cap):
             try:
                 fits = _deflated_size(path, room) <= room
                 if fits:
-                    zf.write(path, row["name"].replace(os.sep, "/").lstrip("/"))
+                    _zip_member(zf, path, row["name"].replace(os.sep, "/").lstrip("/"))
             except OSError as exc:
                 row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
                 continue
@@ -1813,6 +1819,20 @@ def _build_zip(members, cap):
             row["disposition"] = "too large: %s" % row["path"]
         return data, []
     return data, rows
+
+
+def _zip_member(zf, path, arcname):
+    """Stream a file into the archive. Zip dates start in 1980: older mtimes (cp -p, tar x of
+    old data) are clamped instead of failing the whole message."""
+    import shutil
+    import zipfile
+    st = os.stat(path)
+    stamp = tuple(time.localtime(st.st_mtime)[:6])
+    info = zipfile.ZipInfo(arcname, max(stamp, (1980, 1, 1, 0, 0, 0)))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = (st.st_mode & 0xFFFF) << 16
+    with open(path, "rb") as src, zf.open(info, "w") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
 
 
 def _deflated_size(path, limit):
@@ -2496,6 +2516,15 @@ def _outbox_dir(cfg):
     return os.path.expanduser(cfg.get("outbox") or os.path.join("~", ".gpualert", "outbox"))
 
 
+def _was_held(path):
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(400)
+    except OSError:
+        return False
+    return first.startswith(b"X-Gpualert-Outbox-Reason:") and b"held:" in first
+
+
 def save_to_outbox(msg, outbox_dir, reason):
     """Write msg (EmailMessage or bytes) atomically as <UTC time>-<pid>-<rand>.eml, mode 0600,
     in outbox_dir (created 0700). Returns the path; raises OSError if it cannot."""
@@ -2623,12 +2652,13 @@ def _lock_outbox(outbox):
         return False
 
 
-def resend_outbox(cfg, max_s=None):
+def resend_outbox(cfg, max_s=None, skip_held=False):
     """Send every outboxed message, oldest first, with the configured transport; delete each
     delivered one. Stops early when the relay itself is down or after max_s (RESEND_MAX_S).
+    skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
     Returns {"sent", "failed", "remaining", "outbox", "details": [str]}."""
     outbox = _outbox_dir(cfg)
-    files = _outbox_files(outbox)
+    files = [f for f in _outbox_files(outbox) if not (skip_held and _was_held(f))]
     counts = {"sent": 0, "failed": 0, "remaining": len(files), "outbox": outbox, "details": []}
     kind, where = _choose_transport(cfg)
     if not files or kind in ("outbox", "missing"):
@@ -2732,7 +2762,7 @@ IDLE_MIN_S = 600.0          # a run shorter than this is never called "idle"
 WATCH_INTERVAL_S = 60.0
 WATCH_MAX_INTERVAL_S = 600.0
 WATCH_UNKNOWN_RETRIES = 3   # polls a job may be unknown to squeue/scontrol/sacct alike
-LOCK_WAIT_S = 10.0          # longest wait for the array-summary or rate-limit lock
+LOCK_WAIT_S = 3.0          # longest wait for the array-summary or rate-limit lock
 SLURM_NO_VAL = "4294967294"  # what %a becomes for a job that is not an array task
 
 GPU_FIELDS = ("index", "name", "memory.used", "memory.total", "utilization.gpu",
@@ -2952,7 +2982,10 @@ def parse_scontrol(text):
     """`scontrol show job [-o]` output -> list of dicts, one per JobId record.
     Values may hold '=' (TRES=cpu=1,node=1); a value runs to the next ' Key='."""
     records = []
-    for chunk in re.split(r"(?m)^\s*(?=JobId=)", text or ""):
+    text = text or ""
+    starts = [m.start() for m in re.finditer(r"(?m)^\s*JobId=", text)]  # not re.split: 3.6
+    for begin, end in zip(starts, starts[1:] + [len(text)]):
+        chunk = text[begin:end]
         marks = list(_SCONTROL_KEY.finditer(chunk))
         if not marks or marks[0].group(1) != "JobId":
             continue
@@ -4087,20 +4120,20 @@ class ChildPump(object):
             _send(self.pid, info.si_signo)
         if name in STOP_SIGNALS and self.term_at is None:
             self.term_at = now
-            grace = float(self.cfg.get("grace") or GRACE_S)
             kill_wait = self.kill_wait()
-            self.kill_at = now + (min(grace, kill_wait / 2.0) if kill_wait else grace)
+            if kill_wait:  # the scheduler's SIGKILL follows: leave time to notify before it
+                self.kill_at = now + min(_grace(self.cfg), kill_wait / 2.0)
         if self.on_signal:
             self.on_signal(name, info)
 
     def _stop_child(self, now):
-        _send(self.pid, signal.SIGTERM)
+        _send_tree(self.pid, signal.SIGTERM)
         self.term_at = self.term_at or now
-        self.kill_at = now + float(self.cfg.get("grace") or GRACE_S)
+        self.kill_at = now + _grace(self.cfg)
 
     def _check_kill(self, now):
         if self.kill_at and now >= self.kill_at and self.exit_code is None:
-            _send(self.pid, signal.SIGKILL)
+            _send_tree(self.pid, signal.SIGKILL)
             self.kill_at = None
 
     def _check_stall(self, now):
@@ -4123,6 +4156,35 @@ class ChildPump(object):
         self.exit_code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         self.rusage = {"maxrss_kib": int(usage.ru_maxrss), "utime_s": round(usage.ru_utime, 3),
                        "stime_s": round(usage.ru_stime, 3)}
+
+
+def _grace(cfg):
+    return GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
+
+
+def _send_tree(pid, signum):
+    """Signal the child and every descendant, children first found, like a scheduler ending
+    a job: a shell script's own children would otherwise outlive --timeout, holding GPUs."""
+    for target in [pid] + _descendants(pid):
+        _send(target, signum)
+
+
+def _descendants(pid):
+    parents = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
 
 
 def _send(pid, signum):
@@ -4180,6 +4242,9 @@ def cmd_run(cli, cfg, sources, problems):
     _run_bounded(lambda: _after_exit(argv, cfg, ctx, child, start, end), bound,
                  "notification did not finish within %.0fs; the run itself is unaffected" % bound,
                  cfg["quiet"])
+    late = ctx.get("undelivered")
+    if late is not None:  # the bounded thread gave up mid-delivery: never lose the message
+        _outbox_result(late, cfg, "notification ran out of time", "outbox")
     for notice in ctx.get("early", []):  # a stalled/warning notice still on its way
         notice.result(max(0.0, ctx["deadline"] - time.time()))
     log.close()
@@ -4222,10 +4287,14 @@ def _open_run_log(cfg, ctx, start):
 
 def _run_child(argv, cfg, ctx):
     signal.pthread_sigmask(signal.SIG_BLOCK, _signal_set())
-    out_r, out_w = _pipe()
-    err_r, err_w = _pipe()
-    env = child_env(os.environ, not cfg["no_env_tweaks"])
-    pid, exec_error = spawn_child(argv, env, out_w, err_w)
+    try:
+        out_r, out_w = _pipe()
+        err_r, err_w = _pipe()
+        env = child_env(os.environ, not cfg["no_env_tweaks"])
+        pid, exec_error = spawn_child(argv, env, out_w, err_w)
+    except OSError as exc:  # out of file descriptors or processes: the command never ran
+        return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s" % exc.strerror),
+                         False, [], 0.0)
     os.close(out_w)
     os.close(err_w)
     if exec_error:
@@ -4302,7 +4371,7 @@ def _post_exit_bound(cfg, ctx, child):
     """How long classification and delivery may take; before a scheduler's SIGKILL."""
     bound = float(cfg["smtp_timeout"]) + 10.0
     term = [t for name, t in child.signals if name in STOP_SIGNALS]
-    if term:
+    if term and ctx["scheduler"]:  # a plain `kill` outside a batch job has no SIGKILL to beat
         budget = (_kill_wait(ctx) or GRACE_S * 2) - KILL_MARGIN_S
         left = budget - (time.time() - term[0])
         bound = max(2.0, min(bound, left))
@@ -4360,7 +4429,7 @@ def _flush_outbox(cfg, seconds):
     """The transport works now: deliver what earlier runs could not (within `seconds`)."""
     if seconds < 1.0:
         return
-    counts = resend_outbox(cfg, max_s=seconds)
+    counts = resend_outbox(cfg, max_s=seconds, skip_held=True)
     if counts["sent"] and not cfg["quiet"]:
         _warn("also delivered %d earlier message(s) from %s" % (counts["sent"], counts["outbox"]))
 
@@ -4468,13 +4537,20 @@ def _deliver_result(result, cfg, ctx):
     if not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
         return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % ctx["rank"]}, []
     if cfg["array_summary"] and result.scheduler.get("array_job_id"):
-        result = _array_report(result, cfg)
-        if result is None:
+        summary = _array_report(result, cfg)
+        if summary is not None:  # this task completed the array: one summary for all
+            result = summary
+        elif result.status == "SUCCESS":  # failures still report (a task may never finish)
             return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
     if not should_notify(result.status, cfg["notify"]):
         return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
     msg, manifest = build_message(result, cfg)
-    return deliver_capped(msg, cfg), manifest
+    ctx["undelivered"] = msg  # cmd_run saves it if this thread runs out of time
+    left = ctx["deadline"] - time.time() - 1.0
+    cfg["smtp_timeout"] = max(0.5, min(float(cfg["smtp_timeout"]), left))
+    delivery = deliver_capped(msg, cfg)
+    ctx["undelivered"] = None
+    return delivery, manifest
 
 
 def deliver_capped(msg, cfg):
@@ -4662,7 +4738,7 @@ def read_config_file(path):
 def _config_path(flags, environ):
     explicit = flags.get("config") or environ.get(ENV_PREFIX + "CONFIG")
     if explicit:
-        return explicit, True
+        return convert_option("path", explicit), True
     home = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return os.path.join(home, "gpualert", "config.ini"), False
 
@@ -4896,6 +4972,9 @@ def main(argv=None):
     except BrokenPipeError:  # `gpualert.py config | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback, and the 125 contract
+        _warn("error: internal: %s: %s" % (type(exc).__name__, exc))
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":
