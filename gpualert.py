@@ -1406,6 +1406,7 @@ PART_OVERHEAD_BYTES = 400     # MIME headers + boundary of one attachment part
 BODY_SAFETY_BYTES = 4096      # slack for header folding and manifest estimate errors
 SUBJECT_MAX_CHARS = 200
 TAIL_LINE_MAX_CHARS = 500
+STRANDED_MAX = 500            # fallback-placed messages one resend looks at, newest kept
 RESEND_MAX_S = 300.0          # bound on one `resend` run
 SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
 _CONTROL_RE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -2517,12 +2518,17 @@ def _outbox_dir(cfg):
 
 
 def _was_held(path):
+    return _stamped(path, b"held:")
+
+
+def _stamped(path, words):
+    """Does the outbox reason stamped on the message's first line contain `words`?"""
     try:
         with open(path, "rb") as handle:
             first = handle.readline(400)
     except OSError:
         return False
-    return first.startswith(b"X-Gpualert-Outbox-Reason:") and b"held:" in first
+    return first.startswith(b"X-Gpualert-Outbox-Reason:") and words in first
 
 
 def save_to_outbox(msg, outbox_dir, reason):
@@ -2637,6 +2643,20 @@ def _outbox_files(outbox):
     return [os.path.join(outbox, n) for n in names]
 
 
+def _stranded_files(cfg):
+    """Messages that went to a fallback place because the outbox was unusable (the run dir,
+    <log-dir>/outbox, the temp dir): resend finds them there too. Dry runs are never sent."""
+    import glob
+    import tempfile
+    places = [os.path.join(tempfile.gettempdir(), "gpualert-outbox-%d" % os.getuid(), "*.eml")]
+    if cfg.get("log_dir"):
+        log_dir = os.path.expanduser(cfg["log_dir"])
+        places += [os.path.join(log_dir, "outbox", "*.eml"), os.path.join(log_dir, "*", "*.eml")]
+    found = sorted(set(path for place in places for path in glob.glob(place)),
+                   key=os.path.basename)[-STRANDED_MAX:]
+    return [path for path in found if not _stamped(path, b"dry run")]
+
+
 def _lock_outbox(outbox):
     """An exclusive non-blocking lock fd, None if unsupported, False if another holds it."""
     try:
@@ -2658,7 +2678,8 @@ def resend_outbox(cfg, max_s=None, skip_held=False):
     skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
     Returns {"sent", "failed", "remaining", "outbox", "details": [str]}."""
     outbox = _outbox_dir(cfg)
-    files = [f for f in _outbox_files(outbox) if not (skip_held and _was_held(f))]
+    files = _outbox_files(outbox) + _stranded_files(cfg)
+    files = [f for f in files if not (skip_held and _was_held(f))]
     counts = {"sent": 0, "failed": 0, "remaining": len(files), "outbox": outbox, "details": []}
     kind, where = _choose_transport(cfg)
     if not files or kind in ("outbox", "missing"):

@@ -204,3 +204,20 @@ def test_scheduler_early_warning_notifies_and_reaches_the_child(tmp_path, smtp_p
     subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(2)]
     assert any(s.startswith("[gpualert] WARNING walltime") and "job 4242" in s for s in subjects), subjects
     assert any(s.startswith("[gpualert] SUCCESS") for s in subjects), subjects  # a warning is not an end
+
+
+def test_resend_finds_messages_saved_beside_the_log_when_the_outbox_was_unusable(tmp_path, refusing_port,
+                                                                                  smtp_plain):
+    blocker = tmp_path / "outbox"
+    blocker.write_text("a file where the outbox directory should be")
+    run_gpualert(tmp_path, base(tmp_path) + ["--smtp", "127.0.0.1:%d" % refusing_port, "--"]
+                 + child("raise SystemExit(1)"))
+    run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + child("raise SystemExit(2)"))
+    blocker.unlink()
+    proc = run_gpualert(tmp_path, ["resend", "--smtp", smtp_plain.addr, "--log-dir", str(tmp_path / "logs"),
+                                   "--outbox", str(tmp_path / "outbox")])
+    assert proc.returncode == 0, proc.stderr
+    import time
+    time.sleep(0.5)
+    assert len(smtp_plain.wait_for(1)) == 1  # the stranded one; never the dry run
+    assert "(exit 1," in parse(smtp_plain.messages[0].data)["Subject"]
