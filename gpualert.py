@@ -365,8 +365,11 @@ FAILURE_RULES = (
     ("slurm_preempted", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO PREEMPTION",
      "Slurm preemption|job {job}", _H_PREEMPT),
-    ("lsf_preempted", "preempted", r"TERM_PREEMPT: [Jj]ob killed after preemption",
-     "LSF preemption", _H_PREEMPT),
+    ("lsf_preempted", "preempted",
+     r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption"
+     r"|(?P<cloud>Preempted in order to admit critical pod|Pod was terminated in response to imminent node shutdown"
+     r"|\b[Ss]pot [Ii]nstance [Ii]nterruption)",
+     "LSF preemption ({lsf})|{cloud}", _H_PREEMPT),
     # Host OOM killer: the kernel, the cgroup or the scheduler says so.
     ("slurm_oom_kill", "oom_killer", r"Detected (?P<n>\d+) oom[-_ ]kill event",
      "{n} oom-kill event(s) (Slurm cgroup)", _H_KILL),
@@ -378,7 +381,9 @@ FAILURE_RULES = (
      r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|Exceeded job memory limit"
      r"|exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
      r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
-     r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)",
+     r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)"
+     r"|Task was killed due to the node running low on memory"
+     r"|Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|\bOOMKilled\b",
      "", _H_KILL),
     # A bare cancel line: below the memory-limit kills, which Slurm follows with one.
     ("slurm_cancelled", "interrupted",
@@ -426,9 +431,12 @@ FAILURE_RULES = (
      r"|^/bin/sh: \d+: (?P<cmd2>\S+): not found|bad interpreter: (?P<why2>[^\n]+)"
      r"|^(?:\S*/)?env: ['\u2018\"]?(?P<cmd4>[^'\u2019\":\n]+)['\u2019\"]?: (?P<why4>No such file or directory"
      r"|Permission denied)\s*$|^(?P<cmd5>[\w.+-]+): command not found\s*$"
-     r"|execve\(\): (?P<cmd3>[^:\n]+): (?P<why3>[^\n]+)|\[Errno 8\] Exec format error",
+     r"|execve\(\): (?P<cmd3>[^:\n]+): (?P<why3>[^\n]+)|\[Errno 8\] Exec format error"
+     r"|^exec (?P<cmd6>\S+): exec format error|exec: \"(?P<cmd7>[^\"\n]+)\": executable file not found in \$PATH"
+     r"|\b(?:mpirun|mpiexec|prterun) was unable to (?:launch the specified application as it could not access"
+     r"|find the specified executable file)",
      "{cmd}: {why}|{cmd2}: not found|bad interpreter: {why2}|execve {cmd3}: {why3}|env: {cmd4}: {why4}"
-     "|{cmd5}: command not found",
+     "|{cmd5}: command not found|{cmd6}: exec format error|{cmd7}: executable file not found in $PATH",
      "Check the command name, PATH, the #! line and the execute bit, and the environment your job "
      "script activates."),
     ("script_not_found", "exec_failure",
@@ -444,13 +452,15 @@ FAILURE_RULES = (
     ("cuda_error_oom", "cuda_oom",
      r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
      r"|Cuda failure '?out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
-     r"|No executable batch size found, reached zero",
+     r"|No executable batch size found, reached zero"
+     r"|No available memory for the cache blocks|Dst tensor is not initialized",
      "", _H_OOM),
     ("xla_oom", "cuda_oom",
-     r"(?:RESOURCE_EXHAUSTED|Resource exhausted): .*?(?:[Oo]ut of memory|Ran out of memory)"
-     r"(?: while trying to allocate (?P<bytes>\d+) bytes)?",
+     r"(?:RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhaustedError):? .*?(?:[Oo]ut of memory|Ran out of memory"
+     r"|[Ff]ailed to allocate (?:request for|memory))(?: while trying to allocate (?P<bytes>\d+) bytes)?",
      "tried to allocate {bytes} bytes", _H_OOM),
-    ("tf_oom", "cuda_oom", r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\])?",
+    ("tf_oom", "cuda_oom",
+     r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\])?(?![^\n]*device:CPU:\d+ by allocator)",
      "OOM allocating tensor|shape [{shape}]", _H_OOM),
     # Collectives.
     ("nccl_watchdog", "nccl",
@@ -464,8 +474,9 @@ FAILURE_RULES = (
      "{code}", _H_NCCL),
     ("nccl_error", "nccl",
      r"NCCL error in: [^,\n]+, (?P<what>[^,(\n]+?)(?: \(run with NCCL_DEBUG|, NCCL version|$)"
-     r"|\bNCCL error: (?P<what2>[^\n]+)",
-     "NCCL error: {what}|{what2}", _H_NCCL),
+     r"|\bNCCL error: (?P<what2>[^\n]+)"
+     r"|NCCL operation \w+\([^\n]*?\) failed: (?P<what3>[^.;(\n]+)|Error invoking NCCL: (?P<what4>[^\n]+)",
+     "NCCL error: {what}|{what2}|{what3}|{what4}", _H_NCCL),
     ("nccl_aborted", "nccl",
      r"NCCL communicator was aborted|Some NCCL operations have failed or timed out"
      r"|DistBackendError(?:: (?P<msg>.+))?",
@@ -491,7 +502,7 @@ FAILURE_RULES = (
      "", "CUDA is not usable on this node. Check the GPU request (--gres/--gpus), the driver and that "
          "the CUDA build of the framework is installed."),
     # Host memory.
-    ("shm_exhausted", "ram_oom",
+    ("shm_exhausted", "native_abort",
      r"insufficient shared memory \(shm\)|DataLoader worker \(pid[^)]*\) is killed by signal: Bus error"
      r"|unable to (?:write to file|allocate shared memory\(shm\) for file) </torch_",
      "shared memory (/dev/shm) exhausted",
@@ -502,11 +513,12 @@ FAILURE_RULES = (
      r"|\b\w*MemoryError\b(?::\s?(?P<msg>.+))?"
      r"|DefaultCPUAllocator: (?:can't allocate memory"
      r"|not enough memory)(?:: you tried to allocate (?P<bytes>\d+) bytes)?"
-     r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)",
+     r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)"
+     r"|OOM when allocating tensor with shape\s?\[[^\]]*\][^\n]*? on \S*device:CPU:\d+ by allocator",
      "{msg}|unable to allocate {size}|tried to allocate {bytes} bytes", _H_HOST),
     # Native crashes.
     ("segfault", "segfault",
-     r"Segmentation fault|\bSIGSEGV\b|<Signals\.SIGSEGV: 11>|exitcode\s*: -11\b|failed \(exitcode: -11\)"
+     r"Segmentation fault|\bSIGSEGV\b(?! or other unexpected errors)|<Signals\.SIGSEGV: 11>|exitcode\s*: -11\b|failed \(exitcode: -11\)"
      r"|exits with return code = -11\b|exited on signal 11\b"
      r"|DataLoader worker \(pid[^)]*\) is killed by signal: Segmentation fault"
      r"|Unexpected segmentation fault encountered in (?:DataLoader )?worker",
@@ -544,8 +556,10 @@ FAILURE_RULES = (
      "No such file: {path}", _H_FILE),
     ("hf_not_found", "file_not_found",
      r"does not appear to have a file named (?P<file>[^\s,]+?)\.?(?:\s|$)"
-     r"|is not a local folder and is not a valid model identifier",
-     "missing {file}", _H_FILE),
+     r"|is not a local folder and is not a valid model identifier"
+     r"|Can't load (?:tokenizer|config|weights) for '(?P<model>[^'\n]*)'"
+     r"|Can't load the configuration of '(?P<model2>[^'\n]*)'",
+     "missing {file}|cannot load {model}|cannot load {model2}", _H_FILE),
     ("permission", "permission",
      r"(?:PermissionError: )?\[Errno 13\] Permission denied: '(?P<path>[^']*)'|PermissionError"
      r"|Permission denied"
@@ -571,16 +585,24 @@ FAILURE_RULES = (
      r"|Input type \(CUDA\w+\) and weight type \(CPU\w+\)|Input type \(CPU\w+\) and weight type \(CUDA\w+\)"
      r"|incompatible devices for jitted computation",
      "", _H_DEV),
-    ("nan_anomaly", "nan_loss", r"Function '(?P<fn>\w+)' returned nan values in its \d+\w* output",
-     "{fn} returned NaN", _H_NAN),
+    ("nan_anomaly", "nan_loss",
+     r"Function '(?P<fn>\w+)' returned nan values in its \d+\w* output"
+     r"|invalid value \((?:nan|inf)\) encountered in (?P<jit>\S+?)\.?(?:\s|$)"
+     r"|Tensor had (?:NaN|Inf|NaN and Inf) values|Detected Infinity or NaN in output"
+     r"|found NaN in local (?:grad norm|forward loss)",
+     "{fn} returned NaN|NaN/Inf in {jit} (jax_debug_nans)", _H_NAN),
     ("nan_detectron", "nan_loss",
      r"[Ll]oss bec(?:ame|ome) inf(?:inite)? or NaN\b(?: at iteration=(?P<it>\d+))?",
      "loss became NaN/Inf|iteration {it}", _H_NAN),
     ("loss_scale_min", "nan_loss",
      r"Current loss scale already at minimum|Minimum loss scale reached",
      "fp16 loss scale at its minimum (overflow every step)", _H_NAN),
-    ("nan_metric_stop", "nan_loss", r"Monitored metric (?P<metric>\S+) = \S+ is not finite",
-     "{metric} is not finite", _H_NAN),
+    ("nan_metric_stop", "nan_loss",
+     r"Monitored metric (?P<metric>\S+) = \S+ is not finite"
+     r"|Invalid loss, terminating training"
+     r"|The loss returned in `training_step` is (?:nan|inf|tensor\((?:nan|inf))"
+     r"|Detected nan and/or inf values in `(?P<param>[^`\n]+)`",
+     "{metric} is not finite|NaN/Inf in {param}", _H_NAN),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",
      r"(?i)\b(?P<key>\w*loss)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
@@ -592,7 +614,7 @@ FAILURE_RULES = (
     ("assertion", "assertion", r"^\s*(?:\w+\.)*AssertionError\b(?::\s?(?P<msg>.*))?",
      "AssertionError: {msg}",
      "An assert failed: a shape, config or data invariant did not hold. Read its message and frame."),
-    ("runtime_error", "runtime_error", r"^\s*(?:\w+\.)*RuntimeError\b(?::\s?(?P<msg>.*))?",
+    ("runtime_error", "runtime_error", r"^\s*(?:\w+\.)*(?:Xla|Jax)?RuntimeError\b(?::\s?(?P<msg>.*))?",
      "RuntimeError: {msg}",
      "Read the RuntimeError message and the last frame of your own code in the traceback."),
     ("py_exception", "traceback",
@@ -610,6 +632,12 @@ WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"
 #: Rules that report a consequence (a collective timed out or was aborted because another rank
 #: failed): an earlier root-cause traceback in the same episode beats them.
 CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted"))
+#: Scheduler end-of-job lines: what the program prints after one (its SIGTERM handler saving
+#: a checkpoint, a launcher's traceback) is teardown, however long the look-back it needs.
+SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "slurm_preempted",
+                                 "lsf_preempted", "slurm_oom_kill", "sched_mem_limit", "slurm_cancelled",
+                                 "lsf_owner_kill"))
+SCHEDULER_LOOKBACK_LINES = 100
 #: Exit codes of a command that could not be started (shells, env, coreutils timeout).
 EXEC_EXIT_CODES = (126, 127)
 _EXEC_LOOKALIKE = frozenset(("file_not_found", "permission"))
@@ -653,7 +681,9 @@ TRIGGER_WORDS = (
     "illegal instruction", "terminate", "module", "import", "shared object", "undefined symbol",
     "space", "errno", "enospc", "quota", "edquot", "streamwriter", "unexpected pos", "write failed",
     "file named", "model identifier", "permi", "read-only", "division", "device", "backend",
-    "input type", "on cpu", "indexed tensor", "nan", "inf", "loss scale", "finite",
+    "input type", "on cpu", "indexed tensor", "nan", "inf", "loss scale", "finite", "executable",
+    "unable to launch", "can't load", "invalid loss", "dst tensor", "preempt", "node shutdown",
+    "interruption",
 )
 _TRIGGER_RE = re.compile("|".join(re.escape(w) for w in TRIGGER_WORDS))
 _RULE_BY_ID = dict((r.rule_id, r) for r in RULES)
@@ -667,16 +697,20 @@ _ODD_CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")  # not \
 #: Line prefixes that launchers and log collectors add: rank tags ([rank3]:, [default3]:, 3: ),
 #: MPI/SageMaker tags ([1,0]<stderr>:, [1,mpirank:0,algo-1]<stdout>:), Ray's (pid=...) tags,
 #: and leading timestamps (ISO 8601 / RFC 3339 as kubectl --timestamps and docker logs -t
-#: write them, Python logging's asctime, [bracketed] ones) with an optional log level.
+#: write them, Python logging's asctime, [bracketed] ones) with an optional log level, and
+#: vLLM's "ERROR 03-10 08:07:20 [core.py:302] " / "INFO 11-18 18:07:28 engine.py:366] " headers.
 #: WARNING/WARN levels are kept: they mark the line as noise.
 _PREFIX_RE = re.compile(r"^(?:\[(?:rank|default|RANK)?\d+\]: ?|\s*\d+: |\[[^\]\n]{1,80}\]<std(?:out|err)>:"
                         r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) "
                         r"|\[?(?:\d{4}-\d\d-\d\d[T ]|\d\d/\d\d/\d{4} )\d\d:\d\d:\d\d(?:[.,]\d+)?"
                         r"(?:Z|[+-]\d\d:?\d\d)?\]?(?: -)? +"
-                        r"(?:\[?(?:INFO|DEBUG|ERROR|CRITICAL|FATAL|NOTICE)\]?(?::| -)? +)?)")
+                        r"(?:\[?(?:INFO|DEBUG|ERROR|CRITICAL|FATAL|NOTICE)\]?(?::| -)? +)?"
+                        r"|(?:INFO|DEBUG|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] )")
 _NOISE_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|^wandb: |\b[A-Z]\w*Warning: "
                        r"|^\s*warnings\.warn\(|^\s*warn\("
-                       r"|\bWARN(?:ING)?\b|^\[?W\d{4} \d|\[W [^\]]*\.(?:cpp|cc|h|hpp):\d+\]")
+                       r"|\bWARN(?:ING)?\b|^\[?W\d{4} \d|\[W [^\]]*\.(?:cpp|cc|h|hpp):\d+\]"
+                       r"|^I\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [\w./-]+:\d+\] "
+                       r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] [\w./-]+:\d+\] ")
 _FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+|^\s*[~^]+\s*$|^\s*\[Previous line repeated')
 _TB_RE = re.compile(r"Traceback \(most recent call last\):")
 _CXX_FRAME_RE = re.compile(r"^\s*frame #\d+: ")
@@ -774,7 +808,7 @@ def _prepare(text, raws=None):
     return out
 
 
-_PREFIX_START = frozenset("[(0123456789 ")
+_PREFIX_START = frozenset("[(0123456789 EIDC")
 
 
 def _maybe_noise(body):
@@ -783,8 +817,8 @@ def _maybe_noise(body):
         return True
     if "Detected KeyboardInterrupt" in body:
         return False  # Lightning < 2 reports the user's Ctrl-C as a UserWarning
-    return (("Warn" in body or "warn" in body or "WARN" in body or body[:1] == "W" or "[W" in body
-             or "NCCL TRACE" in body)
+    return (("Warn" in body or "warn" in body or "WARN" in body or body[:1] in ("W", "I") or "[W" in body
+             or "NCCL TRACE" in body or ": W " in body or ": I " in body)
             and _NOISE_RE.search(body) is not None)
 
 
@@ -871,6 +905,34 @@ def _useful_count(kinds, start, stop):
     return sum(1 for k in kinds[start:stop] if k == "text")
 
 
+_TEMPLATE_RE = re.compile(r"0x[0-9a-fA-F]+|[0-9a-fA-F]*\d[0-9a-fA-F]*")
+#: A progress counter: "450/5000" (not a date or a path) or a progress bar's "45%|".
+_COUNTER_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\|")
+
+
+def _ran_on(bodies, kinds, start, stop, tags=None, tag=None):
+    """True when the lines in [start, stop) show a run that went on, not a teardown.
+    Teardown (other ranks' watchdogs, atexit hooks, uploaders, per-rank shutdown notes)
+    repeats a few line shapes many times, so useful lines count once per shape (numbers
+    and ids blanked): more than TRAIL_MAX_LINES shapes, or more than 4 * TRAIL_MAX_LINES
+    lines in all, or TRAIL_PROGRESS_LINES different progress counters of the traceback's
+    rank (a progress bar or "step 450/5000" advancing) is a run that went on."""
+    shapes, counters, total = set(), set(), 0
+    for i in range(start, stop):
+        if kinds[i] != "text":
+            continue
+        total += 1
+        body = bodies[i]
+        shapes.add(_TEMPLATE_RE.sub("0", body))
+        if len(shapes) > TRAIL_MAX_LINES or total > 4 * TRAIL_MAX_LINES:
+            return True
+        if (tag is None or tags[i] == tag) and ("/" in body or "%|" in body):
+            counters.update(_COUNTER_RE.findall(body))
+            if len(counters) >= TRAIL_PROGRESS_LINES:
+                return True
+    return False
+
+
 def _went_on(bodies, kinds, start, stop, limit, tags=None, tag=None):
     """True when the lines in [start, stop) show the program carried on (handled error).
     With a rank tag (the traceback's rank prefix), only lines of that rank count: other
@@ -895,7 +957,7 @@ def _decisive_start(bodies, kinds, tbs, tags):
         last = real[-1]
         end = last[1] if last[1] is not None else last[0]
         n = len(kinds)
-        if (_useful_count(kinds, end + 1, n) <= TRAIL_MAX_LINES
+        if (not _ran_on(bodies, kinds, end + 1, n, tags, tags[last[0]])
                 and not _went_on(bodies, kinds, end + 1, n, TRAIL_PROGRESS_LINES, tags, tags[last[0]])):
             start = last[0]
             for prev in reversed(real[:-1]):
@@ -1077,13 +1139,70 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     tags = _rank_tags(lines)
     start = _decisive_start(bodies, kinds, tbs, tags)
     hide = [exc for _, exc, kind in tbs if kind == "wrapper" and exc is not None]
-    hit = _scan_region(_Region(lines, kinds, start, first_line, hide), rules)
+    hide += [header for header, _, kind in tbs if kind == "wrapper"]
+    region = _Region(lines, kinds, start, first_line, hide)
+    hit = _scan_region(region, rules)
+    if hit is not None and hit.cls == "exec_failure":
+        # "conda: command not found" in a job script's preamble, then the program ran: what it
+        # printed afterwards is the failure, or there is no evidence
+        others = [r for r in rules if r.cls != "exec_failure"]
+        idx = hit.line - first_line
+        later = _scan_region(_Region(lines, kinds, idx + 1, first_line, hide), others)
+        if later is not None:
+            hit = later
+        elif _ran_after(bodies, kinds, tags, idx):
+            hit = _scan_region(region, others)
     if hit is not None and hit.rule in CONSEQUENCE_RULES:
-        hit = _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules) or hit
+        hit = (_root_cause_above(lines, kinds, tbs, start, first_line, hide, rules, hit)
+               or _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules) or hit)
+    if hit is None or hit.cls not in ("walltime", "preempted"):
+        hit = _scheduler_end_before(lines, kinds, start, first_line, rules) or hit
     if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
             and not _inside_traceback(tbs, hit.line - first_line):
         hit = _as_exec_failure(hit, code)
     return hit
+
+
+def _scheduler_end_before(lines, kinds, start, first_line, rules):
+    """A scheduler end-of-job line shortly above the decisive region (up to
+    SCHEDULER_LOOKBACK_LINES useful lines, with no progress in between): the job was ended
+    by the scheduler and the region is its teardown."""
+    bodies = [b for _, b in lines]
+    lo, seen = start, 0
+    while lo > 0 and seen < SCHEDULER_LOOKBACK_LINES:
+        j = lo - 1
+        if kinds[j] == "text":
+            if _LOSS_VALUE_RE.search(bodies[j]) or _CARRY_ON_RE.search(bodies[j]):
+                break
+            seen += 1
+        lo = j
+    if lo >= start:
+        return None
+    return _scan_region(_Region(lines[:start], kinds[:start], lo, first_line),
+                        [r for r in rules if r.rule_id in SCHEDULER_END_RULES])
+
+
+def _ran_after(bodies, kinds, tags, idx):
+    """True when the program visibly ran after line idx (progress, or too much output)."""
+    n = len(bodies)
+    return (_went_on(bodies, kinds, idx + 1, n, TRAIL_PROGRESS_LINES)
+            or _ran_on(bodies, kinds, idx + 1, n, tags, tags[idx]))
+
+
+def _root_cause_above(lines, kinds, tbs, start, first_line, hide, rules, hit):
+    """The hit was a collective's watchdog/abort (a consequence) inside the region, after a
+    traceback of the same episode began: other ranks time out or abort while the failed rank's
+    job is torn down. The cause found in the region up to that traceback's exception line (and
+    above the hit) wins if it names another class."""
+    idx = hit.line - first_line
+    above = [t for t in tbs if t[2] == "tb" and start <= t[0] < idx]
+    if not above:
+        return None
+    end = above[-1][1] if above[-1][1] is not None else above[-1][0]
+    stop = min(end + 1, idx)
+    root = _scan_region(_Region(lines[:stop], kinds[:stop], start, first_line, [i for i in hide if i < stop]),
+                        rules)
+    return root if root is not None and root.cls != "nccl" and root.rule != "py_traceback" else None
 
 
 def _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules):
@@ -1170,6 +1289,8 @@ def _resolve_signal(sig, log, facts):
     name = _SIGNALS.get(sig, "signal %d" % sig)
     if log is not None and log.cls in _TERMINAL:
         return _check_weak_kill(log, facts)
+    if log is not None and log.cls == "exec_failure" and sig != 9:
+        return log  # nothing ran after it: the signal status is the launcher's (mpirun aborts)
     if sig == 9:
         if _count(facts, "oom_kill_delta") > 0:
             return _fact("oom_killer", "cgroup_oom_kill",
@@ -1378,6 +1499,8 @@ def cmd_classify(args):
         else:
             print(_format_plain(path, c))
     return status
+
+
 # ==== Notify ====
 
 

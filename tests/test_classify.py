@@ -421,6 +421,224 @@ class TestHeldOutFixes(unittest.TestCase):
         self.assertEqual(classify(log).cls, "div_zero")
 
 
+class TestHeldOut2Fixes(unittest.TestCase):
+    """Fixes found by a second independent held-out set (JAX/XLA, TensorFlow/Keras, DeepSpeed,
+    Megatron, vLLM, Ray, Accelerate, PBS/LSF; long logs with teardown noise). One test per fix."""
+
+    def cls_of(self, exc, code=1, before=""):
+        return classify(training() + "\n" + before + tb(exc), exit_code=code).cls
+
+    def test_framework_gpu_memory_wordings_are_cuda_oom(self):
+        for exc in ("ValueError: No available memory for the cache blocks. Try increasing "
+                    "`gpu_memory_utilization` when initializing the engine.",
+                    "tensorflow.python.framework.errors_impl.InternalError: Failed copying input tensor from "
+                    "/job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 "
+                    "in order to run _EagerConst: Dst tensor is not initialized.",
+                    "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for "
+                    "256.00MiB (268435456B) on device ordinal 0",
+                    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory "
+                    "[Op:AddV2]"):
+            with self.subTest(exc=exc[:40]):
+                self.assertEqual(self.cls_of(exc), "cuda_oom")
+
+    def test_tensorflow_cpu_allocator_oom_is_host_memory(self):
+        line = ("2024-01-02 10:00:00.000000: W tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES failed "
+                "at cast_op.cc:109 : Resource exhausted: OOM when allocating tensor with shape[64,559,512,3] and "
+                "type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu")
+        exc = ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+               "shape[64,559,512,3] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu")
+        self.assertEqual(self.cls_of(exc, before=line + "\n"), "ram_oom")
+        self.assertEqual(self.cls_of(exc.replace("CPU:0 by allocator cpu", "GPU:0 by allocator GPU_0_bfc")),
+                         "cuda_oom")
+
+    def test_container_and_mpi_launch_failures_are_exec_failure(self):
+        mpi = ("--------------------------------------------------------------------------\n"
+               "mpirun was unable to launch the specified application as it could not access\n"
+               "or execute an executable:\n\nExecutable: ./train_mpi\nNode: gpu-node-05\n\n"
+               "while attempting to start process rank 0.")
+        for text, code in (("exec /usr/local/bin/vllm: exec format error", 1),
+                           ('docker: Error response from daemon: failed to create task for container: '
+                            'OCI runtime create failed: runc create failed: unable to start container process: '
+                            'exec: "python": executable file not found in $PATH: unknown.', 127),
+                           (mpi, 1),
+                           (mpi, 134)):  # a launcher that aborts: the signal is not the job's
+            with self.subTest(text=text[:30], code=code):
+                self.assertEqual(classify(text, exit_code=code).cls, "exec_failure")
+
+    def test_command_not_found_in_a_preamble_is_not_the_failure_when_the_program_ran(self):
+        pre = "/var/spool/slurmd/job4411/slurm_script: line 5: conda: command not found\n"
+        self.assertEqual(classify(pre + training(), exit_code=1).cls, "unknown")
+        self.assertEqual(classify(pre + training() + "\nSegmentation fault (core dumped)", exit_code=139).cls,
+                         "segfault")
+        self.assertEqual(classify(pre + "Segmentation fault (core dumped)", exit_code=1).cls, "segfault")
+        self.assertEqual(classify(pre, exit_code=127).cls, "exec_failure")
+
+    def test_hf_cannot_load_tokenizer_or_config_is_file_not_found(self):
+        for exc in ("OSError: Can't load tokenizer for '/models/llama-7b'. If you were trying to load it from "
+                    "'https://huggingface.co/models', make sure you don't have a local directory with the same "
+                    "name. Otherwise, make sure '/models/llama-7b' is the correct path to a directory containing "
+                    "all relevant files for a LlamaTokenizerFast tokenizer.",
+                    "OSError: Can't load the configuration of '/ckpt/final'. If you were trying to load it from "
+                    "'https://huggingface.co/models', make sure you don't have a local directory with the same "
+                    "name."):
+            with self.subTest(exc=exc[:30]):
+                self.assertEqual(self.cls_of(exc), "file_not_found")
+
+    def test_framework_nan_detectors_are_nan_loss(self):
+        for exc in ("FloatingPointError: invalid value (nan) encountered in jit(train_step). Because "
+                    "jax_config.debug_nans.value and/or config.jax_debug_infs is set, the de-optimized function "
+                    "was called.",
+                    "tensorflow.python.framework.errors_impl.InvalidArgumentError: Found Inf or NaN global norm. "
+                    ": Tensor had NaN values",
+                    "AssertionError: Rank 5: found NaN in local grad norm in backward pass before data-parallel "
+                    "communication collective. Device: 5, node: gpu-node-03",
+                    "ValueError: The loss returned in `training_step` is nan.",
+                    "ValueError: Detected nan and/or inf values in `layer.weight`. Check your forward pass for "
+                    "numerically unstable operations."):
+            with self.subTest(exc=exc[:40]):
+                self.assertEqual(self.cls_of(exc), "nan_loss")
+        log = training() + "\nBatch 1234: Invalid loss, terminating training\n"  # Keras TerminateOnNaN
+        self.assertEqual(classify(log, exit_code=1).cls, "nan_loss")
+
+    def test_xla_and_tensorflow_nccl_failures_are_nccl(self):
+        for exc in ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:"
+                    "297: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error",
+                    "tensorflow.python.framework.errors_impl.UnknownError: Collective ops is aborted by: Error "
+                    "invoking NCCL: unhandled cuda error"):
+            with self.subTest(exc=exc[:40]):
+                self.assertEqual(self.cls_of(exc), "nccl")
+
+    def test_ray_memory_monitor_and_kubernetes_oomkilled_are_oom_killer(self):
+        exc = ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+               "Memory on the node (IP: 10.0.0.5, ID: abc) where the task was running was 121.3GB / 125.8GB "
+               "(0.964), which exceeds the memory usage threshold of 0.95. Ray killed this worker.")
+        self.assertEqual(self.cls_of(exc), "oom_killer")
+        self.assertEqual(classify(training() + "\npod trainer-0 terminated: reason=OOMKilled", exit_code=137).cls,
+                         "oom_killer")
+
+    def test_xla_runtime_error_is_a_runtime_error(self):
+        for name in ("jaxlib.xla_extension.XlaRuntimeError", "jax.errors.JaxRuntimeError"):
+            with self.subTest(name=name):
+                self.assertEqual(self.cls_of(name + ": INVALID_ARGUMENT: Executable expected parameter 0 of "
+                                             "size 4096 but got buffer with incompatible size 8192"),
+                                 "runtime_error")
+
+    def test_launcher_traceback_alone_is_no_evidence(self):
+        summary = tb("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ") + (
+            "\n============================================================\ntrain.py FAILED\n"
+            "Root Cause (first observed failure):\n[0]:\n  exitcode  : 1 (pid: 4411)\n  error_file: <N/A>\n"
+            "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")
+        accel = tb("subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py']' returned non-zero "
+                   "exit status 1.")
+        for text in (summary, accel):
+            with self.subTest(text=text[-30:]):
+                self.assertEqual(classify(training() + "\n" + text).cls, "unknown")
+        # the child's own traceback before it is still the cause
+        self.assertEqual(classify(training() + "\n" + tb("KeyError: 'labels'") + "\n" + accel).cls, "traceback")
+
+    def test_info_and_warning_lines_of_absl_and_tensorflow_are_noise(self):
+        for line in ("I0227 17:09:17.872618 140012 xla_bridge.py:863] Unable to initialize backend 'tpu': "
+                     "INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such "
+                     "file or directory",
+                     "I0000 00:00:1722362212.123456   12345 xla_bridge.py:884] Unable to initialize backend 'tpu': "
+                     "INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared object file",
+                     "2024-06-06 17:06:56.468020: W tensorflow/compiler/xla/stream_executor/platform/default/"
+                     "dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7:"
+                     " cannot open shared object file: No such file or directory"):
+            with self.subTest(line=line[:30]):
+                self.assertEqual(classify(line + "\n" + training(), exit_code=1).cls, "unknown")
+        err = ("2024-06-06 17:06:56.468020: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2766] Execution "
+               "of replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 12884901888 bytes.")
+        self.assertEqual(classify(training() + "\n" + err, exit_code=-6).cls, "cuda_oom")  # E lines still count
+
+    def test_long_teardown_after_the_fatal_traceback(self):
+        teardown = []
+        for i in range(700):
+            teardown.append(("wandb: Synced 6 W&B file(s)",
+                             "[rank%d]:[E ProcessGroupNCCL.cpp:563] [Rank %d] Watchdog caught collective operation "
+                             "timeout: WorkNCCL(SeqNum=%d, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                             "Timeout(ms)=600000) ran for 600%03d milliseconds before timing out." % (i % 64, i % 64,
+                                                                                                     i, i % 1000),
+                             "2024-03-02 11:00:%02d,%03d - INFO - atexit - flushing %d pending metrics" % (
+                                 i % 60, i, i),
+                             "cleaning temp dir /scratch/tmp/ckpt_%d (%d files)" % (i, i % 40))[i % 4])
+        log = training() + "\n" + tb("MemoryError") + "\n" + "\n".join(teardown)
+        self.assertEqual(classify(log).cls, "ram_oom")
+        log = training() + "\n" + tb("ModuleNotFoundError: No module named 'flax'") + "\n" + "\n".join(teardown)
+        self.assertEqual(classify(log).cls, "missing_module")
+
+    def test_a_ranks_own_error_beats_the_other_ranks_aborts_after_it(self):
+        abort = ("torch.distributed.DistBackendError: NCCL communicator was aborted on rank %d.  Original reason "
+                 "for failure was: [PG 0 Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, "
+                 "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600046 milliseconds before timing out.")
+        others = "\n".join(tb(abort % (r, r), prefix="[rank%d]: " % r) for r in range(1, 8))
+        watchdogs = "\n".join("[rank%d]:[E ProcessGroupNCCL.cpp:563] [Rank %d] Watchdog caught collective operation "
+                              "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600046 "
+                              "milliseconds before timing out." % (r, r) for r in range(1, 8))
+        for exc, cls in (("MemoryError", "ram_oom"), ("KeyError: 'labels'", "traceback"),
+                         ("ZeroDivisionError: division by zero", "div_zero")):
+            for name, tail in (("aborts", others), ("watchdogs+aborts", watchdogs + "\n" + others)):
+                with self.subTest(exc=exc, tail=name):
+                    log = training(prefix="[rank0]: ") + "\n" + tb(exc, prefix="[rank0]: ") + "\n" + tail
+                    self.assertEqual(classify(log).cls, cls)
+        self.assertEqual(classify(training() + "\n" + others).cls, "nccl")  # no other cause: NCCL
+
+    def test_cloud_and_kubernetes_preemption_is_preempted(self):
+        for line in ("Reason: Preempting, Message: Preempted in order to admit critical pod",
+                     "Message: Pod was terminated in response to imminent node shutdown.",
+                     "EC2 Spot Instance Interruption Warning: instance-action=terminate"):
+            with self.subTest(line=line[:30]):
+                self.assertEqual(classify(training() + "\n" + line + "\nTerminated", exit_code=-15).cls,
+                                 "preempted")
+
+    def test_vllm_log_headers_are_line_prefixes(self):
+        root = tb("AssertionError: tensor parallel size must divide the number of attention heads")
+        api = tb("RuntimeError: Engine core initialization failed. See root cause above.")
+        for pfx in ("ERROR 03-10 08:07:20 [core.py:302] ", "ERROR 11-18 18:07:28 engine.py:366] ",
+                    "(EngineCore_0 pid=4121) ERROR 03-10 08:07:20 [core.py:302] "):
+            with self.subTest(pfx=pfx):
+                log = "\n".join(pfx + l for l in root.split("\n"))
+                self.assertEqual(classify(log).cls, "assertion")
+                self.assertEqual(classify(log + "\n" + api).cls, "assertion")
+
+    def test_rays_list_of_possible_causes_is_not_a_segfault(self):
+        died = ("(raylet) A worker died or was killed while executing a task by an unexpected system error. To "
+                "troubleshoot the problem, check the logs for the dead worker. Worker exit type: SYSTEM_ERROR Worker "
+                "exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some "
+                "potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. "
+                "(2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other "
+                "unexpected errors.")
+        self.assertEqual(classify(training() + "\n" + died).cls, "unknown")
+        self.assertEqual(classify(training() + "\n" + died + "\n(RayTrainWorker pid=3311, ip=10.0.0.4) *** SIGSEGV "
+                                  "received at time=1709377923 on cpu 3 ***").cls, "segfault")
+
+    def test_scheduler_end_line_beats_the_long_sigterm_teardown_after_it(self):
+        save = "\n".join("saving checkpoint shard %d/64 to /ckpt/step_1200" % i for i in range(64))
+        for line, cls in (("slurmstepd: error: *** JOB 1234 ON node07 CANCELLED AT 2024-05-09T03:00:01 DUE TO TIME "
+                           "LIMIT ***", "walltime"),
+                          ("=>> PBS: job killed: walltime 3605 exceeded limit 3600", "walltime"),
+                          ("slurmstepd: error: *** JOB 1234 ON node07 CANCELLED AT 2024-05-09T03:00:01 DUE TO "
+                           "PREEMPTION ***", "preempted")):
+            for code in (-15, 1):
+                with self.subTest(cls=cls, code=code):
+                    log = (training() + "\n" + line + "\nReceived SIGTERM, saving checkpoint\n" + save + "\n"
+                           + tb("RuntimeError: DataLoader worker (pid 33) is killed by signal: Terminated."))
+                    self.assertEqual(classify(log, exit_code=code).cls, cls)
+        # a requeued run that trained again before failing: the old line is history
+        line = "slurmstepd: error: *** JOB 1234 ON node07 CANCELLED AT 2024-05-09T03:00:01 DUE TO PREEMPTION ***"
+        log = line + "\n" + training() + "\n" + tb("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB")
+        self.assertEqual(classify(log).cls, "cuda_oom")
+
+    def test_progress_after_a_handled_traceback_means_the_run_went_on(self):
+        handled = tb("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub'): Max retries exceeded")
+        for n in (100, 1500):
+            with self.subTest(n=n):
+                bars = "\n".join("Processing: %d%%|####| %d/5000 [00:%02d<01:00, 4.5it/s]" % (i * 100 // 5000, i,
+                                                                                           i % 60)
+                                 for i in range(n))
+                self.assertEqual(classify(handled + "\n" + bars).cls, "unknown")
+
+
 class TestLineNumbers(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
