@@ -669,7 +669,16 @@ def compile_rules(rows):
     return tuple(out)
 
 
-RULES = compile_rules(FAILURE_RULES)
+_COMPILED_RULES = []
+
+
+def compiled_rules():
+    """The rule table, compiled on first use: a run's start-up, before the child exists, must
+    not pay ~10 ms of regex compiling. tests/test_classify.py compiles it, so a bad row still
+    fails the suite at once."""
+    if not _COMPILED_RULES:
+        _COMPILED_RULES.extend(compile_rules(FAILURE_RULES))
+    return _COMPILED_RULES
 
 #: Lower-case words of which every rule pattern needs one. Only lines containing one are
 #: searched by the (slower) rule patterns; the fixture table test proves none is missing.
@@ -686,7 +695,7 @@ TRIGGER_WORDS = (
     "interruption",
 )
 _TRIGGER_RE = re.compile("|".join(re.escape(w) for w in TRIGGER_WORDS))
-_RULE_BY_ID = dict((r.rule_id, r) for r in RULES)
+_HINT_BY_ID = dict((row[0], row[4]) for row in FAILURE_RULES)
 
 # ==== Classification ====
 
@@ -1242,7 +1251,7 @@ _SIGNAL_CLASS = {1: "interrupted", 2: "interrupted", 3: "interrupted", 15: "inte
                  11: "segfault", 24: "walltime", 25: "disk_full", 9: "oom_killer"}
 _TERMINAL = frozenset(("walltime", "preempted", "interrupted", "oom_killer", "gpu_hardware"))
 _NATIVE = frozenset(("segfault", "native_abort", "cuda_runtime", "cuda_oom", "nccl", "ram_oom", "disk_full"))
-_HINTS = {"segfault": _RULE_BY_ID["segfault"].hint, "native_abort": _RULE_BY_ID["native_abort"].hint,
+_HINTS = {"segfault": _HINT_BY_ID["segfault"], "native_abort": _HINT_BY_ID["native_abort"],
           "interrupted": _H_INT, "walltime": _H_TIME, "disk_full": _H_DISK, "oom_killer": _H_KILL,
           "preempted": _H_PREEMPT, "gpu_hardware": _H_HW}
 
@@ -1379,7 +1388,7 @@ def classify_text(text, facts=None, rules=None, first_line=None):
     from facts["total_lines"] (the text is the log's tail), else 1. Never raises.
     """
     facts = facts if isinstance(facts, dict) else {}
-    rules = RULES if rules is None else rules
+    rules = compiled_rules() if rules is None else rules
     try:
         if facts.get("exec_error"):
             return _fact("exec_failure", "exec_error", str(facts["exec_error"])[:200],
