@@ -1388,7 +1388,8 @@ def classify_text(text, facts=None, rules=None, first_line=None):
     from facts["total_lines"] (the text is the log's tail), else 1. Never raises.
     """
     facts = facts if isinstance(facts, dict) else {}
-    rules = compiled_rules() if rules is None else rules
+    if rules is None:  # no output, nothing to search: don't compile the table for it
+        rules = compiled_rules() if text and not str(text).isspace() else ()
     try:
         if facts.get("exec_error"):
             return _fact("exec_failure", "exec_error", str(facts["exec_error"])[:200],
