@@ -694,7 +694,6 @@ TRIGGER_WORDS = (
     "unable to launch", "can't load", "invalid loss", "dst tensor", "preempt", "node shutdown",
     "interruption",
 )
-_TRIGGER_RE = re.compile("|".join(re.escape(w) for w in TRIGGER_WORDS))
 _HINT_BY_ID = dict((row[0], row[4]) for row in FAILURE_RULES)
 
 # ==== Classification ====
@@ -1025,13 +1024,20 @@ _SEARCHED = frozenset(("text", "native"))
 def _region_parts(bodies, kinds, start):
     """Region lines to search: noise, frames and lines without a trigger word left empty.
     The trigger words are found in one pass over the lower-cased region, not line by line."""
+    import bisect
     parts = [b if kinds[i] in _SEARCHED else "" for i, b in enumerate(bodies[start:], start)]
     low = "\n".join(parts).lower()
-    keep, line, pos = set(), 0, 0
-    for m in _TRIGGER_RE.finditer(low):
-        line += low.count("\n", pos, m.start())
-        pos = m.start()
-        keep.add(line)
+    starts, offset = [], 0
+    for part in parts:
+        starts.append(offset)
+        offset += len(part) + 1
+    keep = set()
+    for word in TRIGGER_WORDS:  # str.find per word: several times faster than one alternation
+        pos = low.find(word)
+        while pos >= 0:
+            line = bisect.bisect_right(starts, pos) - 1
+            keep.add(line)
+            pos = low.find(word, starts[line + 1]) if line + 1 < len(starts) else -1
     return [p if i in keep else "" for i, p in enumerate(parts)]
 
 
