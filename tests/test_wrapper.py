@@ -159,7 +159,8 @@ SIGNAL_COUNTER = (
     "seen = []\n"
     "def on(sig, frame):\n"
     "    seen.append(sig)\n"
-    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):\n"
+    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,\n"
+    "          signal.SIGUSR2):\n"
     "    signal.signal(s, on)\n"
     "print('ready', flush=True)\n"
     "deadline = time.time() + 20\n"
@@ -170,7 +171,7 @@ SIGNAL_COUNTER = (
     "sys.exit(5)\n")
 
 
-@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2"])
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"])
 def test_signal_sent_to_the_wrapper_reaches_the_child_once(tmp_path, signame):
     proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
                             env=isolated_env(tmp_path), stdout=subprocess.PIPE,
