@@ -69,7 +69,7 @@ TAIL_BYTES = 1024 * 1024
 TAIL_LINES = 60
 DRAIN_AFTER_EXIT_S = 2.0  # grandchildren may hold the pipes open after the child exits
 POLL_S = 0.1
-END_REASON_WAIT_S = 5.0  # for the scheduler's answer about a SIGTERM
+END_REASON_WAIT_S = 2.0  # for the scheduler's answer about a SIGTERM (asked when it came)
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # USR1/USR2 are warnings, not an end
 SCHEDULER_DAEMONS = ("slurmstepd", "pbs_mom", "sge_shepherd", "res", "sbatchd")
@@ -2913,6 +2913,7 @@ def cmd_test_email(args, cfg):
 # Scheduler defaults when they cannot be asked: Slurm KillWait, PBS kill_delay, LSF
 # JOB_TERMINATE_INTERVAL, SGE's notify time.
 KILL_WAIT_DEFAULT_S = {"slurm": 30.0, "pbs": 10.0, "lsf": 10.0, "sge": 10.0}
+KILL_WAIT_UNKNOWN_S = 10.0  # not learned in time: sites often lower the defaults, so assume less
 CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
 END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
 WALLTIME_MARGIN_S = 180.0   # "near the limit": --signal and limit checks are ~60 s coarse
@@ -2951,7 +2952,8 @@ def read_kill_wait(sched, run=None):
         found = answer and re.search(r"^KillWait\s*=\s*(\d+)", answer[1], re.M)
         if found:
             return float(found.group(1))
-    return KILL_WAIT_DEFAULT_S.get(kind, KILL_WAIT_DEFAULT_S["slurm"])
+        return KILL_WAIT_UNKNOWN_S  # scontrol did not answer: do not bet on the 30 s default
+    return KILL_WAIT_DEFAULT_S.get(kind, KILL_WAIT_UNKNOWN_S)
 
 
 def run_command(argv, timeout=CMD_TIMEOUT_S):
@@ -4524,7 +4526,7 @@ def _kill_wait(ctx):
     learned = ctx.get("kill_wait")
     if not learned:
         return None
-    return learned.result(0) or KILL_WAIT_DEFAULT_S.get(ctx["scheduler"].get("kind"), 30.0)
+    return learned.result(0) or KILL_WAIT_UNKNOWN_S
 
 
 def _post_exit_bound(cfg, ctx, child):

@@ -3,7 +3,8 @@
 # Run as root on a fresh machine; safe to run again (it rewrites the config and restarts the daemons).
 #
 # The configuration is tuned so the tests are quick:
-#   - KillWait=5: SIGTERM -> SIGKILL after 5 s (the default 30 s would slow every time-limit test).
+#   - KillWait=10: SIGTERM -> SIGKILL after 10 s (the default 30 s would slow every time-limit test;
+#     5 s left too little room on a loaded 2-core CI machine).
 #   - OverTimeLimit=0: the job is killed as soon as its limit is seen to be exceeded.
 #     slurmctld checks limits about every 30 s, so a --time=1 job gets SIGTERM 60-90 s after start.
 #   - CPUs = max(nproc, 8) with SlurmdParameters=config_overrides, so several 1-CPU test jobs
@@ -62,7 +63,7 @@ SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
 SlurmdParameters=config_overrides
 ReturnToService=2
-KillWait=5
+KillWait=10
 OverTimeLimit=0
 MinJobAge=600
 InactiveLimit=0
