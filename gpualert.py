@@ -4572,6 +4572,7 @@ def _warn(message):
 
 def _after_exit(argv, cfg, ctx, child, start, end):
     """Classify, record, notify. Runs bounded, after the exit status is fixed."""
+    provisional = _safely(lambda: _save_provisional(argv, cfg, ctx, child, start, end), None)
     facts = _facts_for(cfg, ctx, child, start)
     pump = ctx.get("pump")
     text = bytes(pump.tail).decode("utf-8", "replace") if pump else ""
@@ -4580,11 +4581,28 @@ def _after_exit(argv, cfg, ctx, child, start, end):
     ctx["log"].record("cause", _cause_fields(verdict))
     _write_run_json(result, None, None, sync=False)  # the outcome, if delivery hangs
     delivery, manifest = _deliver_result(result, cfg, ctx)
+    if provisional:  # the full message is out or in the outbox: the stand-in goes
+        _remove_quietly(provisional)
     _write_run_json(result, delivery, manifest)
     if not cfg["quiet"]:
         _warn(_summary_line(result, delivery))
     if delivery.get("outcome") == "sent":
         _flush_outbox(cfg, ctx["deadline"] - time.time() - KILL_MARGIN_S)
+
+
+def _save_provisional(argv, cfg, ctx, child, start, end):
+    """After a scheduler's SIGTERM its SIGKILL may come before the full message is ready (a
+    loaded node, a short KillWait). A plain message from the process facts alone goes to the
+    outbox first; it is removed once the full one is sent or saved. Returns its path or None."""
+    stopped = [name for name, _ in child.signals if name in STOP_SIGNALS]
+    if not (stopped and ctx["scheduler"]) or cfg["notify"] == "never" or cfg["dry_run"]:
+        return None
+    facts = {"exit_code": child.exit_code, "received_signals": stopped}
+    result = _result_for(argv, cfg, ctx, child, start, end, classify_text("", facts), facts)
+    result.notes.append("provisional message, saved before the scheduler's SIGKILL could come: "
+                        "gpualert was stopped before it could send the full one")
+    msg = _assemble(result, cfg, [], [], html=False)
+    return save_to_outbox(msg, _outbox_dir(cfg), "provisional, in case SIGKILL came first")
 
 
 def _flush_outbox(cfg, seconds):

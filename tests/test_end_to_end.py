@@ -221,3 +221,46 @@ def test_resend_finds_messages_saved_beside_the_log_when_the_outbox_was_unusable
     time.sleep(0.5)
     assert len(smtp_plain.wait_for(1)) == 1  # the stranded one; never the dry run
     assert "(exit 1," in parse(smtp_plain.messages[0].data)["Subject"]
+
+
+def test_a_sigkill_during_delivery_after_a_scheduler_sigterm_still_leaves_a_message(tmp_path):
+    import signal
+    import socket
+    import subprocess
+    import time
+    from wrapper_helpers import PY, SCRIPT
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(5)  # the relay accepts and never answers: delivery hangs
+    env = isolated_env(tmp_path, SLURM_JOB_ID="77", SLURM_JOB_NAME="train")
+    args = base(tmp_path) + ["--smtp", "127.0.0.1:%d" % silent.getsockname()[1], "--smtp-timeout", "60", "--"]
+    proc = subprocess.Popen([PY, SCRIPT] + args + child("import time; print('ready', flush=True); time.sleep(60)"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        proc.send_signal(signal.SIGTERM)  # as at a time limit; the child gets it forwarded
+        time.sleep(2.0)  # the child is gone; gpualert is stuck talking to the relay
+        proc.kill()  # the scheduler's SIGKILL
+        proc.communicate(timeout=10)
+    finally:
+        silent.close()
+    held = outbox_messages(tmp_path)
+    assert len(held) == 1, held
+    msg = parse(open(held[0], "rb").read())
+    assert msg["Subject"].startswith("[gpualert] INTERRUPTED") and "job 77" in msg["Subject"]
+    assert "provisional" in msg.get_body(("plain",)).get_content()
+
+
+def test_the_provisional_message_is_removed_when_the_full_one_goes_out(tmp_path, smtp_plain):
+    import signal
+    import subprocess
+    from wrapper_helpers import PY, SCRIPT
+    env = isolated_env(tmp_path, SLURM_JOB_ID="78", SLURM_JOB_NAME="train")
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--smtp", smtp_plain.addr, "--"]
+                            + child("import time; print('ready', flush=True); time.sleep(60)"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
+    assert proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert len(smtp_plain.wait_for(1)) == 1
+    assert outbox_messages(tmp_path) == []
