@@ -363,6 +363,14 @@ _SNAPSHOT = {"path": WRAPPER, "info": None}
 _OUT = {"dir": RESULTS_DIR}
 
 
+def start_experiment(args, name):
+    """Results folder, a fresh work folder with a snapshot of gpualert.py, a clean env."""
+    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
+    work = tempfile.mkdtemp(prefix="gpualert-%s-" % name)
+    use_snapshot(work)
+    return work, clean_env(work)
+
+
 def use_snapshot(work):
     """Measure a private copy of gpualert.py taken now: the file in the repository may change
     while an experiment runs (someone is editing it), and one experiment must see one program."""
@@ -881,12 +889,9 @@ def _keep_if_odd(trial_dir, odd):
 
 
 def cmd_survival(args):
-    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
     no_core_dumps()
     trials = 3 if args.quick else 20
-    base = tempfile.mkdtemp(prefix="gpualert-survival-")
-    use_snapshot(base)
-    env = clean_env(base)
+    base, env = start_experiment(args, "survival")
     script = write_script(base, "child_fault.py", CHILD_FAULT)
     cells, t0 = [], time.time()
     for fault, what, pattern in FAULTS:
@@ -1223,11 +1228,8 @@ def _measure_latency(work, env, quick):
 
 
 def cmd_overhead(args):
-    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
     t0 = time.time()
-    work = tempfile.mkdtemp(prefix="gpualert-overhead-")
-    use_snapshot(work)
-    env = clean_env(work)
+    work, env = start_experiment(args, "overhead")
     try:
         launch = _measure_launch(work, env, args.quick)
         stream = _measure_streaming(work, env, args.quick)
@@ -1482,13 +1484,10 @@ def _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, 
 
 
 def cmd_isolation(args):
-    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
     from concurrent.futures import ThreadPoolExecutor
     no_core_dumps()
     t0 = time.time()
-    work = tempfile.mkdtemp(prefix="gpualert-isolation-")
-    use_snapshot(work)
-    env = clean_env(work)
+    work, env = start_experiment(args, "isolation")
     script = write_script(work, "replay.py", CHILD_REPLAY)
     cases = corpus_cases(args.quick)
     source = "corpus/labels.jsonl (one row per class)"
@@ -1688,11 +1687,8 @@ def _manifest_check(record, candidates):
 
 
 def cmd_budget(args):
-    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
     t0 = time.time()
-    work = tempfile.mkdtemp(prefix="gpualert-budget-")
-    use_snapshot(work)
-    env = clean_env(work)
+    work, env = start_experiment(args, "budget")
     cwd = os.path.join(work, "job")
     os.makedirs(cwd)
     scripts = (write_script(work, "child_stream.py", CHILD_STREAM), write_script(work, "child_small.py", CHILD_SMALL))

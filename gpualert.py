@@ -260,6 +260,11 @@ def quote_argv(argv):
                     for a in argv)
 
 
+def short_hostname():
+    """gpu041 of gpu041.cluster.uni.edu: what subjects and run directories show (no DNS)."""
+    return os.uname()[1].split(".")[0]
+
+
 def iso_time(epoch):
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
 
@@ -4415,7 +4420,7 @@ def cmd_run(cli, cfg, sources, problems):
 
 def _start_context(argv, cfg, start, problems):
     """Everything known before the child exists: host, cwd, scheduler, rank, the log."""
-    ctx = {"host": os.uname()[1].split(".")[0], "cwd": _getcwd(), "notes": list(problems),
+    ctx = {"host": short_hostname(), "cwd": _getcwd(), "notes": list(problems),
            "start": start}
     ctx["scheduler"] = _safely(lambda: detect_scheduler(os.environ), {})
     ctx["rank"] = _safely(lambda: job_rank(os.environ), None)
@@ -4507,18 +4512,21 @@ def _on_signal(ctx, cfg, name):
 class Background(object):
     """fn() in a daemon thread; result(timeout) -> its value, or None if late or failed."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, report=False):
         import threading
         self._value = None
-        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(fn, report), daemon=True)
         self._thread.start()
 
-    def _run(self, fn):
-        self._value = _safely(fn, None)
+    def _run(self, fn, report):
+        self._value = _safely(fn, None, report=report)
+
+    def running(self):
+        return self._thread.is_alive()
 
     def result(self, timeout):
         self._thread.join(timeout)
-        return None if self._thread.is_alive() else self._value
+        return None if self.running() else self._value
 
 
 def _kill_wait(ctx):
@@ -4534,20 +4542,16 @@ def _post_exit_bound(cfg, ctx, child):
     bound = float(cfg["smtp_timeout"]) + 10.0
     term = [t for name, t in child.signals if name in STOP_SIGNALS]
     if term and ctx["scheduler"]:  # a plain `kill` outside a batch job has no SIGKILL to beat
-        budget = (_kill_wait(ctx) or GRACE_S * 2) - KILL_MARGIN_S
-        left = budget - (time.time() - term[0])
+        left = _kill_wait(ctx) - KILL_MARGIN_S - (time.time() - term[0])
         bound = max(2.0, min(bound, left))
-        cfg["smtp_timeout"] = max(1.0, min(float(cfg["smtp_timeout"]), bound - 1.0))
-    return bound
+    return bound  # delivery gets what is left of it (_deliver_result)
 
 
 def _run_bounded(work, seconds, warning, quiet):
     """Run `work` in a daemon thread; give up waiting after `seconds`."""
-    import threading
-    worker = threading.Thread(target=lambda: _safely(work, None, report=not quiet), daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive() and not quiet:
+    worker = Background(work, report=not quiet)
+    worker.result(seconds)
+    if worker.running() and not quiet:
         _warn(warning)
 
 
@@ -4824,7 +4828,7 @@ def notify_watched(info, verdict, cfg):
     code = facts.get("exit_code")
     end = info.get("end_time") or time.time()
     start = info.get("start_time") or end
-    host = os.uname()[1].split(".")[0]
+    host = short_hostname()
     label = info.get("label") or info.get("job_id")
     name = info.get("name") or "job %s" % label
     run_dir = make_run_dir(cfg["log_dir"], "watch-" + name, host, {"dir_tag": str(label)}, None, end)
