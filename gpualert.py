@@ -106,8 +106,81 @@ RUN_OPTIONS = (
     ("--config", "config", "path", "FILE", "INI file"),
     ("--no-env-tweaks", "no_env_tweaks", "flag", "", "no PYTHONUNBUFFERED/FAULTHANDLER"),
 )
+
+
 SECRET_KEYS = ("smtp_password",)
 FILE_ONLY_KEYS = ("smtp_password",)
+
+
+#: Bound on the whole delivery (DNS, connect, TLS, AUTH, DATA, the 552 retry), seconds.
+MAIL_TIMEOUT_S = 30.0
+#: Default size bound of one serialized message (CRLF line ends, base64 included), bytes.
+MAIL_BUDGET_BYTES = 10 * 1024 * 1024
+#: Default artifact discovery: result-like names under cwd, new or changed since the start.
+ARTIFACT_PATTERNS = ("*.json", "*.jsonl", "*.csv", "*.tsv", "*.yaml", "*.yml", "*.txt",
+                     "*.md", "*.log", "*.png", "*.jpg", "*.jpeg", "*.svg", "*.pdf", "*.html")
+
+
+ARTIFACT_SKIP_DIRS = frozenset((".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env",
+                                "node_modules", ".cache", "wandb", ".ipynb_checkpoints",
+                                "site-packages", ".tox", ".mypy_cache", ".pytest_cache"))
+
+
+ARTIFACT_MAX_DEPTH = 5        # cwd is depth 0; reaches Hydra's outputs/DATE/TIME/.hydra/
+ARTIFACT_MAX_SCAN = 5000      # directory entries examined, at most
+ARTIFACT_MAX_FILES = 200      # candidates returned, at most
+ARTIFACT_MTIME_SLACK_S = 2.0  # coarse file-system timestamps (FAT, some NFS) round down
+ATTACH_MAX_FILES = 20         # individual attachments; more go into one zip
+ATTACH_FILE_MAX_BYTES = 25 * 1024 * 1024  # never read a bigger file whole, whatever the budget
+ZIP_MAX_MEMBERS = 200
+ZIP_MEMBER_MAX_BYTES = 64 * 1024 * 1024   # never read a bigger file into the zip
+GZIP_MAX_INPUT_BYTES = 512 * 1024 * 1024  # never gzip a bigger log (time bound)
+GZIP_MAX_RATIO = 40           # a log this much bigger than the room left will not fit gzipped
+LOG_EXCERPT_HEAD_BYTES = 64 * 1024
+PART_OVERHEAD_BYTES = 400     # MIME headers + boundary of one attachment part
+BODY_SAFETY_BYTES = 4096      # slack for header folding and manifest estimate errors
+SUBJECT_MAX_CHARS = 200
+TAIL_LINE_MAX_CHARS = 500
+STRANDED_MAX = 500            # fallback-placed messages one resend looks at, newest kept
+RESEND_MAX_S = 300.0          # bound on one `resend` run
+SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
+
+# Cluster integration is best effort: the public functions here never raise; each problem
+# becomes a note string. Every external command goes through `run_command` (tests pass
+# `run=` with real-format output) with a short timeout, in its own session, so a hung
+# command and its children can be killed without touching the training job.
+
+# Scheduler defaults when they cannot be asked: Slurm KillWait, PBS kill_delay, LSF
+# JOB_TERMINATE_INTERVAL, SGE's notify time.
+KILL_WAIT_DEFAULT_S = {"slurm": 30.0, "pbs": 10.0, "lsf": 10.0, "sge": 10.0}
+KILL_WAIT_UNKNOWN_S = 10.0  # not learned in time: sites often lower the defaults, so assume less
+CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
+END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
+WALLTIME_MARGIN_S = 180.0   # "near the limit": --signal and limit checks are ~60 s coarse
+GPU_TIMEOUT_S = 5.0
+GPU_GIVE_UP_FAILURES = 2    # consecutive nvidia-smi timeouts before the sampler stops asking
+IDLE_MIN_S = 600.0          # a run shorter than this is never called "idle"
+WATCH_INTERVAL_S = 60.0
+WATCH_MAX_INTERVAL_S = 600.0
+WATCH_UNKNOWN_RETRIES = 3   # polls a job may be unknown to squeue/scontrol/sacct alike
+LOCK_WAIT_S = 3.0          # longest wait for the array-summary or rate-limit lock
+SLURM_NO_VAL = "4294967294"  # what %a becomes for a job that is not an array task
+
+GPU_FIELDS = ("index", "name", "memory.used", "memory.total", "utilization.gpu",
+              "temperature.gpu", "power.draw", "ecc.errors.uncorrected.volatile.total")
+
+
+GPU_KEYS = ("index", "name", "mem_used_mib", "mem_total_mib", "util_pct", "temp_c",
+            "power_w", "ecc_uncorrected")
+
+# Slurm job states: which are final, and what each means to the classifier.
+SLURM_FINAL_STATES = ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY",
+                      "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED",
+                      "SPECIAL_EXIT")
+
+
+SLURM_STATE_REASONS = {"TIMEOUT": "walltime", "DEADLINE": "walltime",
+                       "PREEMPTED": "preempted", "CANCELLED": "cancelled"}
 
 
 def _state_home():
@@ -133,9 +206,13 @@ def default_config():
 
 Classification = collections.namedtuple(
     "Classification", "cls rule detail line evidence remediation")
+
+
 RunResult = collections.namedtuple(
     "RunResult", "status name argv host cwd start end exit_code exit_status signal_name "
     "classification log_path run_dir tail rusage scheduler notes gpu")
+
+
 ChildExit = collections.namedtuple(
     "ChildExit", "exit_code rusage exec_error timed_out signals stall_s")
 
@@ -156,10 +233,20 @@ class MailError(GpuAlertError):
     """A message that could not be delivered."""
 
 
+class _ArtifactList(list):
+    """A list of paths that remembers whether discovery stopped at a bound."""
+    truncated = False
+
+
 # ==== Pure core: values, names, statuses ====
 
 _UNITS_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _UNITS_B = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_CONTROL_RE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_TAIL_CONTROL_RE = re.compile(u"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+# Statuses worst first, for the array summary's examples.
+STATUS_SEVERITY = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED",
+                   "COMPLETED", "SUCCESS")
 
 
 def parse_duration(text):
@@ -260,28 +347,8 @@ def quote_argv(argv):
                     for a in argv)
 
 
-def short_hostname():
-    """gpu041 of gpu041.cluster.uni.edu: what subjects and run directories show (no DNS)."""
-    return os.uname()[1].split(".")[0]
-
-
 def iso_time(epoch):
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
-
-
-def should_notify(status, policy):
-    if policy == "never":
-        return False
-    return policy == "always" or status != "SUCCESS"
-
-
-def child_env(environ, tweaks=True):
-    """The child's environment: the wrapper's, plus unbuffered Python and its faulthandler."""
-    env = dict(environ)
-    if tweaks:
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        env.setdefault("PYTHONFAULTHANDLER", "1")
-    return env
 
 
 def tail_lines(data, count=TAIL_LINES):
@@ -299,8 +366,75 @@ def _last_redraw(line):
     return segments[-1] if segments else ""
 
 
-# ==== Rules ====
+# ---- small pure helpers ----
 
+def _clean(value, limit=None):
+    """One line of text: control characters (CR, LF, ESC...) become spaces; bounded length."""
+    if value is None:
+        return ""
+    # Paths and argv from a non-UTF-8 locale carry surrogate escapes no mail encoder accepts.
+    text = str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    text = _CONTROL_RE.sub(" ", text)
+    text = re.sub(r"\s{2,}", " ", text).strip()
+    if limit and len(text) > limit:
+        text = text[:max(0, limit - 3)] + "..."
+    return text
+
+
+def _describe(exc):
+    """An exception as one short line."""
+    text = _clean(exc, 300) or repr(exc)
+    return "%s: %s" % (type(exc).__name__, text)
+
+
+def _format_size(n):
+    if n is None:
+        return "?"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return ("%d %s" % (value, unit)) if unit == "B" else ("%.1f %s" % (value, unit))
+        value /= 1024.0
+
+
+def _format_time(epoch):
+    if not epoch:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(epoch))
+
+
+def _classification(result):
+    c = getattr(result, "classification", None)
+    if c is None:
+        return Classification(None, None, None, None, None, None)
+    return c
+
+
+def _duration_s(result):
+    if not result.start:
+        return None
+    end = result.end if result.end else time.time()
+    return end - result.start
+
+
+def _exit_brief(result):
+    """'exit 1', 'SIGSEGV', 'running', 'not started'."""
+    if result.signal_name:
+        return _clean(result.signal_name, 16)
+    if result.exit_code is not None:
+        return "exit %d" % result.exit_code
+    if result.status == "STALLED" or result.end is None:
+        return "running"
+    return "not started"
+
+
+def _job_label(sched):
+    """'4242_7' for an array task, else the job id (detect_scheduler made it), else ''."""
+    sched = sched or {}
+    return _clean(sched.get("label") or sched.get("job_id"), 40)
+
+
+# ==== Pure core: rules ====
 
 #: The class ids are an interface (subjects, mail filters, run.json): never rename.
 CLASS_IDS = (
@@ -324,32 +458,56 @@ TRAIL_PROGRESS_LINES = 5          # or this many progress lines (loss reports, "
 _H_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
           "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
           "helps with fragmentation.")
+
+
 _H_NCCL = ("A collective failed or hung. Look for the rank that failed or straggled first (its own "
            "traceback, OOM or dead node); rerun with NCCL_DEBUG=INFO; raise the timeout only if a rank "
            "is legitimately slow (e.g. rank-0-only checkpointing or evaluation).")
+
+
 _H_CUDA = ("A CUDA kernel or library call failed. Rerun with CUDA_LAUNCH_BLOCKING=1 (and "
            "TORCH_USE_CUDA_DSA) to find the real call; device-side asserts are usually out-of-range "
            "indices or labels.")
+
+
 _H_HOST = ("Host RAM ran out. Load data lazily or memory-mapped, lower num_workers/prefetch, or "
            "request more memory (--mem).")
+
+
 _H_KILL = ("The kernel or cgroup OOM killer killed the process (host RAM, not GPU). Request more "
            "memory (--mem), lower num_workers, or check sacct MaxRSS / dmesg.")
+
+
 _H_HW = ("The GPU or its link reported a hardware fault. Drain/report the node to the admins, "
          "and resubmit excluding it (--exclude); resume from the last checkpoint.")
+
+
 _H_DISK = "A filesystem is full or over quota. Free space (df -h, quota) or write checkpoints elsewhere."
 _H_TIME = ("The job hit its time limit. Resume from the last checkpoint and ask for more time, or "
            "checkpoint more often.")
+
+
 _H_PREEMPT = ("The scheduler preempted the job. Resubmit or requeue (--requeue) and resume from the "
               "last checkpoint; checkpoint on SIGTERM/SIGUSR1.")
+
+
 _H_INT = "The run was interrupted (Ctrl-C, scancel or a signal). Resume from the last checkpoint if wanted."
 _H_NAN = ("The loss diverged to NaN/Inf. Lower the learning rate, add warm-up and gradient clipping, "
           "check inputs for NaN, or prefer bf16 over fp16.")
+
+
 _H_FILE = ("A file or directory was missing. Check the path, the working directory and that the data "
            "is staged on this node.")
+
+
 _H_PERM = ("Access was denied. Check the path's permissions/ownership and that you write to your own "
            "scratch space.")
+
+
 _H_MOD = ("A Python module or shared library could not be imported. Activate the right environment "
           "(module load / conda activate) in the job script and install the package.")
+
+
 _H_DEV = ("Tensors or modules are on different devices. Move the model and every input to the same "
           "device (.to(device)), including tensors created inside forward.")
 
@@ -642,6 +800,8 @@ CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted"))
 SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "slurm_preempted",
                                  "lsf_preempted", "slurm_oom_kill", "sched_mem_limit", "slurm_cancelled",
                                  "lsf_owner_kill"))
+
+
 SCHEDULER_LOOKBACK_LINES = 100
 #: Exit codes of a command that could not be started (shells, env, coreutils timeout).
 EXEC_EXIT_CODES = (126, 127)
@@ -699,9 +859,12 @@ TRIGGER_WORDS = (
     "unable to launch", "can't load", "invalid loss", "dst tensor", "preempt", "node shutdown",
     "interruption",
 )
+
+
 _HINT_BY_ID = dict((row[0], row[4]) for row in FAILURE_RULES)
 
-# ==== Classification ====
+
+# ==== Pure core: classification ====
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _ERASE_RE = re.compile(r"^(?:\x1b\[[0-9;]*[A-HJf])*\x1b\[[02]?K")
@@ -719,11 +882,15 @@ _PREFIX_RE = re.compile(r"^(?:\[(?:rank|default|RANK)?\d+\]: ?|\s*\d+: |\[[^\]\n
                         r"(?:Z|[+-]\d\d:?\d\d)?\]?(?: -)? +"
                         r"(?:\[?(?:INFO|DEBUG|ERROR|CRITICAL|FATAL|NOTICE)\]?(?::| -)? +)?"
                         r"|(?:INFO|DEBUG|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] )")
+
+
 _NOISE_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|^wandb: |\b[A-Z]\w*Warning: "
                        r"|^\s*warnings\.warn\(|^\s*warn\("
                        r"|\bWARN(?:ING)?\b|^\[?W\d{4} \d|\[W [^\]]*\.(?:cpp|cc|h|hpp):\d+\]"
                        r"|^I\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [\w./-]+:\d+\] "
                        r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] [\w./-]+:\d+\] ")
+
+
 _FRAME_RE = re.compile(r'^\s*File "[^"]*", line \d+|^\s*[~^]+\s*$|^\s*\[Previous line repeated')
 _TB_RE = re.compile(r"Traceback \(most recent call last\):")
 _CXX_FRAME_RE = re.compile(r"^\s*frame #\d+: ")
@@ -732,6 +899,8 @@ _EXC_NAME_RE = re.compile(r"^(?:\w+\.)*(\w+)")
 _WRAPPER_EXC = frozenset(("ChildFailedError", "CalledProcessError"))
 _LOSS_VALUE_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
                             r"[-+]?(?:\d|nan\b|inf(?:inite|inity)?\b)")
+
+
 _CARRY_ON_RE = re.compile(r"(?i)\b(?:continuing|retrying|will retry|skipping|falling back|ignoring)\b")
 _FINITE_LOSS_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
 
@@ -1257,9 +1426,13 @@ def _as_exec_failure(hit, code):
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS",
             8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
             14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ"}
+
+
 _SIGNAL_CLASS = {1: "interrupted", 2: "interrupted", 3: "interrupted", 15: "interrupted",
                  4: "native_abort", 6: "native_abort", 7: "native_abort", 8: "native_abort",
                  11: "segfault", 24: "walltime", 25: "disk_full", 9: "oom_killer"}
+
+
 _TERMINAL = frozenset(("walltime", "preempted", "interrupted", "oom_killer", "gpu_hardware"))
 _NATIVE = frozenset(("segfault", "native_abort", "cuda_runtime", "cuda_oom", "nccl", "ram_oom", "disk_full"))
 _HINTS = {"segfault": _HINT_BY_ID["segfault"], "native_abort": _HINT_BY_ID["native_abort"],
@@ -1487,244 +1660,532 @@ def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
     return classify_text(text, facts, first_line=first)
 
 
-# ==== CLI: classify ====
+# ==== Pure core: scheduler and GPU records ====
 
-def _format_plain(path, c):
-    if c.cls is None:
-        return "%s: success (no failure evidence)" % path
-    where = " line %d" % c.line if c.line else ""
-    out = "%s: %s [%s]%s: %s" % (path, c.cls, c.rule, where, c.detail)
-    if c.evidence:
-        out += "\n    > " + c.evidence
-    return out + "\n    hint: " + c.remediation
+# ---- which scheduler, which job ----
+
+def _env(environ, *names):
+    for name in names:
+        value = environ.get(name)
+        if value not in (None, ""):
+            return value
+    return None
 
 
-def cmd_classify(args):
-    """`gpualert classify LOG...`: classify finished logs offline. 0 if all read, else 2."""
-    import json
-    facts = {}
-    if getattr(args, "exit_code", None) is not None:
-        facts["exit_code"] = args.exit_code
-    status = 0
-    for path in args.logs:
-        try:
-            c = classify_log(path, dict(facts))
-        except (OSError, IOError) as exc:
-            why = getattr(exc, "strerror", None) or exc
-            sys.stderr.write("gpualert: error: cannot read %s: %s\n" % (path, why))
-            status = 2
-            continue
-        if getattr(args, "json", False):
-            print(json.dumps({"path": path, "class": c.cls, "detail": c.detail, "line": c.line,
-                              "evidence": c.evidence, "remediation": c.remediation}))
+def _slurm_fields(environ):
+    end = _env(environ, "SLURM_JOB_END_TIME")
+    return {"kind": "slurm", "job_id": _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"),
+            "array_job_id": _env(environ, "SLURM_ARRAY_JOB_ID"),
+            "array_task_id": _env(environ, "SLURM_ARRAY_TASK_ID"),
+            "array_task_count": _env(environ, "SLURM_ARRAY_TASK_COUNT"),
+            "job_name": _env(environ, "SLURM_JOB_NAME"),
+            "partition": _env(environ, "SLURM_JOB_PARTITION"),
+            "nodelist": _env(environ, "SLURM_JOB_NODELIST", "SLURM_NODELIST"),
+            "submit_dir": _env(environ, "SLURM_SUBMIT_DIR"),
+            "account": _env(environ, "SLURM_JOB_ACCOUNT"),
+            "end_time": float(end) if end and end.isdigit() else None}
+
+
+def _pbs_fields(environ):
+    job_id = environ["PBS_JOBID"]
+    index = _env(environ, "PBS_ARRAY_INDEX", "PBS_ARRAYID")
+    array_id = None
+    if index is not None:  # PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
+        array_id = re.split(r"[\[.-]", job_id, maxsplit=1)[0]
+    return {"kind": "pbs", "job_id": job_id, "array_job_id": array_id,
+            "array_task_id": index, "job_name": _env(environ, "PBS_JOBNAME"),
+            "partition": _env(environ, "PBS_QUEUE"),
+            "nodelist": _read_nodefile(_env(environ, "PBS_NODEFILE")),
+            "submit_dir": _env(environ, "PBS_O_WORKDIR"), "account": _env(environ, "PBS_ACCOUNT")}
+
+
+def _read_nodefile(path):
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            hosts = [line.strip() for line in f if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return ",".join(sorted(set(hosts), key=hosts.index)) or None
+
+
+def _lsf_fields(environ):
+    index = _env(environ, "LSB_JOBINDEX")
+    job_id = environ["LSB_JOBID"]
+    hosts = (_env(environ, "LSB_HOSTS") or "").split()
+    array = index not in (None, "0")  # LSF sets LSB_JOBINDEX=0 outside arrays
+    return {"kind": "lsf", "job_id": job_id, "array_job_id": job_id if array else None,
+            "array_task_id": index if array else None, "job_name": _env(environ, "LSB_JOBNAME"),
+            "partition": _env(environ, "LSB_QUEUE"),
+            "nodelist": ",".join(sorted(set(hosts), key=hosts.index)) or None,
+            "submit_dir": _env(environ, "LS_SUBCWD"), "account": _env(environ, "LSB_PROJECT_NAME")}
+
+
+def _sge_fields(environ):
+    task = _env(environ, "SGE_TASK_ID")
+    array = task not in (None, "undefined")  # SGE says "undefined" outside arrays
+    return {"kind": "sge", "job_id": environ["JOB_ID"],
+            "array_job_id": environ["JOB_ID"] if array else None,
+            "array_task_id": task if array else None, "job_name": _env(environ, "JOB_NAME"),
+            "partition": _env(environ, "QUEUE"), "nodelist": _env(environ, "HOSTNAME"),
+            "submit_dir": _env(environ, "SGE_O_WORKDIR"), "account": _env(environ, "SGE_ACCOUNT")}
+
+
+def detect_scheduler(environ):
+    """The batch job this process runs in, from its environment; {} when none.
+    Keys (only those known): kind, job_id, array_job_id, array_task_id, array_task_count,
+    job_name, partition (the PBS/LSF/SGE queue too), nodelist, submit_dir, account,
+    end_time (epoch, Slurm >= 23.02), label ("4242_7" or "4242") and dir_tag."""
+    try:
+        if _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"):
+            sched = _slurm_fields(environ)
+        elif _env(environ, "PBS_JOBID"):
+            sched = _pbs_fields(environ)
+        elif _env(environ, "LSB_JOBID"):
+            sched = _lsf_fields(environ)
+        elif _env(environ, "JOB_ID") and _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR"):
+            sched = _sge_fields(environ)
         else:
-            print(_format_plain(path, c))
-    return status
+            return {}
+    except (KeyError, ValueError):
+        return {}
+    sched = dict((k, v) for k, v in sched.items() if v is not None)
+    sched["label"] = _scheduler_label(sched)
+    sched["dir_tag"] = "%s-%s" % (sched["kind"], re.sub(r"[^A-Za-z0-9_.-]+", "_", sched["label"]))
+    return sched
 
 
-# ==== Notify ====
+def _scheduler_label(sched):
+    if sched.get("array_job_id") and sched.get("array_task_id") is not None:
+        return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
+    job_id = sched["job_id"]
+    return job_id.split(".")[0] if sched["kind"] == "pbs" else job_id  # "1234.server" -> "1234"
 
 
-#: Bound on the whole delivery (DNS, connect, TLS, AUTH, DATA, the 552 retry), seconds.
-MAIL_TIMEOUT_S = 30.0
-#: Default size bound of one serialized message (CRLF line ends, base64 included), bytes.
-MAIL_BUDGET_BYTES = 10 * 1024 * 1024
-#: Default artifact discovery: result-like names under cwd, new or changed since the start.
-ARTIFACT_PATTERNS = ("*.json", "*.jsonl", "*.csv", "*.tsv", "*.yaml", "*.yml", "*.txt",
-                     "*.md", "*.log", "*.png", "*.jpg", "*.jpeg", "*.svg", "*.pdf", "*.html")
-ARTIFACT_SKIP_DIRS = frozenset((".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env",
-                                "node_modules", ".cache", "wandb", ".ipynb_checkpoints",
-                                "site-packages", ".tox", ".mypy_cache", ".pytest_cache"))
-ARTIFACT_MAX_DEPTH = 5        # cwd is depth 0; reaches Hydra's outputs/DATE/TIME/.hydra/
-ARTIFACT_MAX_SCAN = 5000      # directory entries examined, at most
-ARTIFACT_MAX_FILES = 200      # candidates returned, at most
-ARTIFACT_MTIME_SLACK_S = 2.0  # coarse file-system timestamps (FAT, some NFS) round down
-ATTACH_MAX_FILES = 20         # individual attachments; more go into one zip
-ATTACH_FILE_MAX_BYTES = 25 * 1024 * 1024  # never read a bigger file whole, whatever the budget
-ZIP_MAX_MEMBERS = 200
-ZIP_MEMBER_MAX_BYTES = 64 * 1024 * 1024   # never read a bigger file into the zip
-GZIP_MAX_INPUT_BYTES = 512 * 1024 * 1024  # never gzip a bigger log (time bound)
-GZIP_MAX_RATIO = 40           # a log this much bigger than the room left will not fit gzipped
-LOG_EXCERPT_HEAD_BYTES = 64 * 1024
-PART_OVERHEAD_BYTES = 400     # MIME headers + boundary of one attachment part
-BODY_SAFETY_BYTES = 4096      # slack for header folding and manifest estimate errors
-SUBJECT_MAX_CHARS = 200
-TAIL_LINE_MAX_CHARS = 500
-STRANDED_MAX = 500            # fallback-placed messages one resend looks at, newest kept
-RESEND_MAX_S = 300.0          # bound on one `resend` run
-SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
-_CONTROL_RE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-_TAIL_CONTROL_RE = re.compile(u"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+# (rank variable, the variables that give the number of ranks), in order of precedence
+RANK_VARIABLES = (("SLURM_PROCID", ("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS")),
+                  ("RANK", ("WORLD_SIZE",)), ("OMPI_COMM_WORLD_RANK", ("OMPI_COMM_WORLD_SIZE",)),
+                  ("PMI_RANK", ("PMI_SIZE",)), ("PMIX_RANK", ()))
+
+
+def job_rank(environ):
+    """This process's rank in a multi-process launch, or None outside one. A rank 0 with no
+    size, or of a size-1 launch, is None: Slurm sets SLURM_PROCID=0 in every batch script."""
+    for name, size_names in RANK_VARIABLES:
+        value = environ.get(name, "").strip()
+        if not value.isdigit():
+            continue
+        size = _env(environ, *size_names) if size_names else None
+        size = int(size) if size and size.isdigit() else None
+        if int(value) > 0 or (size is not None and size > 1):
+            return int(value)
+    return None
+
+
+# ---- parsing scheduler output ----
+
+_SCONTROL_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_:/().]*)=")
+
+
+def parse_scontrol(text):
+    """`scontrol show job [-o]` output -> list of dicts, one per JobId record.
+    Values may hold '=' (TRES=cpu=1,node=1); a value runs to the next ' Key='."""
+    records = []
+    text = text or ""
+    starts = [m.start() for m in re.finditer(r"(?m)^\s*JobId=", text)]  # not re.split: 3.6
+    for begin, end in zip(starts, starts[1:] + [len(text)]):
+        chunk = text[begin:end]
+        marks = list(_SCONTROL_KEY.finditer(chunk))
+        if not marks or marks[0].group(1) != "JobId":
+            continue
+        rec = {}
+        for i, m in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(chunk)
+            rec[m.group(1)] = chunk[m.end():end].strip()
+        records.append(rec)
+    return records
+
+
+def parse_slurm_duration(text):
+    """'1-02:03:04', '02:03:04', '03:04', '5' (minutes) -> seconds; None for UNLIMITED etc."""
+    text = (text or "").strip()
+    m = re.match(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$", text)
+    if not m:
+        return None
+    days, a, b, c = m.groups()
+    if b is None and days is None:
+        return float(int(a) * 60)  # a bare number is minutes (sbatch --time=5)
+    parts = [int(x) for x in (a, b, c) if x is not None]
+    if days is not None and len(parts) < 3:
+        parts += [0] * (3 - len(parts))  # "1-02" is days-hours
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    return float(int(days or 0) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2])
+
+
+def parse_slurm_time(text):
+    """'2026-12-02T14:26:44' (local time) -> epoch float; None for Unknown/None/N/A."""
+    try:
+        return time.mktime(time.strptime((text or "").strip(), "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def parse_exit_code(text):
+    """Slurm 'N:S' -> (exit code N, signal S); (None, None) when unreadable."""
+    m = re.match(r"^\s*(\d+):(\d+)\s*$", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def parse_pbs_duration(text):
+    """PBS walltime: 'HH:MM:SS', or a bare number of SECONDS (unlike Slurm's minutes)."""
+    text = (text or "").strip()
+    return float(text) if text.isdigit() else parse_slurm_duration(text)
+
+
+def parse_qstat(text):
+    """`qstat -f` (PBS Pro/Torque) -> dict of 'key = value', continuation lines joined."""
+    rec, key = {}, None
+    for line in (text or "").splitlines():
+        m = re.match(r"^\s+([A-Za-z_][\w.]*) = (.*)$", line)
+        if m:
+            key = m.group(1)
+            rec[key] = m.group(2).strip()
+        elif key and line.startswith(("\t", "    ")) and line.strip():
+            rec[key] += line.strip()  # a wrapped value (Variable_List, paths)
+        elif line.startswith("Job Id:"):
+            rec["Job Id"] = line.split(":", 1)[1].strip()
+    return rec
+
+
+def parse_sacct(text):
+    """`sacct -n -P -o JobID,State,ExitCode` -> list of (jobid, state word, exit text)."""
+    rows = []
+    for line in (text or "").splitlines():
+        cols = line.strip().split("|")
+        if len(cols) >= 3 and cols[0]:
+            state = cols[1].split()[0].rstrip("+") if cols[1].strip() else ""
+            rows.append((cols[0], state, cols[2]))
+    return rows
+
+
+def _reason_from_limit(start, now, time_limit, margin_s):
+    """Fallback: a SIGTERM within margin_s of the known end of the allocation is walltime."""
+    if isinstance(time_limit, (int, float)):
+        time_limit = {"limit_s": float(time_limit)}
+    time_limit = time_limit or {}
+    end_time, limit_s = time_limit.get("end_time"), time_limit.get("limit_s")
+    if end_time:
+        left = end_time - now
+        if left <= margin_s:
+            return "walltime", "SIGTERM %+.0fs from the job's end time (%s)" % (
+                -left, time_limit.get("source") or "start")
+    elif limit_s and start is not None:
+        elapsed = now - start
+        if elapsed >= limit_s - margin_s:
+            return "walltime", "SIGTERM after %.0fs of a %.0fs time limit" % (elapsed, limit_s)
+    return None, None
+
+
+def parse_gpu_line(line):
+    """One CSV line of the query above -> dict, or None for a line of another shape."""
+    cols = [c.strip() for c in line.split(",")]
+    if len(cols) < len(GPU_KEYS):
+        return None
+    # a name with a comma would shift the columns: rejoin the extra middle
+    name = ", ".join(cols[1:len(cols) - len(GPU_KEYS) + 2])
+    cols = [cols[0], name] + cols[len(cols) - len(GPU_KEYS) + 2:]
+    if not cols[0].isdigit():
+        return None
+    gpu = {"index": int(cols[0]), "name": cols[1]}
+    for key, raw in zip(GPU_KEYS[2:], cols[2:]):
+        gpu[key] = _gpu_number(raw, int if key == "ecc_uncorrected" else float)
+    return gpu
+
+
+def _gpu_number(raw, kind):
+    try:
+        return kind(raw)
+    except ValueError:
+        return None  # [N/A], [Not Supported], [Unknown Error], ERR!
+
+
+def summarize_gpu_samples(samples, notes=None):
+    """[(time, [gpu dicts])] -> {"samples", "duration_s", "gpus": [...], "ecc_delta", "idle", "notes"}."""
+    notes = list(notes or [])
+    if not samples:
+        return {"samples": 0, "gpus": [], "notes": notes} if notes else {}
+    per = {}
+    for _, gpus in samples:
+        for g in gpus:
+            per.setdefault(g["index"], []).append(g)
+    summary = [_summarize_gpu(rows) for _, rows in sorted(per.items())]
+    deltas = [g["ecc_delta"] for g in summary if g["ecc_delta"] is not None]
+    duration = samples[-1][0] - samples[0][0]
+    utils = [g["util_max_pct"] for g in summary if g["util_max_pct"] is not None]
+    idle = bool(utils) and max(utils) == 0 and duration >= IDLE_MIN_S and len(samples) >= 3
+    return {"samples": len(samples), "duration_s": round(duration, 1), "gpus": summary,
+            "ecc_delta": sum(deltas) if deltas else None, "idle": idle, "notes": notes}
+
+
+def _summarize_gpu(rows):
+    def values(key):
+        return [r[key] for r in rows if r.get(key) is not None]
+
+    def peak(key):
+        return max(values(key)) if values(key) else None
+    util, ecc = values("util_pct"), values("ecc_uncorrected")
+    return {"index": rows[0]["index"], "name": rows[0]["name"],
+            "mem_used_peak_mib": peak("mem_used_mib"), "mem_total_mib": peak("mem_total_mib"),
+            "util_mean_pct": round(sum(util) / len(util), 1) if util else None,
+            "util_max_pct": peak("util_pct"), "temp_max_c": peak("temp_c"),
+            "power_max_w": peak("power_w"),
+            "ecc_start": ecc[0] if ecc else None, "ecc_end": ecc[-1] if ecc else None,
+            "ecc_delta": max(0, ecc[-1] - ecc[0]) if ecc else None}
+
+
+def job_info_from_scontrol(rec):
+    info = _job_info(rec.get("JobId", ""), rec.get("JobState", ""), rec.get("ExitCode"), rec, "scontrol")
+    if rec.get("ArrayTaskId"):
+        info["label"] = "%s_%s" % (rec.get("ArrayJobId"), rec["ArrayTaskId"])
+    info["name"] = rec.get("JobName")
+    info["stdout"] = slurm_log_path(rec.get("StdOut"), rec)
+    info["stderr"] = slurm_log_path(rec.get("StdErr"), rec)
+    if rec.get("StdOut") in (None, "", "(null)") and rec.get("WorkDir"):  # sbatch's default name
+        default = "slurm-%A_%a.out" if rec.get("ArrayTaskId") else "slurm-%j.out"
+        info["stdout"] = slurm_log_path(os.path.join(rec["WorkDir"], default), rec)
+    return info
+
+
+def slurm_facts(state, code, sig, reason=None):
+    """The classifier's facts for a finished Slurm job."""
+    facts = {"scheduler_state": state, "exit_code": -sig if sig else code}
+    if state in SLURM_STATE_REASONS:
+        facts["scheduler_reason"] = SLURM_STATE_REASONS[state]
+        facts["scheduler_evidence"] = "Slurm state %s%s" % (state, " (Reason=%s)" % reason if reason else "")
+    if state == "OUT_OF_MEMORY":  # Slurm reports 0:125; the kernel's OOM killer sent SIGKILL
+        facts.update(exit_code=-9, oom_kill_delta=1, scheduler_evidence="Slurm state OUT_OF_MEMORY")
+    if state in ("TIMEOUT", "PREEMPTED", "CANCELLED") and not sig and not code:
+        facts["exit_code"] = -15  # killed by the scheduler's SIGTERM (ExitCode shows 0:0)
+    return facts
+
+
+_SLURM_PATTERN = re.compile(r"%(\d*)([%AaJjNnstux])")
+
+
+def slurm_log_path(pattern, rec):
+    """Expand sbatch filename patterns scontrol may leave raw (22.05 leaves %N);
+    relative paths are under WorkDir. None for an empty or /dev/null path."""
+    if not pattern or pattern in ("(null)", "/dev/null"):
+        return None
+    array = bool(rec.get("ArrayTaskId"))
+    user = (rec.get("UserId") or "").split("(")[0]
+    node = (rec.get("BatchHost") or rec.get("NodeList") or "").split(",")[0]
+    values = {"A": rec.get("ArrayJobId") if array else rec.get("JobId"),
+              "a": rec.get("ArrayTaskId") if array else SLURM_NO_VAL,
+              "j": rec.get("JobId"), "J": rec.get("JobId"), "N": node, "n": "0", "s": "batch",
+              "t": "0", "u": user, "x": rec.get("JobName")}
+
+    def expand(m):
+        if m.group(2) == "%":
+            return "%"
+        value = values.get(m.group(2)) or ""
+        width = int(m.group(1)) if m.group(1) else 0
+        return value.zfill(width) if value.isdigit() and width else value
+    path = _SLURM_PATTERN.sub(expand, pattern)
+    return os.path.join(rec.get("WorkDir") or "", path) if not os.path.isabs(path) else path
+
+
+def array_task_count(environ):
+    """Tasks in this Slurm array: SLURM_ARRAY_TASK_COUNT, else from min/max/step; None."""
+    count = environ.get("SLURM_ARRAY_TASK_COUNT", "")
+    if count.isdigit():
+        return int(count)
+    lo, hi = environ.get("SLURM_ARRAY_TASK_MIN", ""), environ.get("SLURM_ARRAY_TASK_MAX", "")
+    step = environ.get("SLURM_ARRAY_TASK_STEP", "1")
+    if lo.isdigit() and hi.isdigit():
+        return (int(hi) - int(lo)) // max(1, int(step) if step.isdigit() else 1) + 1
+    return None
+
+
+# ==== Pure core: rendering ====
+
 SendResult = collections.namedtuple("SendResult", "ok detail size_rejected transport_down")
 
 
-class _ArtifactList(list):
-    """A list of paths that remembers whether discovery stopped at a bound."""
-    truncated = False
+def render_subject(result):
+    """One filterable line: [gpualert] STATUS class: name on host (exit|signal, duration, job)."""
+    status = _clean(result.status or "UNKNOWN", 20).upper().replace(" ", "_")
+    cls = _clean(_classification(result).cls, 40).replace(" ", "_")
+    head = "[gpualert] %s%s:" % (status, " " + cls if cls else "")
+    where = "%s on %s" % (_clean(result.name, 60) or "job", _clean(result.host, 40) or "?")
+    extra = [_exit_brief(result), format_duration(_duration_s(result))]
+    job = _job_label(result.scheduler)
+    if job:
+        extra.append("job " + job)
+    return _clean("%s %s (%s)" % (head, where, ", ".join(extra)), SUBJECT_MAX_CHARS)
 
 
-# ---- small pure helpers ----
+def _summary_rows(result):
+    """(label, value) pairs shared by the text and HTML bodies; values are one line each."""
+    c = _classification(result)
+    cause = c.cls or ("none (clean exit)" if result.status == "SUCCESS" else "unknown")
+    if c.rule and c.rule != c.cls:
+        cause += " (rule %s)" % c.rule
+    if c.detail:
+        cause += ": " + str(c.detail)
+    rows = [("Status", result.status), ("Cause", cause)]
+    if c.evidence:
+        rows.append(("Evidence", ("line %s: " % c.line if c.line else "") + str(c.evidence)))
+    if c.remediation:
+        rows.append(("Remedy", c.remediation))
+    rows += [("Command", _clean(quote_argv(result.argv or []), 2000)), ("Host", result.host),
+             ("Directory", result.cwd), ("Started", _format_time(result.start)),
+             ("Ended", _format_time(result.end) if result.end else "(still running)"),
+             ("Duration", format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
+    rows += _resource_rows(result.rusage or {}) + _scheduler_rows(result.scheduler or {})
+    rows.append(("Log", result.log_path or "(none)"))
+    if result.run_dir:
+        rows.append(("Run record", os.path.join(result.run_dir, "run.json")))
+    for n, line in enumerate(gpu_summary_lines(result.gpu or {})):
+        rows.append(("GPU" if n == 0 else "", line))
+    return [(label, _clean(value, 2000)) for label, value in rows]
 
-def _clean(value, limit=None):
-    """One line of text: control characters (CR, LF, ESC...) become spaces; bounded length."""
-    if value is None:
-        return ""
-    # Paths and argv from a non-UTF-8 locale carry surrogate escapes no mail encoder accepts.
-    text = str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    text = _CONTROL_RE.sub(" ", text)
-    text = re.sub(r"\s{2,}", " ", text).strip()
-    if limit and len(text) > limit:
-        text = text[:max(0, limit - 3)] + "..."
+
+def _exit_long(result):
+    if result.signal_name:
+        text = "killed by %s" % result.signal_name
+    elif result.exit_code is not None:
+        text = "exit code %d" % result.exit_code
+    else:
+        text = _exit_brief(result)
+    if result.exit_status is not None:
+        text += " (wrapper exit status %s)" % result.exit_status
     return text
 
 
-def _describe(exc):
-    """An exception as one short line."""
-    text = _clean(exc, 300) or repr(exc)
-    return "%s: %s" % (type(exc).__name__, text)
+def _resource_rows(rusage):
+    rows = []
+    if rusage.get("maxrss_kib"):
+        rows.append(("Peak RSS", _format_size(int(rusage["maxrss_kib"]) * 1024)))
+    if "utime_s" in rusage or "stime_s" in rusage:
+        user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
+        rows.append(("CPU time", "user %.1f s, system %.1f s (%s in all)" % (
+            user, system, format_duration(user + system))))
+    return rows
 
 
-def _format_size(n):
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return ("%d %s" % (value, unit)) if unit == "B" else ("%.1f %s" % (value, unit))
-        value /= 1024.0
+def _scheduler_rows(sched):
+    if not sched:
+        return []
+    parts = ["%s job %s" % (sched.get("kind") or "scheduler", _job_label(sched) or "?")]
+    for key in ("job_name", "partition", "nodelist", "account", "submit_dir"):
+        if sched.get(key):
+            parts.append("%s %s" % (key.replace("_", " "), sched[key]))
+    return [("Scheduler", ", ".join(parts))]
 
 
-def _format_time(epoch):
-    if not epoch:
-        return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(epoch))
+def gpu_summary_lines(gpu):
+    """One line per GPU a person reads: peak memory, utilisation, heat, ECC; the idle flag."""
+    lines = []
+    for g in gpu.get("gpus") or []:
+        parts = ["GPU%s %s" % (g.get("index"), g.get("name") or "")]
+        if g.get("mem_used_peak_mib") is not None:
+            parts.append("peak memory %.1f/%.1f GiB" % (g["mem_used_peak_mib"] / 1024.0,
+                                                       (g.get("mem_total_mib") or 0) / 1024.0))
+        if g.get("util_mean_pct") is not None:
+            parts.append("utilisation mean %s%% max %s%%" % (g["util_mean_pct"], g.get("util_max_pct")))
+        if g.get("temp_max_c") is not None:
+            parts.append("max %sC" % g["temp_max_c"])
+        if g.get("ecc_delta"):
+            parts.append("%d NEW uncorrected ECC errors" % g["ecc_delta"])
+        lines.append(", ".join(parts))
+    if gpu.get("idle"):
+        lines.append("the GPUs stayed at 0% utilisation for the whole run")
+    if lines and gpu.get("samples"):
+        lines.append("(%d nvidia-smi samples over %s)" % (gpu["samples"],
+                                                          format_duration(gpu.get("duration_s"))))
+    return lines
 
 
-def _classification(result):
-    c = getattr(result, "classification", None)
-    if c is None:
-        return Classification(None, None, None, None, None, None)
-    return c
-
-
-def _duration_s(result):
-    if not result.start:
-        return None
-    end = result.end if result.end else time.time()
-    return end - result.start
-
-
-def _exit_brief(result):
-    """'exit 1', 'SIGSEGV', 'running', 'not started'."""
-    if result.signal_name:
-        return _clean(result.signal_name, 16)
-    if result.exit_code is not None:
-        return "exit %d" % result.exit_code
-    if result.status == "STALLED" or result.end is None:
-        return "running"
-    return "not started"
-
-
-def _job_label(sched):
-    """'4242_7' for an array task, else the job id (detect_scheduler made it), else ''."""
-    sched = sched or {}
-    return _clean(sched.get("label") or sched.get("job_id"), 40)
-
-
-def _hostname():
-    import socket
-    name = re.sub(r"[^A-Za-z0-9.-]", "", socket.gethostname() or "")
-    return name or "localhost"
-
-
-# ==== Artifacts ====
-
-def find_artifacts(cwd, globs, since, exclude=()):
-    """Candidate artifact files (absolute paths) for the message; stat only, never reads content.
-
-    With globs (relative to cwd, `**` allowed): every regular file they match. Without: files
-    under cwd matching ARTIFACT_PATTERNS created or modified at/after `since`, skipping VCS,
-    venv and cache folders, bounded by ARTIFACT_MAX_DEPTH/SCAN/FILES. Paths under `exclude`
-    (the run dir, the log dir) are left out. The list's .truncated is True if a bound was hit.
-    """
-    skip = [os.path.realpath(p) for p in exclude if p]
-    if not cwd or not os.path.isdir(cwd):
-        return _ArtifactList()
-    found = _glob_artifacts(cwd, globs) if globs else _scan_artifacts(cwd, since)
-    out = _ArtifactList(p for p in found if not _is_under(os.path.realpath(p), skip))
-    out.truncated = found.truncated
+def _tail_lines(result):
+    out = []
+    for line in result.tail or ():
+        line = _TAIL_CONTROL_RE.sub("", str(line).rstrip("\r\n"))
+        out.append(line[:TAIL_LINE_MAX_CHARS] + (" [...]" if len(line) > TAIL_LINE_MAX_CHARS
+                                                 else ""))
     return out
 
 
-def _is_under(path, dirs):
-    for d in dirs:
-        if path == d or path.startswith(d.rstrip(os.sep) + os.sep):
-            return True
-    return False
+def _is_evidence(line, evidence):
+    ev = (evidence or "").strip()
+    return bool(ev) and (ev in line or line.strip() in ev and len(line.strip()) > 10)
 
 
-def _glob_artifacts(cwd, globs):
-    """Everything the globs name except folders (a dangling link or a FIFO is listed too, so
-    the manifest can say why it was not attached)."""
-    import glob
-    out, seen, looked = _ArtifactList(), set(), 0
-    for pattern in globs:
-        full = os.path.join(cwd, os.path.expanduser(pattern))
-        for path in glob.iglob(full, recursive=True):
-            looked += 1
-            if len(out) >= ARTIFACT_MAX_FILES or looked > 4 * ARTIFACT_MAX_SCAN:
-                out.truncated = True
-                return out
-            path = os.path.abspath(path)
-            if path not in seen and not os.path.isdir(path):
-                seen.add(path)
-                out.append(path)
-    return out
+def _manifest_lines(manifest):
+    if not manifest:
+        return ["  (none)"]
+    return ["  %-40s %10s  %s" % (r["name"], _format_size(r["size"]), r["disposition"])
+            for r in manifest]
 
 
-def _scan_artifacts(cwd, since):
-    """Breadth-first walk (shallow results first) with bounded depth, entries and results."""
-    import itertools
-    out, queue, scanned = _ArtifactList(), collections.deque([(cwd, 0)]), 0
-    cutoff = (since or 0) - ARTIFACT_MTIME_SLACK_S
-    while queue:
-        folder, depth = queue.popleft()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(itertools.islice(it, ARTIFACT_MAX_SCAN - scanned + 1),
-                                 key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            scanned += 1
-            if scanned > ARTIFACT_MAX_SCAN or len(out) >= ARTIFACT_MAX_FILES:
-                out.truncated = True
-                return out
-            _consider_entry(entry, depth, cutoff, queue, out)
-    return out
+def render_text(result, manifest):
+    """The plain-text body (pure)."""
+    c = _classification(result)
+    lines = [render_subject(result)[len("[gpualert] "):], ""]
+    lines += ["%-11s %s" % (label + ":", value) for label, value in _summary_rows(result)]
+    if result.notes:
+        lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
+    tail = _tail_lines(result)
+    mark = any(_is_evidence(t, c.evidence) for t in tail)
+    lines += ["", "Last %d lines of output%s:" % (
+        len(tail), " (>> marks the evidence line)" if mark else "")]
+    lines += [(">> " if _is_evidence(t, c.evidence) else "   ") + t for t in tail]
+    lines += ["", "Attachments and artifacts:"] + _manifest_lines(manifest)
+    return "\n".join(lines) + "\n"
 
 
-def _consider_entry(entry, depth, cutoff, queue, out):
-    import fnmatch
-    try:
-        if entry.is_symlink():  # never follow: loops, and links to datasets/checkpoints
-            return
-        if entry.is_dir():
-            if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS \
-                    and not entry.name.endswith(".egg-info"):
-                queue.append((entry.path, depth + 1))
-            return
-        name = entry.name.lower()
-        if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS):
-            return
-        st = entry.stat()
-        if max(st.st_mtime, st.st_ctime) >= cutoff:
-            out.append(os.path.abspath(entry.path))
-    except OSError:
-        pass
+def render_html(result, manifest):
+    """The HTML alternative (pure): a table, evidence highlighted, tail in <pre>."""
+    import html
+    esc = html.escape
+    c = _classification(result)
+    color = {"SUCCESS": "#1a7f37", "COMPLETED": "#9a6700", "TEST": "#0969da"}.get(
+        result.status, "#cf222e")
+    out = ['<html><body style="font-family:sans-serif">',
+           '<h2 style="color:%s">%s</h2>' % (color, esc(render_subject(result)[11:])),
+           '<table cellpadding="4" style="border-collapse:collapse">']
+    for label, value in _summary_rows(result):
+        style = ' style="background:#fff3b0"' if label == "Evidence" else ""
+        value = "<code>%s</code>" % esc(value) if label in ("Evidence", "Command") else esc(value)
+        out.append('<tr><th align="left" valign="top">%s</th><td%s>%s</td></tr>' % (
+            esc(label), style, value))
+    out.append("</table>")
+    if result.notes:
+        out.append("<h3>Notes</h3><ul>%s</ul>" % "".join(
+            "<li>%s</li>" % esc(_clean(n, 1000)) for n in result.notes))
+    tail = _tail_lines(result)
+    out.append("<h3>Last %d lines of output</h3>" % len(tail))
+    out.append('<pre style="background:#f6f8fa;padding:8px;font-size:12px">%s</pre>' % "\n".join(
+        ('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t) for t in tail))
+    out.append("<h3>Attachments and artifacts</h3>" + _manifest_html(manifest))
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
 
 
-# ==== Attachment budget ====
+def _manifest_html(manifest):
+    import html
+    if not manifest:
+        return "<p>(none)</p>"
+    rows = ["<tr><td>%s</td><td align=\"right\">%s</td><td>%s</td></tr>" % (
+        html.escape(r["name"]), html.escape(_format_size(r["size"])),
+        html.escape(r["disposition"])) for r in manifest]
+    return ('<table cellpadding="3" border="1" style="border-collapse:collapse">'
+            "<tr><th>file</th><th>size</th><th>disposition</th></tr>%s</table>" % "".join(rows))
+
+
+# ==== Pure core: attachment planning ====
 
 def _attach_cost(nbytes, filename):
     """Serialized size of one base64 attachment part: 4/3, CRLF every 76 chars, headers."""
@@ -1992,180 +2453,7 @@ def _deflated_size(path, limit):
     return total + len(packer.flush())
 
 
-# ==== Rendering ====
-
-def render_subject(result):
-    """One filterable line: [gpualert] STATUS class: name on host (exit|signal, duration, job)."""
-    status = _clean(result.status or "UNKNOWN", 20).upper().replace(" ", "_")
-    cls = _clean(_classification(result).cls, 40).replace(" ", "_")
-    head = "[gpualert] %s%s:" % (status, " " + cls if cls else "")
-    where = "%s on %s" % (_clean(result.name, 60) or "job", _clean(result.host, 40) or "?")
-    extra = [_exit_brief(result), format_duration(_duration_s(result))]
-    job = _job_label(result.scheduler)
-    if job:
-        extra.append("job " + job)
-    return _clean("%s %s (%s)" % (head, where, ", ".join(extra)), SUBJECT_MAX_CHARS)
-
-
-def _summary_rows(result):
-    """(label, value) pairs shared by the text and HTML bodies; values are one line each."""
-    c = _classification(result)
-    cause = c.cls or ("none (clean exit)" if result.status == "SUCCESS" else "unknown")
-    if c.rule and c.rule != c.cls:
-        cause += " (rule %s)" % c.rule
-    if c.detail:
-        cause += ": " + str(c.detail)
-    rows = [("Status", result.status), ("Cause", cause)]
-    if c.evidence:
-        rows.append(("Evidence", ("line %s: " % c.line if c.line else "") + str(c.evidence)))
-    if c.remediation:
-        rows.append(("Remedy", c.remediation))
-    rows += [("Command", _clean(quote_argv(result.argv or []), 2000)), ("Host", result.host),
-             ("Directory", result.cwd), ("Started", _format_time(result.start)),
-             ("Ended", _format_time(result.end) if result.end else "(still running)"),
-             ("Duration", format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
-    rows += _resource_rows(result.rusage or {}) + _scheduler_rows(result.scheduler or {})
-    rows.append(("Log", result.log_path or "(none)"))
-    if result.run_dir:
-        rows.append(("Run record", os.path.join(result.run_dir, "run.json")))
-    for n, line in enumerate(gpu_summary_lines(result.gpu or {})):
-        rows.append(("GPU" if n == 0 else "", line))
-    return [(label, _clean(value, 2000)) for label, value in rows]
-
-
-def _exit_long(result):
-    if result.signal_name:
-        text = "killed by %s" % result.signal_name
-    elif result.exit_code is not None:
-        text = "exit code %d" % result.exit_code
-    else:
-        text = _exit_brief(result)
-    if result.exit_status is not None:
-        text += " (wrapper exit status %s)" % result.exit_status
-    return text
-
-
-def _resource_rows(rusage):
-    rows = []
-    if rusage.get("maxrss_kib"):
-        rows.append(("Peak RSS", _format_size(int(rusage["maxrss_kib"]) * 1024)))
-    if "utime_s" in rusage or "stime_s" in rusage:
-        user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
-        rows.append(("CPU time", "user %.1f s, system %.1f s (%s in all)" % (
-            user, system, format_duration(user + system))))
-    return rows
-
-
-def _scheduler_rows(sched):
-    if not sched:
-        return []
-    parts = ["%s job %s" % (sched.get("kind") or "scheduler", _job_label(sched) or "?")]
-    for key in ("job_name", "partition", "nodelist", "account", "submit_dir"):
-        if sched.get(key):
-            parts.append("%s %s" % (key.replace("_", " "), sched[key]))
-    return [("Scheduler", ", ".join(parts))]
-
-
-def gpu_summary_lines(gpu):
-    """One line per GPU a person reads: peak memory, utilisation, heat, ECC; the idle flag."""
-    lines = []
-    for g in gpu.get("gpus") or []:
-        parts = ["GPU%s %s" % (g.get("index"), g.get("name") or "")]
-        if g.get("mem_used_peak_mib") is not None:
-            parts.append("peak memory %.1f/%.1f GiB" % (g["mem_used_peak_mib"] / 1024.0,
-                                                       (g.get("mem_total_mib") or 0) / 1024.0))
-        if g.get("util_mean_pct") is not None:
-            parts.append("utilisation mean %s%% max %s%%" % (g["util_mean_pct"], g.get("util_max_pct")))
-        if g.get("temp_max_c") is not None:
-            parts.append("max %sC" % g["temp_max_c"])
-        if g.get("ecc_delta"):
-            parts.append("%d NEW uncorrected ECC errors" % g["ecc_delta"])
-        lines.append(", ".join(parts))
-    if gpu.get("idle"):
-        lines.append("the GPUs stayed at 0% utilisation for the whole run")
-    if lines and gpu.get("samples"):
-        lines.append("(%d nvidia-smi samples over %s)" % (gpu["samples"],
-                                                          format_duration(gpu.get("duration_s"))))
-    return lines
-
-
-def _tail_lines(result):
-    out = []
-    for line in result.tail or ():
-        line = _TAIL_CONTROL_RE.sub("", str(line).rstrip("\r\n"))
-        out.append(line[:TAIL_LINE_MAX_CHARS] + (" [...]" if len(line) > TAIL_LINE_MAX_CHARS
-                                                 else ""))
-    return out
-
-
-def _is_evidence(line, evidence):
-    ev = (evidence or "").strip()
-    return bool(ev) and (ev in line or line.strip() in ev and len(line.strip()) > 10)
-
-
-def _manifest_lines(manifest):
-    if not manifest:
-        return ["  (none)"]
-    return ["  %-40s %10s  %s" % (r["name"], _format_size(r["size"]), r["disposition"])
-            for r in manifest]
-
-
-def render_text(result, manifest):
-    """The plain-text body (pure)."""
-    c = _classification(result)
-    lines = [render_subject(result)[len("[gpualert] "):], ""]
-    lines += ["%-11s %s" % (label + ":", value) for label, value in _summary_rows(result)]
-    if result.notes:
-        lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
-    tail = _tail_lines(result)
-    mark = any(_is_evidence(t, c.evidence) for t in tail)
-    lines += ["", "Last %d lines of output%s:" % (
-        len(tail), " (>> marks the evidence line)" if mark else "")]
-    lines += [(">> " if _is_evidence(t, c.evidence) else "   ") + t for t in tail]
-    lines += ["", "Attachments and artifacts:"] + _manifest_lines(manifest)
-    return "\n".join(lines) + "\n"
-
-
-def render_html(result, manifest):
-    """The HTML alternative (pure): a table, evidence highlighted, tail in <pre>."""
-    import html
-    esc = html.escape
-    c = _classification(result)
-    color = {"SUCCESS": "#1a7f37", "COMPLETED": "#9a6700", "TEST": "#0969da"}.get(
-        result.status, "#cf222e")
-    out = ['<html><body style="font-family:sans-serif">',
-           '<h2 style="color:%s">%s</h2>' % (color, esc(render_subject(result)[11:])),
-           '<table cellpadding="4" style="border-collapse:collapse">']
-    for label, value in _summary_rows(result):
-        style = ' style="background:#fff3b0"' if label == "Evidence" else ""
-        value = "<code>%s</code>" % esc(value) if label in ("Evidence", "Command") else esc(value)
-        out.append('<tr><th align="left" valign="top">%s</th><td%s>%s</td></tr>' % (
-            esc(label), style, value))
-    out.append("</table>")
-    if result.notes:
-        out.append("<h3>Notes</h3><ul>%s</ul>" % "".join(
-            "<li>%s</li>" % esc(_clean(n, 1000)) for n in result.notes))
-    tail = _tail_lines(result)
-    out.append("<h3>Last %d lines of output</h3>" % len(tail))
-    out.append('<pre style="background:#f6f8fa;padding:8px;font-size:12px">%s</pre>' % "\n".join(
-        ('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t) for t in tail))
-    out.append("<h3>Attachments and artifacts</h3>" + _manifest_html(manifest))
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
-
-
-def _manifest_html(manifest):
-    import html
-    if not manifest:
-        return "<p>(none)</p>"
-    rows = ["<tr><td>%s</td><td align=\"right\">%s</td><td>%s</td></tr>" % (
-        html.escape(r["name"]), html.escape(_format_size(r["size"])),
-        html.escape(r["disposition"])) for r in manifest]
-    return ('<table cellpadding="3" border="1" style="border-collapse:collapse">'
-            "<tr><th>file</th><th>size</th><th>disposition</th></tr>%s</table>" % "".join(rows))
-
-
-# ==== Message ====
+# ==== Pure core: the message ====
 
 def build_message(result, cfg):
     """(EmailMessage, manifest) for a RunResult. Never raises: any internal error gives a
@@ -2332,7 +2620,373 @@ def _build_minimal(result, cfg, exc):
     return msg
 
 
-# ==== Delivery ====
+# ==== Edges: the durable log ====
+
+class RunLog(object):
+    """The run's log file: a header before the child exists, raw output, then a footer.
+
+    Writes go through one O_APPEND descriptor. A write failure (disk full, quota) never
+    stops the run: the log stops growing and the failure becomes a note in the message.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.lines = 0
+        self.error = None
+        self.lost_bytes = 0
+
+    def write(self, data):
+        if self.error is not None:
+            self.lost_bytes += len(data)
+            return
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view):]
+        except OSError as exc:
+            self.error = "log write failed (%s); output after that is not in the log" % exc.strerror
+            self.lost_bytes += len(view)
+
+    def record(self, title, fields, sync=True):
+        """A delimited block of `key: value` lines, so readers can tell it from output."""
+        lines = ["%s %s ===" % (HEADER_MARK, title)]
+        lines += ["%s: %s" % (k, _clean(v)) for k, v in fields if v not in (None, "", [])]
+        data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
+        self.write(data)
+        self.lines += len(lines)
+        if sync:
+            self.sync()
+
+    def sync(self):
+        try:
+            os.fsync(self.fd)
+        except OSError:
+            pass
+
+    def close(self):
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def make_run_dir(log_dir, name, host, scheduler, rank, start):
+    """A fresh directory per run; array tasks and ranks never collide."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
+    parts = [stamp, re.sub(r"[^\w.-]+", "_", name)[:40]]
+    if scheduler.get("dir_tag"):
+        parts.append(scheduler["dir_tag"])
+    parts.append(host)
+    if rank is not None:
+        parts.append("rank%d" % rank)
+    base = os.path.join(log_dir, "-".join(parts))
+    for n in range(1000):
+        path = base if n == 0 else "%s.%d" % (base, n)
+        try:
+            os.makedirs(path)
+            return path
+        except OSError as exc:
+            if exc.errno != errno.EEXIST:
+                raise
+    raise GpuAlertError("cannot create a run directory under %s" % log_dir)
+
+
+def header_fields(argv, host, cwd, start, scheduler, rank):
+    fields = [("command", quote_argv(argv)), ("host", host), ("cwd", cwd),
+              ("start", iso_time(start)), ("pid", os.getpid()), ("gpualert", __version__)]
+    if scheduler:
+        fields.append(("scheduler", " ".join("%s=%s" % (k, v) for k, v in sorted(scheduler.items())
+                                             if k not in ("dir_tag", "label"))))
+    if rank is not None:
+        fields.append(("rank", rank))
+    return fields
+
+
+def footer_fields(child, start, end, log):
+    fields = [("end", iso_time(end)), ("duration", format_duration(end - start))]
+    if child.exec_error:
+        fields.append(("exec failed", "%s (exit status %d)" % (
+            child.exec_error[1], exit_status_for(None, child.exec_error))))
+    elif child.exit_code is not None and child.exit_code < 0:
+        fields.append(("signal", "%s (exit status %d)" % (
+            signal_name(-child.exit_code), exit_status_for(child.exit_code))))
+    else:
+        fields.append(("exit", child.exit_code))
+    if child.timed_out:
+        fields.append(("timeout", "gpualert's --timeout ended the run"))
+    if child.signals:
+        fields.append(("signals received", ", ".join(s for s, _ in child.signals)))
+    if log.lost_bytes:
+        fields.append(("lost", "%d bytes of output could not be written" % log.lost_bytes))
+    return fields
+
+
+# ==== Edges: the child and its output ====
+
+def child_env(environ, tweaks=True):
+    """The child's environment: the wrapper's, plus unbuffered Python and its faulthandler."""
+    env = dict(environ)
+    if tweaks:
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env.setdefault("PYTHONFAULTHANDLER", "1")
+    return env
+
+
+def _signal_set():
+    return set(getattr(signal, n) for n in FORWARDED_SIGNALS) | {signal.SIGCHLD}
+
+
+def spawn_child(argv, env, out_fd, err_fd):
+    """fork+exec with the signal mask restored; -> (pid, None) or (None, (errno, message)).
+
+    Not subprocess: the wrapper blocks its signals to read who sent them (sigtimedwait), and
+    the child must start with the mask and dispositions a shell would give it.
+    """
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child side ends in exec or _exit
+        try:
+            os.close(err_r)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            for name in ("SIGPIPE", "SIGXFSZ"):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+            os.dup2(out_fd, 1)
+            os.dup2(err_fd, 2)
+            os.execvpe(argv[0], argv, env)
+        except OSError as exc:
+            os.write(err_w, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
+        except BaseException as exc:
+            os.write(err_w, ("0:%s" % exc).encode())
+        os._exit(EXIT_NOT_EXECUTABLE)
+    os.close(err_w)
+    report = b""
+    while True:
+        chunk = os.read(err_r, 4096)
+        if not chunk:
+            break
+        report += chunk
+    os.close(err_r)
+    if not report:
+        return pid, None
+    os.waitpid(pid, 0)
+    code, _, message = report.decode("utf-8", "replace").partition(":")
+    return None, (int(code or 0), "%s: %s" % (message, argv[0]))
+
+
+class ChildPump(object):
+    """Streams the child's output to the terminal and the log, and relays signals.
+
+    Signals are blocked and collected with sigtimedwait, so the sender is known: a signal
+    the terminal or a scheduler daemon sent reached the whole job already, so it is not
+    sent to the child a second time; one sent to the wrapper alone is forwarded.
+    """
+
+    def __init__(self, pid, fds, log, cfg, kill_wait=lambda: None, on_stall=None, on_signal=None):
+        self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
+        self.fds = dict(fds)  # read fd -> our output fd
+        self.tail = bytearray()
+        self.output_lines = 0
+        self.signals = []  # (name, epoch)
+        self.exit_code = None
+        self.rusage = {}
+        self.timed_out = False
+        self.on_stall, self.on_signal = on_stall, on_signal
+        self.last_output = time.time()
+        self.stall_s = 0.0
+        self.stall_sent = False
+        self.kill_at = None
+        self.term_at = None
+        self.dead_outputs = set()
+        self.signal_set = _signal_set()
+        self.sigchld, self.reaped_at = True, 0.0
+
+    def run(self, timeout=None):
+        """Pump until the child has exited and its pipes are drained (or held open too long)."""
+        import select
+        poller = select.poll()
+        for fd in self.fds:
+            poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        deadline = time.time() + timeout if timeout else None
+        exited_at = None
+        while self.fds or self.exit_code is None:
+            self._wait_for_events(poller)
+            now = time.time()
+            if self.exit_code is None and (self.sigchld or now - self.reaped_at > 1.0):
+                self.sigchld, self.reaped_at = False, now
+                self._reap(0)
+            if self.exit_code is not None:
+                exited_at = exited_at or now
+                if now - exited_at > DRAIN_AFTER_EXIT_S:
+                    break  # a grandchild holds the pipes: stop reading, not waiting
+                continue
+            if deadline and now >= deadline and not self.timed_out:
+                self.timed_out = True
+                self._stop_child(now)
+            self._check_kill(now)
+            self._check_stall(now)
+        for fd in list(self.fds):
+            os.close(fd)
+
+    def _wait_for_events(self, poller):
+        if self.fds:
+            for fd, _ in poller.poll(POLL_S * 1000):
+                self._read(fd, poller)
+            self._take_signals(0)
+        else:  # the child closed its outputs but runs on: still relay and time it
+            self._take_signals(POLL_S)
+
+    def _read(self, fd, poller):
+        try:
+            data = os.read(fd, READ_CHUNK_BYTES)
+        except OSError:
+            data = b""
+        if not data:
+            poller.unregister(fd)
+            del self.fds[fd]
+            os.close(fd)
+            return
+        self._forward(self.fds[fd], data)
+        self.log.write(data)
+        self._remember(data)
+
+    def _forward(self, out_fd, data):
+        if out_fd in self.dead_outputs:
+            return
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out_fd, view):]
+        except OSError:
+            self.dead_outputs.add(out_fd)  # a closed terminal or pipe: keep logging
+
+    def _remember(self, data):
+        self.last_output = time.time()
+        self.tail += data
+        if len(self.tail) > 2 * TAIL_BYTES:
+            del self.tail[:-TAIL_BYTES]
+        self.output_lines += data.count(b"\n")
+
+    def _take_signals(self, wait_s):
+        while True:
+            info = signal.sigtimedwait(self.signal_set, wait_s)
+            if info is None:
+                return
+            wait_s = 0
+            if info.si_signo == signal.SIGCHLD:
+                self.sigchld = True
+            else:
+                self._relay(info)
+
+    def _relay(self, info):
+        name = signal_name(info.si_signo)
+        now = time.time()
+        self.signals.append((name, now))
+        if not _child_already_signalled(info):
+            _send(self.pid, info.si_signo)
+        if name in STOP_SIGNALS and self.term_at is None:
+            self.term_at = now
+            kill_wait = self.kill_wait()
+            if kill_wait:  # the scheduler's SIGKILL follows: leave time to notify before it
+                self.kill_at = now + min(_grace(self.cfg), kill_wait / 2.0)
+        if self.on_signal:
+            self.on_signal(name, info)
+
+    def _stop_child(self, now):
+        _send_tree(self.pid, signal.SIGTERM)
+        self.term_at = self.term_at or now
+        self.kill_at = now + _grace(self.cfg)
+
+    def _check_kill(self, now):
+        if self.kill_at and now >= self.kill_at and self.exit_code is None:
+            _send_tree(self.pid, signal.SIGKILL)
+            self.kill_at = None
+
+    def _check_stall(self, now):
+        stall = self.cfg.get("stall")
+        silent = now - self.last_output
+        if stall and silent >= stall:
+            self.stall_s = max(self.stall_s, silent)
+            if not self.stall_sent and self.on_stall:
+                self.stall_sent = True
+                self.on_stall(silent)
+
+    def _reap(self, flags):
+        try:
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG if flags == 0 else 0)
+        except ChildProcessError:
+            self.exit_code = self.exit_code if self.exit_code is not None else -signal.SIGKILL
+            return
+        if pid == 0:
+            return
+        self.exit_code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        self.rusage = {"maxrss_kib": int(usage.ru_maxrss), "utime_s": round(usage.ru_utime, 3),
+                       "stime_s": round(usage.ru_stime, 3)}
+
+
+def _grace(cfg):
+    return GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
+
+
+def _send_tree(pid, signum):
+    """Signal the child and every descendant, children first found, like a scheduler ending
+    a job: a shell script's own children would otherwise outlive --timeout, holding GPUs."""
+    for target in [pid] + _descendants(pid):
+        _send(target, signum)
+
+
+def _descendants(pid):
+    parents = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _send(pid, signum):
+    try:
+        os.kill(pid, signum)
+    except OSError:
+        pass
+
+
+def _child_already_signalled(info):
+    """Did this signal reach the child too? Then forwarding it would deliver it twice.
+
+    The terminal's Ctrl-C goes to the whole foreground process group (the child is in
+    ours); a scheduler's daemon signals every process of the job step. Slurm's
+    `--signal=B:SIG` reaches only the batch shell, so a USR1/USR2 that a daemon sent to a
+    batch-script wrapper (no SLURM_STEP_ID) must still be passed on.
+    """
+    if info.si_code == SI_KERNEL:
+        return True
+    sender = _process_name(info.si_pid)
+    if sender not in SCHEDULER_DAEMONS:
+        return False
+    if info.si_signo in (signal.SIGUSR1, signal.SIGUSR2):
+        return bool(os.environ.get("SLURM_STEP_ID")) and os.environ.get("SLURM_STEP_ID") != "batch"
+    return True
+
+
+def _process_name(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as handle:
+            return handle.read().strip()
+    except (OSError, ValueError):
+        return None
+
+
+# ==== Edges: transports ====
 
 def deliver(msg, cfg):
     """Send msg with the configured transport; on any failure save it to the outbox.
@@ -2655,7 +3309,7 @@ def _kill_group(proc):
         pass
 
 
-# ==== Outbox ====
+# ==== Edges: the outbox ====
 
 def _outbox_dir(cfg):
     return os.path.expanduser(cfg.get("outbox") or os.path.join("~", ".gpualert", "outbox"))
@@ -2880,72 +3534,34 @@ def _remove_quietly(path):
                 path, exc.strerror))
 
 
-def cmd_resend(args, cfg):
-    """`gpualert resend`: flush the outbox. 0 if nothing is left, else 1."""
-    counts = resend_outbox(cfg)
-    print("gpualert: resend: %d sent, %d failed, %d remaining in %s" % (
-        counts["sent"], counts["failed"], counts["remaining"], counts["outbox"]))
-    for line in counts["details"][:20]:
-        sys.stderr.write("gpualert:   %s\n" % line)
-    return 0 if counts["remaining"] == 0 else 1
+# ---- arrays and rate limits ----
+
+def _locked(path, wait_s=LOCK_WAIT_S):
+    """An exclusive fcntl lock on `path` (created if needed) -> the open fd. Gives up with
+    OSError after wait_s: a wedged shared filesystem must not hold up the job's exit."""
+    import fcntl
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.time() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.time() >= deadline:
+                os.close(fd)
+                raise OSError(exc.errno, "lock %s busy or failing: %s" % (path, exc.strerror))
+            time.sleep(0.02)
 
 
-def _test_result(cfg):
-    now = time.time()
-    kind, where = _choose_transport(cfg)
-    return RunResult(
-        status="TEST", name="test-email", argv=["gpualert", "test-email"], host=_hostname(),
-        cwd=os.getcwd(), start=now, end=now, exit_code=0, exit_status=0, signal_name=None,
-        classification=Classification(None, None, None, None, None, None), log_path=None,
-        run_dir=None, tail=["This is a test message from gpualert."], rusage={}, scheduler={},
-        notes=["transport: %s %s" % (kind, where)], gpu={})
+def _unlock(fd):
+    import fcntl
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
-def cmd_test_email(args, cfg):
-    """`gpualert test-email`: send a small message; 0 if sent (or dry run), else 1."""
-    msg, _ = build_message(_test_result(cfg), cfg)
-    out = deliver(msg, cfg)
-    print("gpualert: test email %s via %s: %s" % (out["outcome"], out["transport"],
-                                                   out["detail"]))
-    return 0 if out["outcome"] in ("sent", "dry-run") else 1
-# ==== Cluster: schedulers, cgroups, GPUs, watch ====
-
-# Cluster integration is best effort: the public functions here never raise; each problem
-# becomes a note string. Every external command goes through `run_command` (tests pass
-# `run=` with real-format output) with a short timeout, in its own session, so a hung
-# command and its children can be killed without touching the training job.
-
-# Scheduler defaults when they cannot be asked: Slurm KillWait, PBS kill_delay, LSF
-# JOB_TERMINATE_INTERVAL, SGE's notify time.
-KILL_WAIT_DEFAULT_S = {"slurm": 30.0, "pbs": 10.0, "lsf": 10.0, "sge": 10.0}
-KILL_WAIT_UNKNOWN_S = 10.0  # not learned in time: sites often lower the defaults, so assume less
-CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
-END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
-WALLTIME_MARGIN_S = 180.0   # "near the limit": --signal and limit checks are ~60 s coarse
-GPU_TIMEOUT_S = 5.0
-GPU_GIVE_UP_FAILURES = 2    # consecutive nvidia-smi timeouts before the sampler stops asking
-IDLE_MIN_S = 600.0          # a run shorter than this is never called "idle"
-WATCH_INTERVAL_S = 60.0
-WATCH_MAX_INTERVAL_S = 600.0
-WATCH_UNKNOWN_RETRIES = 3   # polls a job may be unknown to squeue/scontrol/sacct alike
-LOCK_WAIT_S = 3.0          # longest wait for the array-summary or rate-limit lock
-SLURM_NO_VAL = "4294967294"  # what %a becomes for a job that is not an array task
-
-GPU_FIELDS = ("index", "name", "memory.used", "memory.total", "utilization.gpu",
-              "temperature.gpu", "power.draw", "ecc.errors.uncorrected.volatile.total")
-GPU_KEYS = ("index", "name", "mem_used_mib", "mem_total_mib", "util_pct", "temp_c",
-            "power_w", "ecc_uncorrected")
-
-# Slurm job states: which are final, and what each means to the classifier.
-SLURM_FINAL_STATES = ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY",
-                      "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED",
-                      "SPECIAL_EXIT")
-SLURM_STATE_REASONS = {"TIMEOUT": "walltime", "DEADLINE": "walltime",
-                       "PREEMPTED": "preempted", "CANCELLED": "cancelled"}
-# Statuses worst first, for the array summary's examples.
-STATUS_SEVERITY = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED",
-                   "COMPLETED", "SUCCESS")
-
+# ==== Edges: scheduler queries ====
 
 # ---- running commands ----
 
@@ -3009,222 +3625,6 @@ def _ask(run, argv, timeout, notes):
         notes.append("%s exited %s" % (" ".join(argv[:3]), rc))
         return ""
     return out
-
-
-# ---- which scheduler, which job ----
-
-def _env(environ, *names):
-    for name in names:
-        value = environ.get(name)
-        if value not in (None, ""):
-            return value
-    return None
-
-
-def _slurm_fields(environ):
-    end = _env(environ, "SLURM_JOB_END_TIME")
-    return {"kind": "slurm", "job_id": _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"),
-            "array_job_id": _env(environ, "SLURM_ARRAY_JOB_ID"),
-            "array_task_id": _env(environ, "SLURM_ARRAY_TASK_ID"),
-            "array_task_count": _env(environ, "SLURM_ARRAY_TASK_COUNT"),
-            "job_name": _env(environ, "SLURM_JOB_NAME"),
-            "partition": _env(environ, "SLURM_JOB_PARTITION"),
-            "nodelist": _env(environ, "SLURM_JOB_NODELIST", "SLURM_NODELIST"),
-            "submit_dir": _env(environ, "SLURM_SUBMIT_DIR"),
-            "account": _env(environ, "SLURM_JOB_ACCOUNT"),
-            "end_time": float(end) if end and end.isdigit() else None}
-
-
-def _pbs_fields(environ):
-    job_id = environ["PBS_JOBID"]
-    index = _env(environ, "PBS_ARRAY_INDEX", "PBS_ARRAYID")
-    array_id = None
-    if index is not None:  # PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
-        array_id = re.split(r"[\[.-]", job_id, maxsplit=1)[0]
-    return {"kind": "pbs", "job_id": job_id, "array_job_id": array_id,
-            "array_task_id": index, "job_name": _env(environ, "PBS_JOBNAME"),
-            "partition": _env(environ, "PBS_QUEUE"),
-            "nodelist": _read_nodefile(_env(environ, "PBS_NODEFILE")),
-            "submit_dir": _env(environ, "PBS_O_WORKDIR"), "account": _env(environ, "PBS_ACCOUNT")}
-
-
-def _read_nodefile(path):
-    if not path:
-        return None
-    try:
-        with open(path) as f:
-            hosts = [line.strip() for line in f if line.strip()]
-    except (OSError, UnicodeDecodeError):
-        return None
-    return ",".join(sorted(set(hosts), key=hosts.index)) or None
-
-
-def _lsf_fields(environ):
-    index = _env(environ, "LSB_JOBINDEX")
-    job_id = environ["LSB_JOBID"]
-    hosts = (_env(environ, "LSB_HOSTS") or "").split()
-    array = index not in (None, "0")  # LSF sets LSB_JOBINDEX=0 outside arrays
-    return {"kind": "lsf", "job_id": job_id, "array_job_id": job_id if array else None,
-            "array_task_id": index if array else None, "job_name": _env(environ, "LSB_JOBNAME"),
-            "partition": _env(environ, "LSB_QUEUE"),
-            "nodelist": ",".join(sorted(set(hosts), key=hosts.index)) or None,
-            "submit_dir": _env(environ, "LS_SUBCWD"), "account": _env(environ, "LSB_PROJECT_NAME")}
-
-
-def _sge_fields(environ):
-    task = _env(environ, "SGE_TASK_ID")
-    array = task not in (None, "undefined")  # SGE says "undefined" outside arrays
-    return {"kind": "sge", "job_id": environ["JOB_ID"],
-            "array_job_id": environ["JOB_ID"] if array else None,
-            "array_task_id": task if array else None, "job_name": _env(environ, "JOB_NAME"),
-            "partition": _env(environ, "QUEUE"), "nodelist": _env(environ, "HOSTNAME"),
-            "submit_dir": _env(environ, "SGE_O_WORKDIR"), "account": _env(environ, "SGE_ACCOUNT")}
-
-
-def detect_scheduler(environ):
-    """The batch job this process runs in, from its environment; {} when none.
-    Keys (only those known): kind, job_id, array_job_id, array_task_id, array_task_count,
-    job_name, partition (the PBS/LSF/SGE queue too), nodelist, submit_dir, account,
-    end_time (epoch, Slurm >= 23.02), label ("4242_7" or "4242") and dir_tag."""
-    try:
-        if _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"):
-            sched = _slurm_fields(environ)
-        elif _env(environ, "PBS_JOBID"):
-            sched = _pbs_fields(environ)
-        elif _env(environ, "LSB_JOBID"):
-            sched = _lsf_fields(environ)
-        elif _env(environ, "JOB_ID") and _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR"):
-            sched = _sge_fields(environ)
-        else:
-            return {}
-    except (KeyError, ValueError):
-        return {}
-    sched = dict((k, v) for k, v in sched.items() if v is not None)
-    sched["label"] = _scheduler_label(sched)
-    sched["dir_tag"] = "%s-%s" % (sched["kind"], re.sub(r"[^A-Za-z0-9_.-]+", "_", sched["label"]))
-    return sched
-
-
-def _scheduler_label(sched):
-    if sched.get("array_job_id") and sched.get("array_task_id") is not None:
-        return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
-    job_id = sched["job_id"]
-    return job_id.split(".")[0] if sched["kind"] == "pbs" else job_id  # "1234.server" -> "1234"
-
-
-# (rank variable, the variables that give the number of ranks), in order of precedence
-RANK_VARIABLES = (("SLURM_PROCID", ("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS")),
-                  ("RANK", ("WORLD_SIZE",)), ("OMPI_COMM_WORLD_RANK", ("OMPI_COMM_WORLD_SIZE",)),
-                  ("PMI_RANK", ("PMI_SIZE",)), ("PMIX_RANK", ()))
-
-
-def job_rank(environ):
-    """This process's rank in a multi-process launch, or None outside one. A rank 0 with no
-    size, or of a size-1 launch, is None: Slurm sets SLURM_PROCID=0 in every batch script."""
-    for name, size_names in RANK_VARIABLES:
-        value = environ.get(name, "").strip()
-        if not value.isdigit():
-            continue
-        size = _env(environ, *size_names) if size_names else None
-        size = int(size) if size and size.isdigit() else None
-        if int(value) > 0 or (size is not None and size > 1):
-            return int(value)
-    return None
-
-
-def should_notify_rank(environ, all_ranks):
-    """Only rank 0 (or a process outside any multi-rank launch) notifies, unless all_ranks."""
-    if all_ranks:
-        return True
-    rank = job_rank(environ)
-    return rank is None or rank == 0
-
-
-# ---- parsing scheduler output ----
-
-_SCONTROL_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_:/().]*)=")
-
-
-def parse_scontrol(text):
-    """`scontrol show job [-o]` output -> list of dicts, one per JobId record.
-    Values may hold '=' (TRES=cpu=1,node=1); a value runs to the next ' Key='."""
-    records = []
-    text = text or ""
-    starts = [m.start() for m in re.finditer(r"(?m)^\s*JobId=", text)]  # not re.split: 3.6
-    for begin, end in zip(starts, starts[1:] + [len(text)]):
-        chunk = text[begin:end]
-        marks = list(_SCONTROL_KEY.finditer(chunk))
-        if not marks or marks[0].group(1) != "JobId":
-            continue
-        rec = {}
-        for i, m in enumerate(marks):
-            end = marks[i + 1].start() if i + 1 < len(marks) else len(chunk)
-            rec[m.group(1)] = chunk[m.end():end].strip()
-        records.append(rec)
-    return records
-
-
-def parse_slurm_duration(text):
-    """'1-02:03:04', '02:03:04', '03:04', '5' (minutes) -> seconds; None for UNLIMITED etc."""
-    text = (text or "").strip()
-    m = re.match(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$", text)
-    if not m:
-        return None
-    days, a, b, c = m.groups()
-    if b is None and days is None:
-        return float(int(a) * 60)  # a bare number is minutes (sbatch --time=5)
-    parts = [int(x) for x in (a, b, c) if x is not None]
-    if days is not None and len(parts) < 3:
-        parts += [0] * (3 - len(parts))  # "1-02" is days-hours
-    while len(parts) < 3:
-        parts.insert(0, 0)
-    return float(int(days or 0) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2])
-
-
-def parse_slurm_time(text):
-    """'2026-12-02T14:26:44' (local time) -> epoch float; None for Unknown/None/N/A."""
-    try:
-        return time.mktime(time.strptime((text or "").strip(), "%Y-%m-%dT%H:%M:%S"))
-    except ValueError:
-        return None
-
-
-def parse_exit_code(text):
-    """Slurm 'N:S' -> (exit code N, signal S); (None, None) when unreadable."""
-    m = re.match(r"^\s*(\d+):(\d+)\s*$", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
-
-
-def parse_pbs_duration(text):
-    """PBS walltime: 'HH:MM:SS', or a bare number of SECONDS (unlike Slurm's minutes)."""
-    text = (text or "").strip()
-    return float(text) if text.isdigit() else parse_slurm_duration(text)
-
-
-def parse_qstat(text):
-    """`qstat -f` (PBS Pro/Torque) -> dict of 'key = value', continuation lines joined."""
-    rec, key = {}, None
-    for line in (text or "").splitlines():
-        m = re.match(r"^\s+([A-Za-z_][\w.]*) = (.*)$", line)
-        if m:
-            key = m.group(1)
-            rec[key] = m.group(2).strip()
-        elif key and line.startswith(("\t", "    ")) and line.strip():
-            rec[key] += line.strip()  # a wrapped value (Variable_List, paths)
-        elif line.startswith("Job Id:"):
-            rec["Job Id"] = line.split(":", 1)[1].strip()
-    return rec
-
-
-def parse_sacct(text):
-    """`sacct -n -P -o JobID,State,ExitCode` -> list of (jobid, state word, exit text)."""
-    rows = []
-    for line in (text or "").splitlines():
-        cols = line.strip().split("|")
-        if len(cols) >= 3 and cols[0]:
-            state = cols[1].split()[0].rstrip("+") if cols[1].strip() else ""
-            rows.append((cols[0], state, cols[2]))
-    return rows
 
 
 # ---- the time limit, learned at start ----
@@ -3383,22 +3783,17 @@ _END_REASON_ASKERS = {"slurm": (_slurm_reason_scontrol, _slurm_reason_squeue, _s
                       "pbs": (_pbs_reason,), "lsf": (_lsf_reason,)}
 
 
-def _reason_from_limit(start, now, time_limit, margin_s):
-    """Fallback: a SIGTERM within margin_s of the known end of the allocation is walltime."""
-    if isinstance(time_limit, (int, float)):
-        time_limit = {"limit_s": float(time_limit)}
-    time_limit = time_limit or {}
-    end_time, limit_s = time_limit.get("end_time"), time_limit.get("limit_s")
-    if end_time:
-        left = end_time - now
-        if left <= margin_s:
-            return "walltime", "SIGTERM %+.0fs from the job's end time (%s)" % (
-                -left, time_limit.get("source") or "start")
-    elif limit_s and start is not None:
-        elapsed = now - start
-        if elapsed >= limit_s - margin_s:
-            return "walltime", "SIGTERM after %.0fs of a %.0fs time limit" % (elapsed, limit_s)
-    return None, None
+# ==== Edges: host probes (cgroups, GPUs) ====
+
+def short_hostname():
+    """gpu041 of gpu041.cluster.uni.edu: what subjects and run directories show (no DNS)."""
+    return os.uname()[1].split(".")[0]
+
+
+def _hostname():
+    import socket
+    name = re.sub(r"[^A-Za-z0-9.-]", "", socket.gethostname() or "")
+    return name or "localhost"
 
 
 # ---- cgroup memory ----
@@ -3534,29 +3929,6 @@ def query_gpus(timeout=GPU_TIMEOUT_S, run=None, environ=None):
     return _visible_only(gpus, environ if environ is not None else os.environ), notes
 
 
-def parse_gpu_line(line):
-    """One CSV line of the query above -> dict, or None for a line of another shape."""
-    cols = [c.strip() for c in line.split(",")]
-    if len(cols) < len(GPU_KEYS):
-        return None
-    # a name with a comma would shift the columns: rejoin the extra middle
-    name = ", ".join(cols[1:len(cols) - len(GPU_KEYS) + 2])
-    cols = [cols[0], name] + cols[len(cols) - len(GPU_KEYS) + 2:]
-    if not cols[0].isdigit():
-        return None
-    gpu = {"index": int(cols[0]), "name": cols[1]}
-    for key, raw in zip(GPU_KEYS[2:], cols[2:]):
-        gpu[key] = _gpu_number(raw, int if key == "ecc_uncorrected" else float)
-    return gpu
-
-
-def _gpu_number(raw, kind):
-    try:
-        return kind(raw)
-    except ValueError:
-        return None  # [N/A], [Not Supported], [Unknown Error], ERR!
-
-
 def _visible_only(gpus, environ):
     wanted = environ.get("CUDA_VISIBLE_DEVICES", "")
     ids = [p.strip() for p in wanted.split(",") if p.strip()]
@@ -3633,273 +4005,107 @@ class GpuSampler(object):
             return {"notes": ["GPU sampler: %s" % exc]}
 
 
-def summarize_gpu_samples(samples, notes=None):
-    """[(time, [gpu dicts])] -> {"samples", "duration_s", "gpus": [...], "ecc_delta", "idle", "notes"}."""
-    notes = list(notes or [])
-    if not samples:
-        return {"samples": 0, "gpus": [], "notes": notes} if notes else {}
-    per = {}
-    for _, gpus in samples:
-        for g in gpus:
-            per.setdefault(g["index"], []).append(g)
-    summary = [_summarize_gpu(rows) for _, rows in sorted(per.items())]
-    deltas = [g["ecc_delta"] for g in summary if g["ecc_delta"] is not None]
-    duration = samples[-1][0] - samples[0][0]
-    utils = [g["util_max_pct"] for g in summary if g["util_max_pct"] is not None]
-    idle = bool(utils) and max(utils) == 0 and duration >= IDLE_MIN_S and len(samples) >= 3
-    return {"samples": len(samples), "duration_s": round(duration, 1), "gpus": summary,
-            "ecc_delta": sum(deltas) if deltas else None, "idle": idle, "notes": notes}
+# ==== Edges: artifacts ====
+
+def find_artifacts(cwd, globs, since, exclude=()):
+    """Candidate artifact files (absolute paths) for the message; stat only, never reads content.
+
+    With globs (relative to cwd, `**` allowed): every regular file they match. Without: files
+    under cwd matching ARTIFACT_PATTERNS created or modified at/after `since`, skipping VCS,
+    venv and cache folders, bounded by ARTIFACT_MAX_DEPTH/SCAN/FILES. Paths under `exclude`
+    (the run dir, the log dir) are left out. The list's .truncated is True if a bound was hit.
+    """
+    skip = [os.path.realpath(p) for p in exclude if p]
+    if not cwd or not os.path.isdir(cwd):
+        return _ArtifactList()
+    found = _glob_artifacts(cwd, globs) if globs else _scan_artifacts(cwd, since)
+    out = _ArtifactList(p for p in found if not _is_under(os.path.realpath(p), skip))
+    out.truncated = found.truncated
+    return out
 
 
-def _summarize_gpu(rows):
-    def values(key):
-        return [r[key] for r in rows if r.get(key) is not None]
-
-    def peak(key):
-        return max(values(key)) if values(key) else None
-    util, ecc = values("util_pct"), values("ecc_uncorrected")
-    return {"index": rows[0]["index"], "name": rows[0]["name"],
-            "mem_used_peak_mib": peak("mem_used_mib"), "mem_total_mib": peak("mem_total_mib"),
-            "util_mean_pct": round(sum(util) / len(util), 1) if util else None,
-            "util_max_pct": peak("util_pct"), "temp_max_c": peak("temp_c"),
-            "power_max_w": peak("power_w"),
-            "ecc_start": ecc[0] if ecc else None, "ecc_end": ecc[-1] if ecc else None,
-            "ecc_delta": max(0, ecc[-1] - ecc[0]) if ecc else None}
+def _is_under(path, dirs):
+    for d in dirs:
+        if path == d or path.startswith(d.rstrip(os.sep) + os.sep):
+            return True
+    return False
 
 
-# ---- watch: follow submitted Slurm jobs ----
-
-def poll_job(job_id, run=None):
-    """One look at a Slurm job. -> list of job-info dicts (an array id gives one per task),
-    or [] when no source knows the job, or None when every source failed (retry later).
-    Sources in order: scontrol show job -o, squeue -t all, sacct."""
-    run = run or run_command
-    notes = []
-    out = _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
-    recs = parse_scontrol(out)
-    if recs:
-        return [job_info_from_scontrol(r) for r in recs]
-    answered = out is not None
-    argv = ["squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%i|%T|%r"]
-    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
-    rows = [line.split("|") for line in (out or "").splitlines() if line.count("|") == 2]
-    if rows:
-        return [_job_info(r[0], r[1], None, {"Reason": r[2]}, "squeue") for r in rows]
-    answered = answered or out is not None
-    argv = ["sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State,ExitCode"]
-    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
-    rows = parse_sacct(out)
-    if rows:
-        return [_job_info(r[0], r[1], r[2], {}, "sacct") for r in rows]
-    return [] if answered or out is not None else None
+def _glob_artifacts(cwd, globs):
+    """Everything the globs name except folders (a dangling link or a FIFO is listed too, so
+    the manifest can say why it was not attached)."""
+    import glob
+    out, seen, looked = _ArtifactList(), set(), 0
+    for pattern in globs:
+        full = os.path.join(cwd, os.path.expanduser(pattern))
+        for path in glob.iglob(full, recursive=True):
+            looked += 1
+            if len(out) >= ARTIFACT_MAX_FILES or looked > 4 * ARTIFACT_MAX_SCAN:
+                out.truncated = True
+                return out
+            path = os.path.abspath(path)
+            if path not in seen and not os.path.isdir(path):
+                seen.add(path)
+                out.append(path)
+    return out
 
 
-def job_info_from_scontrol(rec):
-    info = _job_info(rec.get("JobId", ""), rec.get("JobState", ""), rec.get("ExitCode"), rec, "scontrol")
-    if rec.get("ArrayTaskId"):
-        info["label"] = "%s_%s" % (rec.get("ArrayJobId"), rec["ArrayTaskId"])
-    info["name"] = rec.get("JobName")
-    info["stdout"] = slurm_log_path(rec.get("StdOut"), rec)
-    info["stderr"] = slurm_log_path(rec.get("StdErr"), rec)
-    if rec.get("StdOut") in (None, "", "(null)") and rec.get("WorkDir"):  # sbatch's default name
-        default = "slurm-%A_%a.out" if rec.get("ArrayTaskId") else "slurm-%j.out"
-        info["stdout"] = slurm_log_path(os.path.join(rec["WorkDir"], default), rec)
-    return info
-
-
-def _job_info(job_id, state, exit_text, rec, source):
-    """The job-info dict cmd_watch reports, with the classifier's facts."""
-    state = (state or "").split()[0].rstrip("+") if state else ""
-    code, sig = parse_exit_code(exit_text)
-    info = {"job_id": job_id, "label": job_id, "state": state, "done": state in SLURM_FINAL_STATES,
-            "reason": rec.get("Reason"), "exit_code": code, "signal": sig, "source": source,
-            "name": None, "stdout": None, "stderr": None, "end_time": parse_slurm_time(rec.get("EndTime")),
-            "start_time": parse_slurm_time(rec.get("StartTime"))}
-    info["facts"] = slurm_facts(state, code, sig, rec.get("Reason"))
-    return info
-
-
-def slurm_facts(state, code, sig, reason=None):
-    """The classifier's facts for a finished Slurm job."""
-    facts = {"scheduler_state": state, "exit_code": -sig if sig else code}
-    if state in SLURM_STATE_REASONS:
-        facts["scheduler_reason"] = SLURM_STATE_REASONS[state]
-        facts["scheduler_evidence"] = "Slurm state %s%s" % (state, " (Reason=%s)" % reason if reason else "")
-    if state == "OUT_OF_MEMORY":  # Slurm reports 0:125; the kernel's OOM killer sent SIGKILL
-        facts.update(exit_code=-9, oom_kill_delta=1, scheduler_evidence="Slurm state OUT_OF_MEMORY")
-    if state in ("TIMEOUT", "PREEMPTED", "CANCELLED") and not sig and not code:
-        facts["exit_code"] = -15  # killed by the scheduler's SIGTERM (ExitCode shows 0:0)
-    return facts
-
-
-_SLURM_PATTERN = re.compile(r"%(\d*)([%AaJjNnstux])")
-
-
-def slurm_log_path(pattern, rec):
-    """Expand sbatch filename patterns scontrol may leave raw (22.05 leaves %N);
-    relative paths are under WorkDir. None for an empty or /dev/null path."""
-    if not pattern or pattern in ("(null)", "/dev/null"):
-        return None
-    array = bool(rec.get("ArrayTaskId"))
-    user = (rec.get("UserId") or "").split("(")[0]
-    node = (rec.get("BatchHost") or rec.get("NodeList") or "").split(",")[0]
-    values = {"A": rec.get("ArrayJobId") if array else rec.get("JobId"),
-              "a": rec.get("ArrayTaskId") if array else SLURM_NO_VAL,
-              "j": rec.get("JobId"), "J": rec.get("JobId"), "N": node, "n": "0", "s": "batch",
-              "t": "0", "u": user, "x": rec.get("JobName")}
-
-    def expand(m):
-        if m.group(2) == "%":
-            return "%"
-        value = values.get(m.group(2)) or ""
-        width = int(m.group(1)) if m.group(1) else 0
-        return value.zfill(width) if value.isdigit() and width else value
-    path = _SLURM_PATTERN.sub(expand, pattern)
-    return os.path.join(rec.get("WorkDir") or "", path) if not os.path.isabs(path) else path
-
-
-def watch_jobs(job_ids, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
-               max_interval=WATCH_MAX_INTERVAL_S, unknown_retries=WATCH_UNKNOWN_RETRIES,
-               max_wait=None, on_done=None):
-    """Poll until every job has ended. -> list of job-info dicts (one per job, one per
-    array task), in the order they ended; on_done(info) is called as each ends. A job no
-    source knows for `unknown_retries` polls in a row ends as state "UNKNOWN". When the
-    scheduler fails to answer, the wait doubles up to max_interval."""
-    pending = [str(j) for j in job_ids]
-    unknown = dict((j, 0) for j in pending)
-    results, wait, began = [], max(0.1, float(interval)), clock()
-    while pending:
-        trouble = False
-        for job_id in list(pending):
-            infos = _poll_safely(job_id, run)
-            if infos is None:
-                trouble = True
-                continue
-            if not infos:
-                unknown[job_id] += 1
-                if unknown[job_id] < unknown_retries:
-                    continue
-                infos = [_unknown_info(job_id, unknown[job_id])]
-            unknown[job_id] = 0
-            if all(i["done"] or i["state"] == "UNKNOWN" for i in infos):
-                pending.remove(job_id)
-                for info in infos:
-                    results.append(info)
-                    _call_safely(on_done, info)
-        if not pending:
-            break
-        if max_wait is not None and clock() - began >= max_wait:
-            for job_id in pending:
-                results.append(_unknown_info(job_id, None, "still running after %.0fs" % max_wait))
-            break
-        wait = min(max_interval, wait * 2) if trouble else max(0.1, float(interval))
-        sleep(wait)
-    return results
-
-
-def _poll_safely(job_id, run):
-    try:
-        return poll_job(job_id, run)
-    except Exception:
-        return None
-
-
-def _call_safely(fn, *args):
-    if fn is None:
-        return None
-    try:
-        return fn(*args)
-    except Exception as exc:
-        sys.stderr.write("gpualert: watch: %s: %s\n" % (type(exc).__name__, exc))
-        return None
-
-
-def _unknown_info(job_id, polls, note=None):
-    info = _job_info(job_id, "", None, {}, None)
-    info.update(state="UNKNOWN", done=False,
-                note=note or "no scheduler command knows this job (%s polls)" % polls)
-    info["facts"] = {"scheduler_state": "UNKNOWN"}
-    return info
-
-
-def cmd_watch(args, cfg):
-    """`gpualert watch JOBID...`: follow Slurm jobs until they end; classify each job's
-    log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
-    Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
-    interval = max(1.0, float(getattr(args, "interval", None) or WATCH_INTERVAL_S))
-    results = watch_jobs(args.job_ids, interval=interval,
-                         max_interval=max(interval, WATCH_MAX_INTERVAL_S),
-                         max_wait=getattr(args, "max_wait", None),
-                         on_done=lambda info: _report_watched(info, cfg))
-    return 0 if all(r["state"] != "UNKNOWN" for r in results) else 1
-
-
-def _report_watched(info, cfg):
-    classification = None
-    if info["state"] != "UNKNOWN":
-        classification = classify_watched(info)
-    delivery = notify_watched(info, classification, cfg)
-    if not cfg.get("quiet"):
-        sys.stdout.write("%s %s exit=%s class=%s log=%s\n" % (
-            info["label"], info["state"], info["facts"].get("exit_code"),
-            getattr(classification, "cls", None), info.get("log_path") or info.get("stdout")))
-        sys.stdout.flush()
-    return delivery
-
-
-def classify_watched(info):
-    """Classify the job's stderr, then its stdout (when separate): the first finding wins.
-    With no readable log, the scheduler's facts alone."""
-    first = None
-    for path in (info.get("stderr"), info.get("stdout")):
-        if not path or path == info.get("log_path") or not os.path.isfile(path):
-            continue
-        verdict = classify_log(path, dict(info["facts"]))
-        if first is None:
-            first, info["log_path"] = verdict, path
-        if verdict is not None and verdict.cls is not None:
-            info["log_path"] = path
-            return verdict
-    return first if first is not None else classify_text("", dict(info["facts"]))
-
-
-# ---- arrays and rate limits ----
-
-def _locked(path, wait_s=LOCK_WAIT_S):
-    """An exclusive fcntl lock on `path` (created if needed) -> the open fd. Gives up with
-    OSError after wait_s: a wedged shared filesystem must not hold up the job's exit."""
-    import fcntl
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.time() + wait_s
-    while True:
+def _scan_artifacts(cwd, since):
+    """Breadth-first walk (shallow results first) with bounded depth, entries and results."""
+    import itertools
+    out, queue, scanned = _ArtifactList(), collections.deque([(cwd, 0)]), 0
+    cutoff = (since or 0) - ARTIFACT_MTIME_SLACK_S
+    while queue:
+        folder, depth = queue.popleft()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.time() >= deadline:
-                os.close(fd)
-                raise OSError(exc.errno, "lock %s busy or failing: %s" % (path, exc.strerror))
-            time.sleep(0.02)
+            with os.scandir(folder) as it:
+                entries = sorted(itertools.islice(it, ARTIFACT_MAX_SCAN - scanned + 1),
+                                 key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            scanned += 1
+            if scanned > ARTIFACT_MAX_SCAN or len(out) >= ARTIFACT_MAX_FILES:
+                out.truncated = True
+                return out
+            _consider_entry(entry, depth, cutoff, queue, out)
+    return out
 
 
-def _unlock(fd):
-    import fcntl
+def _consider_entry(entry, depth, cutoff, queue, out):
+    import fnmatch
     try:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+        if entry.is_symlink():  # never follow: loops, and links to datasets/checkpoints
+            return
+        if entry.is_dir():
+            if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS \
+                    and not entry.name.endswith(".egg-info"):
+                queue.append((entry.path, depth + 1))
+            return
+        name = entry.name.lower()
+        if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS):
+            return
+        st = entry.stat()
+        if max(st.st_mtime, st.st_ctime) >= cutoff:
+            out.append(os.path.abspath(entry.path))
+    except OSError:
+        pass
 
 
-def array_task_count(environ):
-    """Tasks in this Slurm array: SLURM_ARRAY_TASK_COUNT, else from min/max/step; None."""
-    count = environ.get("SLURM_ARRAY_TASK_COUNT", "")
-    if count.isdigit():
-        return int(count)
-    lo, hi = environ.get("SLURM_ARRAY_TASK_MIN", ""), environ.get("SLURM_ARRAY_TASK_MAX", "")
-    step = environ.get("SLURM_ARRAY_TASK_STEP", "1")
-    if lo.isdigit() and hi.isdigit():
-        return (int(hi) - int(lo)) // max(1, int(step) if step.isdigit() else 1) + 1
-    return None
+# ==== Notification policy: ranks, arrays, the hourly cap, early notices ====
+
+def should_notify(status, policy):
+    if policy == "never":
+        return False
+    return policy == "always" or status != "SUCCESS"
+
+
+def should_notify_rank(environ, all_ranks):
+    """Only rank 0 (or a process outside any multi-rank launch) notifies, unless all_ranks."""
+    if all_ranks:
+        return True
+    rank = job_rank(environ)
+    return rank is None or rank == 0
 
 
 class ArraySummary(object):
@@ -4028,395 +4234,92 @@ class RateLimiter(object):
             f.write("".join("%.3f\n" % t for t in stamps))
         os.replace(tmp, self.path)
         return allowed
-# ==== The durable log ====
 
 
-class RunLog(object):
-    """The run's log file: a header before the child exists, raw output, then a footer.
-
-    Writes go through one O_APPEND descriptor. A write failure (disk full, quota) never
-    stops the run: the log stops growing and the failure becomes a note in the message.
-    """
-
-    def __init__(self, path):
-        self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self.lines = 0
-        self.error = None
-        self.lost_bytes = 0
-
-    def write(self, data):
-        if self.error is not None:
-            self.lost_bytes += len(data)
-            return
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self.fd, view):]
-        except OSError as exc:
-            self.error = "log write failed (%s); output after that is not in the log" % exc.strerror
-            self.lost_bytes += len(view)
-
-    def record(self, title, fields, sync=True):
-        """A delimited block of `key: value` lines, so readers can tell it from output."""
-        lines = ["%s %s ===" % (HEADER_MARK, title)]
-        lines += ["%s: %s" % (k, _clean(v)) for k, v in fields if v not in (None, "", [])]
-        data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
-        self.write(data)
-        self.lines += len(lines)
-        if sync:
-            self.sync()
-
-    def sync(self):
-        try:
-            os.fsync(self.fd)
-        except OSError:
-            pass
-
-    def close(self):
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
+def deliver_capped(msg, cfg):
+    """Deliver, unless the configuration is broken or the hourly cap is reached: then the
+    message waits in the outbox (never lost; `resend` sends it when the user chooses)."""
+    reason = None
+    if cfg.get("config_broken") and not cfg["dry_run"]:
+        reason = "configuration problem: %s" % cfg["config_broken"]
+    elif cfg["max_per_hour"] and not cfg["dry_run"]:
+        limiter = RateLimiter(os.path.join(_state_home(), "gpualert"), cfg["max_per_hour"])
+        if not limiter.allow():
+            reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
+    if reason is None:
+        return deliver(msg, cfg)
+    return _outbox_result(msg, cfg, "held: %s" % reason, "outbox")  # with its fallbacks
 
 
-def make_run_dir(log_dir, name, host, scheduler, rank, start):
-    """A fresh directory per run; array tasks and ranks never collide."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
-    parts = [stamp, re.sub(r"[^\w.-]+", "_", name)[:40]]
-    if scheduler.get("dir_tag"):
-        parts.append(scheduler["dir_tag"])
-    parts.append(host)
-    if rank is not None:
-        parts.append("rank%d" % rank)
-    base = os.path.join(log_dir, "-".join(parts))
-    for n in range(1000):
-        path = base if n == 0 else "%s.%d" % (base, n)
-        try:
-            os.makedirs(path)
-            return path
-        except OSError as exc:
-            if exc.errno != errno.EEXIST:
-                raise
-    raise GpuAlertError("cannot create a run directory under %s" % log_dir)
-
-
-def header_fields(argv, host, cwd, start, scheduler, rank):
-    fields = [("command", quote_argv(argv)), ("host", host), ("cwd", cwd),
-              ("start", iso_time(start)), ("pid", os.getpid()), ("gpualert", __version__)]
-    if scheduler:
-        fields.append(("scheduler", " ".join("%s=%s" % (k, v) for k, v in sorted(scheduler.items())
-                                             if k not in ("dir_tag", "label"))))
-    if rank is not None:
-        fields.append(("rank", rank))
-    return fields
-
-
-def footer_fields(child, start, end, log):
-    fields = [("end", iso_time(end)), ("duration", format_duration(end - start))]
-    if child.exec_error:
-        fields.append(("exec failed", "%s (exit status %d)" % (
-            child.exec_error[1], exit_status_for(None, child.exec_error))))
-    elif child.exit_code is not None and child.exit_code < 0:
-        fields.append(("signal", "%s (exit status %d)" % (
-            signal_name(-child.exit_code), exit_status_for(child.exit_code))))
-    else:
-        fields.append(("exit", child.exit_code))
-    if child.timed_out:
-        fields.append(("timeout", "gpualert's --timeout ended the run"))
-    if child.signals:
-        fields.append(("signals received", ", ".join(s for s, _ in child.signals)))
-    if log.lost_bytes:
-        fields.append(("lost", "%d bytes of output could not be written" % log.lost_bytes))
-    return fields
-
-
-# ==== Running the child ====
-
-
-def _signal_set():
-    return set(getattr(signal, n) for n in FORWARDED_SIGNALS) | {signal.SIGCHLD}
-
-
-def spawn_child(argv, env, out_fd, err_fd):
-    """fork+exec with the signal mask restored; -> (pid, None) or (None, (errno, message)).
-
-    Not subprocess: the wrapper blocks its signals to read who sent them (sigtimedwait), and
-    the child must start with the mask and dispositions a shell would give it.
-    """
-    err_r, err_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child side ends in exec or _exit
-        try:
-            os.close(err_r)
-            signal.pthread_sigmask(signal.SIG_SETMASK, [])
-            for name in ("SIGPIPE", "SIGXFSZ"):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-            os.dup2(out_fd, 1)
-            os.dup2(err_fd, 2)
-            os.execvpe(argv[0], argv, env)
-        except OSError as exc:
-            os.write(err_w, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
-        except BaseException as exc:
-            os.write(err_w, ("0:%s" % exc).encode())
-        os._exit(EXIT_NOT_EXECUTABLE)
-    os.close(err_w)
-    report = b""
-    while True:
-        chunk = os.read(err_r, 4096)
-        if not chunk:
-            break
-        report += chunk
-    os.close(err_r)
-    if not report:
-        return pid, None
-    os.waitpid(pid, 0)
-    code, _, message = report.decode("utf-8", "replace").partition(":")
-    return None, (int(code or 0), "%s: %s" % (message, argv[0]))
-
-
-class ChildPump(object):
-    """Streams the child's output to the terminal and the log, and relays signals.
-
-    Signals are blocked and collected with sigtimedwait, so the sender is known: a signal
-    the terminal or a scheduler daemon sent reached the whole job already, so it is not
-    sent to the child a second time; one sent to the wrapper alone is forwarded.
-    """
-
-    def __init__(self, pid, fds, log, cfg, kill_wait=lambda: None, on_stall=None, on_signal=None):
-        self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
-        self.fds = dict(fds)  # read fd -> our output fd
-        self.tail = bytearray()
-        self.output_lines = 0
-        self.signals = []  # (name, epoch)
-        self.exit_code = None
-        self.rusage = {}
-        self.timed_out = False
-        self.on_stall, self.on_signal = on_stall, on_signal
-        self.last_output = time.time()
-        self.stall_s = 0.0
-        self.stall_sent = False
-        self.kill_at = None
-        self.term_at = None
-        self.dead_outputs = set()
-        self.signal_set = _signal_set()
-        self.sigchld, self.reaped_at = True, 0.0
-
-    def run(self, timeout=None):
-        """Pump until the child has exited and its pipes are drained (or held open too long)."""
-        import select
-        poller = select.poll()
-        for fd in self.fds:
-            poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        deadline = time.time() + timeout if timeout else None
-        exited_at = None
-        while self.fds or self.exit_code is None:
-            self._wait_for_events(poller)
-            now = time.time()
-            if self.exit_code is None and (self.sigchld or now - self.reaped_at > 1.0):
-                self.sigchld, self.reaped_at = False, now
-                self._reap(0)
-            if self.exit_code is not None:
-                exited_at = exited_at or now
-                if now - exited_at > DRAIN_AFTER_EXIT_S:
-                    break  # a grandchild holds the pipes: stop reading, not waiting
-                continue
-            if deadline and now >= deadline and not self.timed_out:
-                self.timed_out = True
-                self._stop_child(now)
-            self._check_kill(now)
-            self._check_stall(now)
-        for fd in list(self.fds):
-            os.close(fd)
-
-    def _wait_for_events(self, poller):
-        if self.fds:
-            for fd, _ in poller.poll(POLL_S * 1000):
-                self._read(fd, poller)
-            self._take_signals(0)
-        else:  # the child closed its outputs but runs on: still relay and time it
-            self._take_signals(POLL_S)
-
-    def _read(self, fd, poller):
-        try:
-            data = os.read(fd, READ_CHUNK_BYTES)
-        except OSError:
-            data = b""
-        if not data:
-            poller.unregister(fd)
-            del self.fds[fd]
-            os.close(fd)
-            return
-        self._forward(self.fds[fd], data)
-        self.log.write(data)
-        self._remember(data)
-
-    def _forward(self, out_fd, data):
-        if out_fd in self.dead_outputs:
-            return
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out_fd, view):]
-        except OSError:
-            self.dead_outputs.add(out_fd)  # a closed terminal or pipe: keep logging
-
-    def _remember(self, data):
-        self.last_output = time.time()
-        self.tail += data
-        if len(self.tail) > 2 * TAIL_BYTES:
-            del self.tail[:-TAIL_BYTES]
-        self.output_lines += data.count(b"\n")
-
-    def _take_signals(self, wait_s):
-        while True:
-            info = signal.sigtimedwait(self.signal_set, wait_s)
-            if info is None:
-                return
-            wait_s = 0
-            if info.si_signo == signal.SIGCHLD:
-                self.sigchld = True
-            else:
-                self._relay(info)
-
-    def _relay(self, info):
-        name = signal_name(info.si_signo)
-        now = time.time()
-        self.signals.append((name, now))
-        if not _child_already_signalled(info):
-            _send(self.pid, info.si_signo)
-        if name in STOP_SIGNALS and self.term_at is None:
-            self.term_at = now
-            kill_wait = self.kill_wait()
-            if kill_wait:  # the scheduler's SIGKILL follows: leave time to notify before it
-                self.kill_at = now + min(_grace(self.cfg), kill_wait / 2.0)
-        if self.on_signal:
-            self.on_signal(name, info)
-
-    def _stop_child(self, now):
-        _send_tree(self.pid, signal.SIGTERM)
-        self.term_at = self.term_at or now
-        self.kill_at = now + _grace(self.cfg)
-
-    def _check_kill(self, now):
-        if self.kill_at and now >= self.kill_at and self.exit_code is None:
-            _send_tree(self.pid, signal.SIGKILL)
-            self.kill_at = None
-
-    def _check_stall(self, now):
-        stall = self.cfg.get("stall")
-        silent = now - self.last_output
-        if stall and silent >= stall:
-            self.stall_s = max(self.stall_s, silent)
-            if not self.stall_sent and self.on_stall:
-                self.stall_sent = True
-                self.on_stall(silent)
-
-    def _reap(self, flags):
-        try:
-            pid, status, usage = os.wait4(self.pid, os.WNOHANG if flags == 0 else 0)
-        except ChildProcessError:
-            self.exit_code = self.exit_code if self.exit_code is not None else -signal.SIGKILL
-            return
-        if pid == 0:
-            return
-        self.exit_code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        self.rusage = {"maxrss_kib": int(usage.ru_maxrss), "utime_s": round(usage.ru_utime, 3),
-                       "stime_s": round(usage.ru_stime, 3)}
-
-
-def _grace(cfg):
-    return GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
-
-
-def _send_tree(pid, signum):
-    """Signal the child and every descendant, children first found, like a scheduler ending
-    a job: a shell script's own children would otherwise outlive --timeout, holding GPUs."""
-    for target in [pid] + _descendants(pid):
-        _send(target, signum)
-
-
-def _descendants(pid):
-    parents = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-                parents.setdefault(int(fields[1]), []).append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    found, todo = [], [pid]
-    while todo:
-        kids = parents.get(todo.pop(), [])
-        found += kids
-        todo += kids
-    return found
-
-
-def _send(pid, signum):
-    try:
-        os.kill(pid, signum)
-    except OSError:
-        pass
-
-
-def _child_already_signalled(info):
-    """Did this signal reach the child too? Then forwarding it would deliver it twice.
-
-    The terminal's Ctrl-C goes to the whole foreground process group (the child is in
-    ours); a scheduler's daemon signals every process of the job step. Slurm's
-    `--signal=B:SIG` reaches only the batch shell, so a USR1/USR2 that a daemon sent to a
-    batch-script wrapper (no SLURM_STEP_ID) must still be passed on.
-    """
-    if info.si_code == SI_KERNEL:
-        return True
-    sender = _process_name(info.si_pid)
-    if sender not in SCHEDULER_DAEMONS:
-        return False
-    if info.si_signo in (signal.SIGUSR1, signal.SIGUSR2):
-        return bool(os.environ.get("SLURM_STEP_ID")) and os.environ.get("SLURM_STEP_ID") != "batch"
-    return True
-
-
-def _process_name(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as handle:
-            return handle.read().strip()
-    except (OSError, ValueError):
+def _array_report(result, cfg):
+    """Record this task; the task that completes the array gets the summary to send."""
+    sched = result.scheduler
+    summary = ArraySummary(os.path.join(_state_home(), "gpualert", "arrays"),
+                           sched["array_job_id"]).record(
+        sched.get("array_task_id"), result.status, result.classification.cls,
+        result.exit_status, result.host, round(result.end - result.start, 1),
+        {"log": result.log_path})
+    if summary is None:
         return None
+    lines = summary_lines(summary)
+    worst = summary["worst"][0] if summary["worst"] else {}
+    verdict = Classification(worst.get("class"), None, lines[1], None, None, None)
+    status = worst.get("status") or "SUCCESS"
+    return result._replace(status=status, name="array %s" % sched["array_job_id"],
+                           classification=verdict, tail=lines,
+                           scheduler=dict(sched, label=sched["array_job_id"]))
 
 
-# ==== The run: before, during and after the child ====
+def summary_lines(summary):
+    """An array summary as lines a person reads first."""
+    def counts(mapping):
+        return ", ".join("%s %d" % kv for kv in sorted(mapping.items(), key=lambda kv: -kv[1]))
+    lines = ["array %s: %d of %s tasks reported" % (summary["array_job_id"], summary["tasks"],
+                                                    summary["expected"] or "?"),
+             "by status: %s" % counts(summary["by_status"]),
+             "by class: %s" % (counts(summary["by_class"]) or "none")]
+    for entry in summary["worst"]:
+        lines.append("task %s: %s %s, exit %s, on %s, %s; log %s" % (
+            entry.get("task"), entry.get("status"), entry.get("class") or "-", entry.get("exit"),
+            entry.get("host"), format_duration(entry.get("duration_s")), entry.get("log")))
+    return lines
 
 
-def cmd_run(cli, cfg, sources, problems):
-    """Run the command; return its exit status whatever happens to the notification."""
-    argv, start = cli.command, time.time()
-    ctx = _start_context(argv, cfg, start, problems)
-    log = ctx["log"]
-    log.record("run started (gpualert %s)" % __version__,
-               header_fields(argv, ctx["host"], ctx["cwd"], start, ctx["scheduler"], ctx["rank"]))
-    ctx["header_lines"] = log.lines
-    ctx["mem_before"] = _safely(read_cgroup_memory, {})
-    child = _run_child(argv, cfg, ctx)
-    end = time.time()
-    # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
-    log.record("command ended", footer_fields(child, start, end, log), sync=False)
-    status = exit_status_for(child.exit_code, child.exec_error)
-    bound = _post_exit_bound(cfg, ctx, child)
-    ctx["deadline"] = time.time() + bound
-    _run_bounded(lambda: _after_exit(argv, cfg, ctx, child, start, end), bound,
-                 "notification did not finish within %.0fs; the run itself is unaffected" % bound,
-                 cfg["quiet"])
-    late = ctx.get("undelivered")
-    if late is not None:  # the bounded thread gave up mid-delivery: never lose the message
-        _outbox_result(late, cfg, "notification ran out of time", "outbox")
-    for notice in ctx.get("early", []):  # a stalled/warning notice still on its way
-        notice.result(max(0.0, ctx["deadline"] - time.time()))
-    log.close()
-    return status
+def _summary_line(result, delivery):
+    """What the user sees on stderr: the verdict, the log, where the message went."""
+    verdict = result.classification
+    cause = verdict.cls or "no failure found"
+    if verdict.detail:
+        cause += ": %s" % verdict.detail
+    if verdict.line:
+        cause += " (log line %s)" % verdict.line
+    where = delivery.get("detail") or delivery.get("outcome")
+    if delivery.get("outbox_path") and delivery["outbox_path"] not in where:
+        where = "%s: %s" % (where, delivery["outbox_path"])
+    return "%s %s\ngpualert: log: %s\ngpualert: message: %s" % (
+        result.status, cause, result.log_path, where)
 
+
+def _notify_early(ctx, cfg, status, silent_s, detail=None):
+    """A notice while the child still runs (stalled, time limit near); never blocks it."""
+    def send():
+        pump = ctx.get("pump")
+        detail_text = detail or "no output for %s" % format_duration(silent_s)
+        verdict = Classification("walltime" if status == "WARNING" else None, None,
+                                 detail_text, None, None, None)
+        result = RunResult(status, ctx["name"], [], ctx["host"], ctx["cwd"], time.time(), None,
+                           None, None, None, verdict, ctx["log"].path, ctx["run_dir"],
+                           tail_lines(pump.tail) if pump else [], {}, ctx["scheduler"],
+                           [detail_text], {})
+        msg, _ = build_message(result, cfg)
+        delivery = deliver_capped(msg, cfg)
+        if not cfg["quiet"]:
+            _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
+    if cfg["notify"] != "never":
+        ctx.setdefault("early", []).append(Background(send))
+
+
+# ==== Orchestrator: the run ====
 
 def _start_context(argv, cfg, start, problems):
     """Everything known before the child exists: host, cwd, scheduler, rank, the log."""
@@ -4737,87 +4640,138 @@ def _deliver_result(result, cfg, ctx):
     return delivery, manifest
 
 
-def deliver_capped(msg, cfg):
-    """Deliver, unless the configuration is broken or the hourly cap is reached: then the
-    message waits in the outbox (never lost; `resend` sends it when the user chooses)."""
-    reason = None
-    if cfg.get("config_broken") and not cfg["dry_run"]:
-        reason = "configuration problem: %s" % cfg["config_broken"]
-    elif cfg["max_per_hour"] and not cfg["dry_run"]:
-        limiter = RateLimiter(os.path.join(_state_home(), "gpualert"), cfg["max_per_hour"])
-        if not limiter.allow():
-            reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
-    if reason is None:
-        return deliver(msg, cfg)
-    return _outbox_result(msg, cfg, "held: %s" % reason, "outbox")  # with its fallbacks
+# ==== Orchestrator: watch ====
+
+# ---- watch: follow submitted Slurm jobs ----
+
+def poll_job(job_id, run=None):
+    """One look at a Slurm job. -> list of job-info dicts (an array id gives one per task),
+    or [] when no source knows the job, or None when every source failed (retry later).
+    Sources in order: scontrol show job -o, squeue -t all, sacct."""
+    run = run or run_command
+    notes = []
+    out = _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
+    recs = parse_scontrol(out)
+    if recs:
+        return [job_info_from_scontrol(r) for r in recs]
+    answered = out is not None
+    argv = ["squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%i|%T|%r"]
+    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
+    rows = [line.split("|") for line in (out or "").splitlines() if line.count("|") == 2]
+    if rows:
+        return [_job_info(r[0], r[1], None, {"Reason": r[2]}, "squeue") for r in rows]
+    answered = answered or out is not None
+    argv = ["sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State,ExitCode"]
+    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
+    rows = parse_sacct(out)
+    if rows:
+        return [_job_info(r[0], r[1], r[2], {}, "sacct") for r in rows]
+    return [] if answered or out is not None else None
 
 
-def _array_report(result, cfg):
-    """Record this task; the task that completes the array gets the summary to send."""
-    sched = result.scheduler
-    summary = ArraySummary(os.path.join(_state_home(), "gpualert", "arrays"),
-                           sched["array_job_id"]).record(
-        sched.get("array_task_id"), result.status, result.classification.cls,
-        result.exit_status, result.host, round(result.end - result.start, 1),
-        {"log": result.log_path})
-    if summary is None:
+def _job_info(job_id, state, exit_text, rec, source):
+    """The job-info dict cmd_watch reports, with the classifier's facts."""
+    state = (state or "").split()[0].rstrip("+") if state else ""
+    code, sig = parse_exit_code(exit_text)
+    info = {"job_id": job_id, "label": job_id, "state": state, "done": state in SLURM_FINAL_STATES,
+            "reason": rec.get("Reason"), "exit_code": code, "signal": sig, "source": source,
+            "name": None, "stdout": None, "stderr": None, "end_time": parse_slurm_time(rec.get("EndTime")),
+            "start_time": parse_slurm_time(rec.get("StartTime"))}
+    info["facts"] = slurm_facts(state, code, sig, rec.get("Reason"))
+    return info
+
+
+def watch_jobs(job_ids, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
+               max_interval=WATCH_MAX_INTERVAL_S, unknown_retries=WATCH_UNKNOWN_RETRIES,
+               max_wait=None, on_done=None):
+    """Poll until every job has ended. -> list of job-info dicts (one per job, one per
+    array task), in the order they ended; on_done(info) is called as each ends. A job no
+    source knows for `unknown_retries` polls in a row ends as state "UNKNOWN". When the
+    scheduler fails to answer, the wait doubles up to max_interval."""
+    pending = [str(j) for j in job_ids]
+    unknown = dict((j, 0) for j in pending)
+    results, wait, began = [], max(0.1, float(interval)), clock()
+    while pending:
+        trouble = False
+        for job_id in list(pending):
+            infos = _poll_safely(job_id, run)
+            if infos is None:
+                trouble = True
+                continue
+            if not infos:
+                unknown[job_id] += 1
+                if unknown[job_id] < unknown_retries:
+                    continue
+                infos = [_unknown_info(job_id, unknown[job_id])]
+            unknown[job_id] = 0
+            if all(i["done"] or i["state"] == "UNKNOWN" for i in infos):
+                pending.remove(job_id)
+                for info in infos:
+                    results.append(info)
+                    _call_safely(on_done, info)
+        if not pending:
+            break
+        if max_wait is not None and clock() - began >= max_wait:
+            for job_id in pending:
+                results.append(_unknown_info(job_id, None, "still running after %.0fs" % max_wait))
+            break
+        wait = min(max_interval, wait * 2) if trouble else max(0.1, float(interval))
+        sleep(wait)
+    return results
+
+
+def _poll_safely(job_id, run):
+    try:
+        return poll_job(job_id, run)
+    except Exception:
         return None
-    lines = summary_lines(summary)
-    worst = summary["worst"][0] if summary["worst"] else {}
-    verdict = Classification(worst.get("class"), None, lines[1], None, None, None)
-    status = worst.get("status") or "SUCCESS"
-    return result._replace(status=status, name="array %s" % sched["array_job_id"],
-                           classification=verdict, tail=lines,
-                           scheduler=dict(sched, label=sched["array_job_id"]))
 
 
-def summary_lines(summary):
-    """An array summary as lines a person reads first."""
-    def counts(mapping):
-        return ", ".join("%s %d" % kv for kv in sorted(mapping.items(), key=lambda kv: -kv[1]))
-    lines = ["array %s: %d of %s tasks reported" % (summary["array_job_id"], summary["tasks"],
-                                                    summary["expected"] or "?"),
-             "by status: %s" % counts(summary["by_status"]),
-             "by class: %s" % (counts(summary["by_class"]) or "none")]
-    for entry in summary["worst"]:
-        lines.append("task %s: %s %s, exit %s, on %s, %s; log %s" % (
-            entry.get("task"), entry.get("status"), entry.get("class") or "-", entry.get("exit"),
-            entry.get("host"), format_duration(entry.get("duration_s")), entry.get("log")))
-    return lines
+def _call_safely(fn, *args):
+    if fn is None:
+        return None
+    try:
+        return fn(*args)
+    except Exception as exc:
+        sys.stderr.write("gpualert: watch: %s: %s\n" % (type(exc).__name__, exc))
+        return None
 
 
-def _summary_line(result, delivery):
-    """What the user sees on stderr: the verdict, the log, where the message went."""
-    verdict = result.classification
-    cause = verdict.cls or "no failure found"
-    if verdict.detail:
-        cause += ": %s" % verdict.detail
-    if verdict.line:
-        cause += " (log line %s)" % verdict.line
-    where = delivery.get("detail") or delivery.get("outcome")
-    if delivery.get("outbox_path") and delivery["outbox_path"] not in where:
-        where = "%s: %s" % (where, delivery["outbox_path"])
-    return "%s %s\ngpualert: log: %s\ngpualert: message: %s" % (
-        result.status, cause, result.log_path, where)
+def _unknown_info(job_id, polls, note=None):
+    info = _job_info(job_id, "", None, {}, None)
+    info.update(state="UNKNOWN", done=False,
+                note=note or "no scheduler command knows this job (%s polls)" % polls)
+    info["facts"] = {"scheduler_state": "UNKNOWN"}
+    return info
 
 
-def _notify_early(ctx, cfg, status, silent_s, detail=None):
-    """A notice while the child still runs (stalled, time limit near); never blocks it."""
-    def send():
-        pump = ctx.get("pump")
-        detail_text = detail or "no output for %s" % format_duration(silent_s)
-        verdict = Classification("walltime" if status == "WARNING" else None, None,
-                                 detail_text, None, None, None)
-        result = RunResult(status, ctx["name"], [], ctx["host"], ctx["cwd"], time.time(), None,
-                           None, None, None, verdict, ctx["log"].path, ctx["run_dir"],
-                           tail_lines(pump.tail) if pump else [], {}, ctx["scheduler"],
-                           [detail_text], {})
-        msg, _ = build_message(result, cfg)
-        delivery = deliver_capped(msg, cfg)
-        if not cfg["quiet"]:
-            _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
-    if cfg["notify"] != "never":
-        ctx.setdefault("early", []).append(Background(send))
+def _report_watched(info, cfg):
+    classification = None
+    if info["state"] != "UNKNOWN":
+        classification = classify_watched(info)
+    delivery = notify_watched(info, classification, cfg)
+    if not cfg.get("quiet"):
+        sys.stdout.write("%s %s exit=%s class=%s log=%s\n" % (
+            info["label"], info["state"], info["facts"].get("exit_code"),
+            getattr(classification, "cls", None), info.get("log_path") or info.get("stdout")))
+        sys.stdout.flush()
+    return delivery
+
+
+def classify_watched(info):
+    """Classify the job's stderr, then its stdout (when separate): the first finding wins.
+    With no readable log, the scheduler's facts alone."""
+    first = None
+    for path in (info.get("stderr"), info.get("stdout")):
+        if not path or path == info.get("log_path") or not os.path.isfile(path):
+            continue
+        verdict = classify_log(path, dict(info["facts"]))
+        if first is None:
+            first, info["log_path"] = verdict, path
+        if verdict is not None and verdict.cls is not None:
+            info["log_path"] = path
+            return verdict
+    return first if first is not None else classify_text("", dict(info["facts"]))
 
 
 def notify_watched(info, verdict, cfg):
@@ -4861,8 +4815,7 @@ def _file_tail_lines(path, max_bytes=256 * 1024):
         return []
 
 
-# ==== Configuration ====
-
+# ==== CLI: configuration ====
 
 def _option_env(key):
     return ENV_PREFIX + key.upper() if key != "from_addr" else ENV_PREFIX + "FROM"
@@ -4989,6 +4942,111 @@ def _group_readable(path):
         return False
 
 
+# ==== CLI: commands ====
+
+def _format_plain(path, c):
+    if c.cls is None:
+        return "%s: success (no failure evidence)" % path
+    where = " line %d" % c.line if c.line else ""
+    out = "%s: %s [%s]%s: %s" % (path, c.cls, c.rule, where, c.detail)
+    if c.evidence:
+        out += "\n    > " + c.evidence
+    return out + "\n    hint: " + c.remediation
+
+
+def cmd_classify(args):
+    """`gpualert classify LOG...`: classify finished logs offline. 0 if all read, else 2."""
+    import json
+    facts = {}
+    if getattr(args, "exit_code", None) is not None:
+        facts["exit_code"] = args.exit_code
+    status = 0
+    for path in args.logs:
+        try:
+            c = classify_log(path, dict(facts))
+        except (OSError, IOError) as exc:
+            why = getattr(exc, "strerror", None) or exc
+            sys.stderr.write("gpualert: error: cannot read %s: %s\n" % (path, why))
+            status = 2
+            continue
+        if getattr(args, "json", False):
+            print(json.dumps({"path": path, "class": c.cls, "detail": c.detail, "line": c.line,
+                              "evidence": c.evidence, "remediation": c.remediation}))
+        else:
+            print(_format_plain(path, c))
+    return status
+
+
+def cmd_resend(args, cfg):
+    """`gpualert resend`: flush the outbox. 0 if nothing is left, else 1."""
+    counts = resend_outbox(cfg)
+    print("gpualert: resend: %d sent, %d failed, %d remaining in %s" % (
+        counts["sent"], counts["failed"], counts["remaining"], counts["outbox"]))
+    for line in counts["details"][:20]:
+        sys.stderr.write("gpualert:   %s\n" % line)
+    return 0 if counts["remaining"] == 0 else 1
+
+
+def _test_result(cfg):
+    now = time.time()
+    kind, where = _choose_transport(cfg)
+    return RunResult(
+        status="TEST", name="test-email", argv=["gpualert", "test-email"], host=_hostname(),
+        cwd=os.getcwd(), start=now, end=now, exit_code=0, exit_status=0, signal_name=None,
+        classification=Classification(None, None, None, None, None, None), log_path=None,
+        run_dir=None, tail=["This is a test message from gpualert."], rusage={}, scheduler={},
+        notes=["transport: %s %s" % (kind, where)], gpu={})
+
+
+def cmd_test_email(args, cfg):
+    """`gpualert test-email`: send a small message; 0 if sent (or dry run), else 1."""
+    msg, _ = build_message(_test_result(cfg), cfg)
+    out = deliver(msg, cfg)
+    print("gpualert: test email %s via %s: %s" % (out["outcome"], out["transport"],
+                                                   out["detail"]))
+    return 0 if out["outcome"] in ("sent", "dry-run") else 1
+
+
+def cmd_watch(args, cfg):
+    """`gpualert watch JOBID...`: follow Slurm jobs until they end; classify each job's
+    log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
+    Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
+    interval = max(1.0, float(getattr(args, "interval", None) or WATCH_INTERVAL_S))
+    results = watch_jobs(args.job_ids, interval=interval,
+                         max_interval=max(interval, WATCH_MAX_INTERVAL_S),
+                         max_wait=getattr(args, "max_wait", None),
+                         on_done=lambda info: _report_watched(info, cfg))
+    return 0 if all(r["state"] != "UNKNOWN" for r in results) else 1
+
+
+def cmd_run(cli, cfg, sources, problems):
+    """Run the command; return its exit status whatever happens to the notification."""
+    argv, start = cli.command, time.time()
+    ctx = _start_context(argv, cfg, start, problems)
+    log = ctx["log"]
+    log.record("run started (gpualert %s)" % __version__,
+               header_fields(argv, ctx["host"], ctx["cwd"], start, ctx["scheduler"], ctx["rank"]))
+    ctx["header_lines"] = log.lines
+    ctx["mem_before"] = _safely(read_cgroup_memory, {})
+    child = _run_child(argv, cfg, ctx)
+    end = time.time()
+    # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
+    log.record("command ended", footer_fields(child, start, end, log), sync=False)
+    status = exit_status_for(child.exit_code, child.exec_error)
+    bound = _post_exit_bound(cfg, ctx, child)
+    ctx["deadline"] = time.time() + bound
+    _run_bounded(lambda: _after_exit(argv, cfg, ctx, child, start, end), bound,
+                 "notification did not finish within %.0fs; the run itself is unaffected" % bound,
+                 cfg["quiet"])
+    late = ctx.get("undelivered")
+    if late is not None:  # the bounded thread gave up mid-delivery: never lose the message
+        _outbox_result(late, cfg, "notification ran out of time", "outbox")
+    for notice in ctx.get("early", []):  # a stalled/warning notice still on its way
+        notice.result(max(0.0, ctx["deadline"] - time.time()))
+    log.close()
+    return status
+
+
 def cmd_config(cli, cfg, sources, problems):
     """Print the effective configuration, secrets masked, with where each value came from."""
     for key in sorted(k for k in cfg if k != "config_broken"):
@@ -5003,7 +5061,7 @@ def cmd_config(cli, cfg, sources, problems):
     return 0
 
 
-# ==== Command line ====
+# ==== CLI: command line ====
 
 SUBCOMMANDS = ("run", "classify", "watch", "resend", "test-email", "config")
 # Extra options of some subcommands: (flag, key, kind, metavar, help).
