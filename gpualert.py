@@ -2620,6 +2620,516 @@ def _build_minimal(result, cfg, exc):
     return msg
 
 
+# ==== Pure core: channels ====
+# A channel is one --notify-url: a chat or push service that gets a short message beside
+# the e-mail. Parsing a URL, masking its secrets and building the request each service
+# documents are pure; posting the request is an edge (Edges: HTTP channels).
+
+Channel = collections.namedtuple("Channel", "service url masked when secrets parts")
+HttpRequest = collections.namedtuple("HttpRequest", "method url headers body")
+#: What every channel says about a run: title, severity, (label, value) fields, plain text.
+ChannelSummary = collections.namedtuple(
+    "ChannelSummary", "title status cls severity fields evidence text")
+
+CHANNEL_WHEN_PARAM = "gpualert_when"
+#: Schemes gpualert speaks itself; any other scheme goes to `apprise` when it is installed.
+NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover", "tgram",
+                  "matrix", "matrixs", "json", "jsons")
+_SEVERITY_OF = {"FAILED": "failure", "TIMEOUT": "failure", "PREEMPTED": "warning",
+                "INTERRUPTED": "warning", "STALLED": "warning", "WARNING": "warning"}
+_SECRET_QUERY_RE = re.compile(r"(?i)token|key|sig|secret|pass|auth|code")
+_PROGRESS_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\||(?i:\b(?:epoch|step|iter(?:ation)?)\b\s*[:=#]?\s*\d+)")
+MASK = "***"
+
+
+def mask_text(text, secrets):
+    """text with every secret (and its percent-encoded form) replaced by ***."""
+    text = str(text)
+    for secret in sorted(secrets or (), key=len, reverse=True):
+        if secret and len(secret) >= 3:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def mask_url(url):
+    """The URL as gpualert shows it anywhere: tokens, passwords and topics as ***."""
+    try:
+        return parse_channel(url).masked
+    except ConfigError:
+        return _mask_unparsed(url)
+
+
+def _mask_unparsed(url):
+    scheme, sep, _ = str(url).partition("://")
+    return (_clean(scheme, 20) + "://" + MASK) if sep else MASK
+
+
+def parse_channel(url):
+    """One --notify-url -> Channel; ConfigError (with the URL masked) if it cannot be used."""
+    from urllib.parse import urlsplit
+    raw = str(url).strip()
+    if not raw or not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw) or re.search(r"\s", raw):
+        raise ConfigError("notify URL %s: not a URL (want e.g. https://hooks.slack.com/... "
+                          "or ntfys://host/topic)" % _mask_unparsed(raw))
+    raw, when = _pop_when(raw)
+    scheme = raw.split("://", 1)[0].lower()
+    if scheme not in NATIVE_SCHEMES:
+        return Channel("apprise", raw, _mask_unparsed(raw), when, (_after_scheme(raw),), {})
+    try:
+        split = urlsplit(raw)
+        service, secrets, parts = _CHANNEL_PARSERS[scheme](split, raw)
+    except (ValueError, IndexError) as exc:
+        raise ConfigError("notify URL %s: %s" % (_mask_unparsed(raw), exc))
+    secrets = tuple(s for s in secrets if s)
+    secrets += tuple(_quote(s) for s in secrets if _quote(s) != s)
+    return Channel(service, raw, mask_text(raw, secrets), when, secrets, parts)
+
+
+def _after_scheme(raw):
+    return raw.split("://", 1)[1]
+
+
+def _quote(text):
+    from urllib.parse import quote
+    return quote(text, safe="")
+
+
+def _pop_when(raw):
+    """Remove ?gpualert_when=always|failure|never; (url without it, value or None)."""
+    base, sep, query = raw.partition("?")
+    if not sep:
+        return raw, None
+    query, hash_sep, fragment = query.partition("#")
+    keep, when = [], None
+    for item in query.split("&"):
+        name, _, value = item.partition("=")
+        if name == CHANNEL_WHEN_PARAM:
+            if value not in ("always", "failure", "never"):
+                raise ConfigError("notify URL %s: %s=%r is not one of always, failure, never"
+                                  % (_mask_unparsed(raw), CHANNEL_WHEN_PARAM, value))
+            when = value
+        elif item:
+            keep.append(item)
+    out = base + ("?" + "&".join(keep) if keep else "") + (hash_sep + fragment)
+    return out, when
+
+
+def _userinfo(split):
+    """(user, password) from the URL, percent-decoded; None where absent."""
+    from urllib.parse import unquote
+    netloc = split.netloc
+    if "@" not in netloc:
+        return None, None
+    info = netloc.rsplit("@", 1)[0]
+    user, sep, password = info.partition(":")
+    return (unquote(user) or None), (unquote(password) if sep else None)
+
+
+def _host_port(split, secure):
+    host = split.hostname
+    if not host:
+        raise ValueError("no host")
+    port = split.port  # ValueError for a port that is not a number
+    default = 443 if secure else 80
+    shown = "[%s]" % host if ":" in host else host
+    return "%s://%s%s" % ("https" if secure else "http", shown,
+                          "" if port in (None, default) else ":%d" % port)
+
+
+def _path_parts(split):
+    from urllib.parse import unquote
+    return [unquote(p) for p in split.path.split("/") if p]
+
+
+def _parse_webhook(split, raw):
+    """An https:// (or http://) webhook URL: the service is told by its host and path."""
+    host = (split.hostname or "").lower()
+    path = _path_parts(split)
+    query = _query_pairs(split)
+    query_secrets = [v for k, v in query if _SECRET_QUERY_RE.search(k)]
+    for service, test, secret_of in _WEBHOOK_KINDS:
+        if test(host, path):
+            return service, secret_of(path) + query_secrets + _userinfo_secrets(split), {}
+    raise ValueError("cannot tell which service this is (Slack, Discord, Teams, Google Chat, "
+                     "Mattermost, Rocket.Chat and ntfy webhooks are known; use json(s)://HOST/PATH "
+                     "for a plain JSON POST)")
+
+
+def _query_pairs(split):
+    from urllib.parse import parse_qsl
+    return parse_qsl(split.query, keep_blank_values=True)
+
+
+def _userinfo_secrets(split):
+    user, password = _userinfo(split)
+    return [password] if password else ([user] if user else [])
+
+
+def _is_teams(host, path):
+    return (host.endswith(".webhook.office.com") or host.endswith(".logic.azure.com")
+            or host.endswith("powerplatform.com") or host.endswith("powerautomate.com")
+            or host == "flow.microsoft.com" or "powerautomate" in path)
+
+
+def _teams_secrets(path):
+    idx = [i for i, p in enumerate(path) if p.lower() in ("incomingwebhook", "webhookb2")]
+    return path[idx[0] + 1:] if idx else []
+
+
+_WEBHOOK_KINDS = (  # (service, test(host, path segments), secrets(path segments))
+    ("slack", lambda h, p: h == "hooks.slack.com", lambda p: p[1:]),
+    ("discord", lambda h, p: (h in ("discord.com", "discordapp.com") or h.endswith(".discord.com"))
+     and p[:2] == ["api", "webhooks"], lambda p: p[3:]),
+    ("teams", _is_teams, _teams_secrets),
+    ("googlechat", lambda h, p: h == "chat.googleapis.com", lambda p: []),
+    ("mattermost", lambda h, p: len(p) == 2 and p[0] == "hooks", lambda p: p[1:]),
+    ("rocketchat", lambda h, p: len(p) == 3 and p[0] == "hooks", lambda p: p[1:]),
+    ("ntfy", lambda h, p: (h == "ntfy.sh" or h.startswith("ntfy.")) and len(p) == 1,
+     lambda p: p),
+)
+
+
+def _parse_ntfy(split, raw):
+    """ntfy(s)://[USER:PASS@|:TOKEN@]HOST[:PORT]/TOPIC, or ntfy://TOPIC for ntfy.sh."""
+    path = _path_parts(split)
+    secure = split.scheme.lower() == "ntfys"
+    if not path:  # apprise's short form: the host part is a topic on the public server
+        topic, base = split.hostname, "https://ntfy.sh"
+    elif len(path) == 1:
+        topic, base = path[0], _host_port(split, secure)
+    else:
+        raise ValueError("want one topic: ntfy(s)://HOST/TOPIC")
+    if not topic:
+        raise ValueError("no topic")
+    user, password = _userinfo(split)
+    return "ntfy", [topic, password, user if password is None else None], {
+        "endpoint": base + "/" + _quote(topic), "user": user, "password": password}
+
+
+def _parse_gotify(split, raw):
+    """gotify(s)://HOST[:PORT][/PATH]/APPTOKEN -> POST .../message."""
+    path = _path_parts(split)
+    if not path:
+        raise ValueError("no application token: gotify(s)://HOST/TOKEN")
+    base = _host_port(split, split.scheme.lower() == "gotifys")
+    prefix = "".join("/" + _quote(p) for p in path[:-1])
+    return "gotify", [path[-1]], {"endpoint": base + prefix + "/message", "token": path[-1]}
+
+
+def _parse_pover(split, raw):
+    """pover://USERKEY@APPTOKEN (apprise's form) -> Pushover's messages API."""
+    netloc = split.netloc
+    if "@" not in netloc:
+        raise ValueError("want pover://USERKEY@APPTOKEN")
+    user, token = netloc.rsplit("@", 1)
+    if not user or not token:
+        raise ValueError("want pover://USERKEY@APPTOKEN")
+    return "pushover", [user, token], {"endpoint": "https://api.pushover.net/1/messages.json",
+                                       "user": user, "token": token}
+
+
+def _parse_tgram(split, raw):
+    """tgram://BOTTOKEN/CHATID -> the Bot API's sendMessage (the token holds a colon, so the
+    netloc is taken as it is, not as host:port)."""
+    token = split.netloc
+    chats = _path_parts(split)
+    if not token or len(chats) != 1:
+        raise ValueError("want tgram://BOTTOKEN/CHATID (one chat; repeat --notify-url for more)")
+    return "telegram", [token], {"endpoint": "https://api.telegram.org/bot%s/sendMessage" % token,
+                                 "chat_id": chats[0]}
+
+
+def _parse_matrix(split, raw):
+    """matrix(s)://[USER:]TOKEN@HOST[:PORT]/#ROOM (alias), /!ROOMID:SERVER or /ROOM."""
+    user, password = _userinfo(split)
+    token = password if password is not None else user
+    if not token:
+        raise ValueError("no access token: matrix(s)://USER:TOKEN@HOST/#room")
+    path = [p for p in _path_parts(split)] + ([split.fragment] if split.fragment else [])
+    if len(path) != 1:
+        raise ValueError("want one room: matrix(s)://USER:TOKEN@HOST/#room:server")
+    room = path[0]
+    if room[0] not in "#!":
+        room = "#" + room
+    return "matrix", [token], {"base": _host_port(split, split.scheme.lower() == "matrixs"),
+                               "token": token, "room": room}
+
+
+def _parse_json(split, raw):
+    """json(s)://[USER:PASS@]HOST[:PORT]/PATH -> POST the run record as JSON."""
+    base = _host_port(split, split.scheme.lower() == "jsons")
+    path = split.path or "/"
+    query = ("?" + split.query) if split.query else ""
+    user, password = _userinfo(split)
+    secrets = [password] + [v for k, v in _query_pairs(split) if _SECRET_QUERY_RE.search(k)]
+    return "json", secrets, {"endpoint": base + path + query, "user": user, "password": password}
+
+
+_CHANNEL_PARSERS = {
+    "http": _parse_webhook, "https": _parse_webhook, "ntfy": _parse_ntfy, "ntfys": _parse_ntfy,
+    "gotify": _parse_gotify, "gotifys": _parse_gotify, "pover": _parse_pover,
+    "tgram": _parse_tgram, "matrix": _parse_matrix, "matrixs": _parse_matrix,
+    "json": _parse_json, "jsons": _parse_json,
+}
+
+
+def channel_wants(channel, status, notify):
+    """Does this channel get a message with this status? Its own when, else --notify."""
+    return should_notify(status, channel.when or notify)
+
+
+# ---- what a channel says ----
+
+def channel_summary(result):
+    """The short form of a run for chat and push: title, severity and a few fields."""
+    c = _classification(result)
+    status = _clean(result.status or "UNKNOWN", 20).upper()
+    job = _clean(result.name, 80) or "job"
+    label = _job_label(result.scheduler)
+    fields = [("Status", status + (" (%s)" % c.cls if c.cls else "")),
+              ("Job", job + (" (job %s)" % label if label else ""))]
+    evidence = _clean(c.evidence or c.detail, 500)
+    if evidence:
+        fields.append(("Decisive line", ("line %s: " % c.line if c.line else "") + evidence))
+    progress = last_progress(result.tail or [])
+    if progress:
+        fields.append(("Progress", progress))
+    fields += [("Duration", format_duration(_duration_s(result))), ("Exit", _exit_brief(result)),
+               ("Host", _clean(result.host, 80) or "?"), ("Log", _clean(result.log_path, 300) or "(none)")]
+    if c.remediation:
+        fields.append(("Hint", _clean(c.remediation, 300)))
+    title = render_subject(result)
+    text = "\n".join("%s: %s" % kv for kv in fields)
+    return ChannelSummary(title, status, c.cls, _SEVERITY_OF.get(status, "ok"), fields,
+                          evidence, text)
+
+
+def last_progress(tail):
+    """The last line of the tail that shows progress (450/5000, 45%|, epoch 3), clipped."""
+    for line in reversed(list(tail)[-TAIL_LINES:]):
+        text = _clean(line)
+        if text and _PROGRESS_RE.search(text):
+            return _fit(text, 160)
+    return None
+
+
+def _fit(text, limit):
+    """At most `limit` characters; a clipped text ends with '...'."""
+    text = str(text)
+    return text if len(text) <= limit else text[:max(0, limit - 3)] + "..."
+
+
+def _json_body(payload):
+    import json
+    return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def _json_request(url, payload, headers=None):
+    head = {"Content-Type": "application/json; charset=utf-8"}
+    head.update(headers or {})
+    return HttpRequest("POST", url, head, _json_body(payload))
+
+
+_COLOUR = {"failure": 0xD32F2F, "warning": 0xF9A825, "ok": 0x2E7D32}
+_EMOJI = {"failure": ":rotating_light:", "warning": ":warning:", "ok": ":white_check_mark:"}
+
+
+def _slack_escape(text):
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def build_slack(channel, summary):
+    """Slack incoming webhook: fallback text plus blocks (header <= 150, section <= 3000)."""
+    lines = "\n".join("*%s:* %s" % (k, _slack_escape(v)) for k, v in summary.fields
+                      if k != "Decisive line")
+    blocks = [{"type": "header", "text": {"type": "plain_text", "text": _fit(summary.title, 150)}},
+              {"type": "section", "text": {"type": "mrkdwn", "text": _fit(lines, 3000)}}]
+    if summary.evidence:
+        quoted = "```%s```" % _fit(_slack_escape(summary.evidence).replace("```", "'''"), 2990)
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": quoted}})
+    text = "%s %s" % (_EMOJI[summary.severity], _slack_escape(summary.title))
+    return _json_request(channel.url, {"text": _fit(text, 3000), "blocks": blocks})
+
+
+def build_discord(channel, summary):
+    """Discord execute-webhook: content <= 2,000; one embed (title 256, description 4,096,
+    field values 1,024, 6,000 in all); mentions from log text never ping anyone."""
+    fields = [{"name": _fit(k, 256), "value": _fit(v, 1024), "inline": k in ("Duration", "Exit", "Host")}
+              for k, v in summary.fields if k not in ("Status", "Decisive line")][:25]
+    desc = "```\n%s\n```" % _fit(summary.evidence.replace("```", "'''"), 3900) if summary.evidence else ""
+    embed = {"title": _fit(summary.title, 256), "color": _COLOUR[summary.severity],
+             "description": desc, "fields": fields}
+    while _embed_chars(embed) > 6000 and embed["fields"]:
+        embed["fields"].pop()
+    return _json_request(channel.url, {"content": _fit(summary.title, 2000), "embeds": [embed],
+                                       "allowed_mentions": {"parse": []}})
+
+
+def _embed_chars(embed):
+    return len(embed["title"]) + len(embed["description"]) + sum(
+        len(f["name"]) + len(f["value"]) for f in embed["fields"])
+
+
+def build_teams(channel, summary):
+    """Teams Workflows ('When a Teams webhook request is received'): an Adaptive Card."""
+    colour = {"failure": "Attention", "warning": "Warning", "ok": "Good"}[summary.severity]
+    body = [{"type": "TextBlock", "text": _fit(summary.title, 400), "weight": "Bolder",
+             "size": "Medium", "wrap": True, "color": colour},
+            {"type": "FactSet", "facts": [{"title": k, "value": _fit(v, 1000)} for k, v in
+                                          summary.fields if k != "Decisive line"]}]
+    if summary.evidence:
+        body.append({"type": "TextBlock", "text": _fit(summary.evidence, 2000), "wrap": True,
+                     "fontType": "Monospace"})
+    card = {"$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+            "type": "AdaptiveCard", "version": "1.4", "body": body}
+    return _json_request(channel.url, {"type": "message", "attachments": [
+        {"contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": None,
+         "content": card}]})
+
+
+def build_googlechat(channel, summary):
+    """Google Chat incoming webhook: a text message (4,096 characters at most)."""
+    text = "*%s*\n%s" % (summary.title, summary.text)
+    return _json_request(channel.url, {"text": _fit(text, 4096)})
+
+
+def build_mattermost(channel, summary):
+    """Mattermost incoming webhook: text plus a Slack-style coloured attachment (<= 4,000)."""
+    fields = [{"short": k in ("Duration", "Exit", "Host"), "title": k, "value": _fit(v, 1000)}
+              for k, v in summary.fields]
+    attachment = {"fallback": _fit(summary.title, 300), "color": "#%06X" % _COLOUR[summary.severity],
+                  "title": _fit(summary.title, 300), "fields": fields}
+    return _json_request(channel.url, {"text": _fit(summary.title, 4000), "username": "gpualert",
+                                       "attachments": [attachment]})
+
+
+def build_rocketchat(channel, summary):
+    """Rocket.Chat incoming webhook: text plus one coloured attachment."""
+    return _json_request(channel.url, {"text": _fit(summary.title, 4000), "attachments": [
+        {"title": _fit(summary.title, 300), "text": _fit(summary.text, 4000),
+         "color": "#%06X" % _COLOUR[summary.severity]}]})
+
+
+def _header_text(text):
+    """A header value: ASCII as it is, anything else as an RFC 2047 word (ntfy decodes it)."""
+    import base64
+    text = _clean(text, 250)
+    try:
+        text.encode("ascii")
+        return text
+    except UnicodeEncodeError:
+        return "=?UTF-8?B?%s?=" % base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def _basic_auth(user, password):
+    import base64
+    pair = ("%s:%s" % (user or "", password or "")).encode("utf-8")
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def build_ntfy(channel, summary):
+    """ntfy publish: POST /TOPIC, the body is the message (<= 4,096 bytes), Title,
+    Priority (failure 4 = high) and Tags (emoji shortcodes, the class) as headers."""
+    parts = channel.parts
+    priority = {"failure": "4", "warning": "3", "ok": "2"}[summary.severity]
+    tags = {"failure": "rotating_light", "warning": "warning", "ok": "white_check_mark"}[summary.severity]
+    if summary.cls:
+        tags += "," + re.sub(r"[^A-Za-z0-9_-]", "", summary.cls)
+    headers = {"Title": _header_text(summary.title), "Priority": priority, "Tags": tags,
+               "Content-Type": "text/plain; charset=utf-8"}
+    auth = _ntfy_auth(parts)
+    if auth:
+        headers["Authorization"] = auth
+    body = summary.text.encode("utf-8")[:4096].decode("utf-8", "ignore").encode("utf-8")
+    return HttpRequest("POST", parts["endpoint"], headers, body)
+
+
+def _ntfy_auth(parts):
+    if parts.get("password") and parts.get("user"):
+        return _basic_auth(parts["user"], parts["password"])
+    token = parts.get("password") or parts.get("user")
+    return ("Bearer " + token) if token else None
+
+
+def build_gotify(channel, summary):
+    """Gotify: POST /message with the app token in X-Gotify-Key; priority 0-10."""
+    priority = {"failure": 8, "warning": 5, "ok": 2}[summary.severity]
+    return _json_request(channel.parts["endpoint"], {
+        "title": _fit(summary.title, 250), "message": _fit(summary.text, 8000),
+        "priority": priority}, {"X-Gotify-Key": channel.parts["token"]})
+
+
+def build_pushover(channel, summary):
+    """Pushover: form fields token, user, title (<= 250), message (<= 1,024), priority."""
+    from urllib.parse import urlencode
+    fields = {"token": channel.parts["token"], "user": channel.parts["user"],
+              "title": _fit(summary.title, 250), "message": _fit(summary.text, 1024),
+              "priority": {"failure": "1", "warning": "0", "ok": "-1"}[summary.severity]}
+    return HttpRequest("POST", channel.parts["endpoint"],
+                       {"Content-Type": "application/x-www-form-urlencoded"},
+                       urlencode(sorted(fields.items())).encode("ascii"))
+
+
+def _html(text):
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def build_telegram(channel, summary):
+    """Telegram Bot API sendMessage: HTML text, 4,096 characters after entity parsing."""
+    lines = ["<b>%s</b>" % _html(_fit(summary.title, 300))]
+    lines += ["<b>%s:</b> %s" % (_html(k), _html(_fit(v, 500))) for k, v in summary.fields
+              if k != "Decisive line"]
+    if summary.evidence:
+        lines.append("<pre>%s</pre>" % _html(_fit(summary.evidence, 1000)))
+    text = "\n".join(lines)
+    while len(text) > 4096 and len(lines) > 2:  # drop whole fields, never cut inside a tag
+        lines.pop(-2)
+        text = "\n".join(lines)
+    return _json_request(channel.parts["endpoint"], {
+        "chat_id": channel.parts["chat_id"], "text": text, "parse_mode": "HTML",
+        "disable_web_page_preview": True})
+
+
+def build_matrix(channel, summary, room_id, txn_id):
+    """Matrix client-server API: PUT .../rooms/{roomId}/send/m.room.message/{txnId}; the
+    same txnId on a retry lets the homeserver drop a duplicate."""
+    html = "<b>%s</b><br>%s" % (_html(summary.title), "<br>".join(
+        "<b>%s:</b> %s" % (_html(k), _html(v)) for k, v in summary.fields if k != "Decisive line"))
+    if summary.evidence:
+        html += "<pre><code>%s</code></pre>" % _html(summary.evidence)
+    content = {"msgtype": "m.text", "body": _fit(summary.title + "\n" + summary.text, 16000),
+               "format": "org.matrix.custom.html", "formatted_body": _fit(html, 30000)}
+    url = "%s/_matrix/client/v3/rooms/%s/send/m.room.message/%s" % (
+        channel.parts["base"], _quote(room_id), _quote(txn_id))
+    req = _json_request(url, content, {"Authorization": "Bearer " + channel.parts["token"]})
+    return req._replace(method="PUT")
+
+
+def build_json(channel, summary, record=None):
+    """json(s)://: the run record (run.json's content) with the title and severity."""
+    payload = dict(record or {})
+    payload.update({"title": summary.title, "severity": summary.severity, "text": summary.text})
+    headers = {}
+    if channel.parts.get("password") is not None or channel.parts.get("user"):
+        headers["Authorization"] = _basic_auth(channel.parts.get("user"), channel.parts.get("password"))
+    return _json_request(channel.parts["endpoint"], payload, headers)
+
+
+_PAYLOAD_BUILDERS = {
+    "slack": build_slack, "discord": build_discord, "teams": build_teams,
+    "googlechat": build_googlechat, "mattermost": build_mattermost,
+    "rocketchat": build_rocketchat, "ntfy": build_ntfy, "gotify": build_gotify,
+    "pushover": build_pushover, "telegram": build_telegram,
+}
+
+
+def build_channel_request(channel, summary, record=None):
+    """The one HTTP request a channel's service documents (not Matrix: see build_matrix)."""
+    if channel.service == "json":
+        return build_json(channel, summary, record)
+    return _PAYLOAD_BUILDERS[channel.service](channel, summary)
+
+
 # ==== Edges: the durable log ====
 
 class RunLog(object):
@@ -3307,6 +3817,242 @@ def _kill_group(proc):
         proc.communicate(timeout=1)
     except Exception:
         pass
+
+
+# ==== Edges: HTTP channels ====
+# urllib only: TLS verified with the system's CAs (SSL_CERT_FILE honoured), HTTPS_PROXY,
+# HTTP_PROXY and NO_PROXY honoured, no redirect followed (a webhook that answers 3xx would
+# otherwise get a GET without the message). Every line that leaves here is masked.
+
+ChannelResult = collections.namedtuple("ChannelResult", "ok permanent detail")
+CHANNEL_BODY_MAX_BYTES = 4096      # of a service's answer, read for the error line
+RETRY_AFTER_MAX_S = 60.0           # a 429's Retry-After is honoured up to this, within the deadline
+
+
+def _opener():
+    import ssl
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            return None
+
+    context = ssl.create_default_context()
+    return urllib.request.build_opener(urllib.request.ProxyHandler(), NoRedirect(),
+                                       urllib.request.HTTPSHandler(context=context))
+
+
+def send_http(request, deadline, opener=None):
+    """(status, headers, body bytes) of one request; raises OSError/URLError on transport
+    failure. The socket timeout is what is left of the deadline."""
+    import urllib.error
+    import urllib.request
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise OSError(errno.ETIMEDOUT, "no time left before the delivery deadline")
+    req = urllib.request.Request(request.url, data=request.body, method=request.method,
+                                 headers=dict(request.headers, **{"User-Agent": "gpualert/" + __version__}))
+    try:
+        resp = (opener or _opener()).open(req, timeout=left)
+    except urllib.error.HTTPError as exc:
+        body = _read_bounded(exc)
+        return exc.code, exc.headers, body
+    with resp:
+        return resp.status if hasattr(resp, "status") else resp.getcode(), resp.headers, _read_bounded(resp)
+
+
+def _read_bounded(resp):
+    try:
+        return resp.read(CHANNEL_BODY_MAX_BYTES) or b""
+    except Exception:
+        return b""
+
+
+def classify_http(status, body):
+    """A service's answer -> ChannelResult(ok, permanent, detail) (detail not yet masked).
+    4xx other than 408/429 is permanent: sending again cannot help."""
+    text = _clean(_text(body), 200)
+    if 200 <= status < 300:
+        return ChannelResult(True, False, "HTTP %d" % status)
+    permanent = 400 <= status < 500 and status not in (408, 429) or 300 <= status < 400
+    return ChannelResult(False, permanent, "HTTP %d%s" % (status, (": " + text) if text else ""))
+
+
+def retry_after_s(headers, now=None):
+    """Seconds a 429 asks to wait (Retry-After: seconds or an HTTP date); None if unsaid."""
+    value = (headers or {}).get("Retry-After") if headers is not None else None
+    if not value:
+        return None
+    value = str(value).strip()
+    if re.match(r"^\d+(\.\d+)?$", value):
+        return float(value)
+    try:
+        from email.utils import parsedate_to_datetime
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, when - (now or time.time()))
+
+
+def post_channel(channel, summary, deadline, record=None, txn_id=None, opener=None):
+    """Deliver one channel's message before the monotonic deadline. Never raises; the
+    detail line names the channel with its secrets masked."""
+    try:
+        if channel.service == "apprise":
+            res = _post_apprise(channel, summary, deadline)
+        elif channel.service == "matrix":
+            res = _post_matrix(channel, summary, deadline, txn_id or _txn_id(summary), opener)
+        else:
+            res = _post_with_retry(build_channel_request(channel, summary, record), deadline, opener)
+    except Exception as exc:  # noqa: BLE001 - a channel never breaks the run
+        res = ChannelResult(False, False, _transport_reason(exc))
+    return res._replace(detail=mask_text("%s %s: %s" % (channel.service, channel.masked, res.detail),
+                                         channel.secrets))
+
+
+def _post_with_retry(request, deadline, opener=None):
+    """POST; on 429 wait as asked (Retry-After, or 1 s) when that fits before the deadline."""
+    while True:
+        try:
+            status, headers, body = send_http(request, deadline, opener)
+        except Exception as exc:  # noqa: BLE001
+            return ChannelResult(False, False, _transport_reason(exc))
+        res = classify_http(status, body)
+        if status != 429:
+            return res
+        wait = retry_after_s(headers)
+        wait = 1.0 if wait is None else wait
+        if wait > RETRY_AFTER_MAX_S or time.monotonic() + wait + 0.5 >= deadline:
+            return res._replace(detail="%s (Retry-After %gs does not fit the deadline)" % (res.detail, wait))
+        time.sleep(wait)
+
+
+def _transport_reason(exc):
+    import socket
+    import ssl
+    import urllib.error
+    reason = getattr(exc, "reason", exc) if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, ssl.SSLCertVerificationError if hasattr(ssl, "SSLCertVerificationError")
+                  else ssl.CertificateError):
+        return "TLS certificate not trusted: %s" % _describe(reason)
+    if isinstance(reason, ssl.SSLError):
+        return "TLS failed: %s" % _describe(reason)
+    if isinstance(reason, socket.timeout) or "timed out" in str(reason).lower():
+        return "timed out (delivery deadline)"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, socket.gaierror):
+        return "cannot resolve the host: %s" % _describe(reason)
+    return _describe(reason)
+
+
+def _txn_id(summary):
+    import hashlib
+    digest = hashlib.sha1(("%s|%s" % (summary.title, summary.text)).encode("utf-8")).hexdigest()
+    return "gpualert-%s-%s" % (digest[:16], os.urandom(4).hex())
+
+
+def _post_matrix(channel, summary, deadline, txn_id, opener=None):
+    """Resolve a #alias to a room id, then PUT the event; join once if not yet a member."""
+    parts = channel.parts
+    auth = {"Authorization": "Bearer " + parts["token"]}
+    room = parts["room"]
+    if room.startswith("#") and ":" not in room:  # the server name is the user's, not the host's
+        whoami = "%s/_matrix/client/v3/account/whoami" % parts["base"]
+        status, _, body = send_http(HttpRequest("GET", whoami, auth, None), deadline, opener)
+        user_id = _json_field(body, "user_id") if status == 200 else None
+        if not user_id or ":" not in user_id:
+            res = classify_http(status, body)
+            return res._replace(ok=False, detail="whoami (for the alias's server): %s" % res.detail)
+        room += ":" + user_id.split(":", 1)[1]
+    if room.startswith("#"):
+        url = "%s/_matrix/client/v3/directory/room/%s" % (parts["base"], _quote(room))
+        status, _, body = send_http(HttpRequest("GET", url, auth, None), deadline, opener)
+        if status != 200:
+            res = classify_http(status, body)
+            return res._replace(detail="room alias %s: %s" % (room, res.detail))
+        room = _json_field(body, "room_id")
+        if not room:
+            return ChannelResult(False, False, "room alias %s: no room_id in the answer" % parts["room"])
+    request = build_matrix(channel, summary, room, txn_id)
+    res = _post_with_retry(request, deadline, opener)
+    if not res.ok and "M_FORBIDDEN" in res.detail:
+        join = "%s/_matrix/client/v3/join/%s" % (parts["base"], _quote(room))
+        status, _, body = send_http(_json_request(join, {}, auth), deadline, opener)
+        if status == 200:
+            res = _post_with_retry(request, deadline, opener)
+    return res
+
+
+def _json_field(body, name):
+    import json
+    try:
+        return json.loads(_text(body)).get(name)
+    except (ValueError, AttributeError):
+        return None
+
+
+def _post_apprise(channel, summary, deadline):
+    """The bridge for schemes gpualert does not speak: `apprise -t TITLE -b BODY`, the URL
+    given in a private config file so it never shows in `ps`."""
+    import shutil
+    import subprocess
+    import tempfile
+    path = shutil.which("apprise")
+    if not path:
+        return ChannelResult(False, True, "unknown scheme and `apprise` is not installed "
+                                          "(pip install --user apprise, or use a native URL)")
+    folder = tempfile.mkdtemp(prefix="gpualert-apprise-")  # 0700
+    conf = os.path.join(folder, "urls.txt")
+    try:
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(channel.url + "\n")
+        argv = [path, "-c", conf, "-t", summary.title, "-b", summary.text]
+        return _run_apprise(argv, deadline)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_apprise(argv, deadline):
+    import subprocess
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        return ChannelResult(False, False, "cannot run apprise: %s" % (exc.strerror or exc))
+    try:
+        out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        return ChannelResult(False, False, "apprise timed out (delivery deadline)")
+    if proc.returncode == 0:
+        return ChannelResult(True, False, "handed to apprise")
+    last = _clean(_text(out).strip().splitlines()[-1] if out.strip() else "", 200)
+    return ChannelResult(False, False, "apprise exited with status %d%s" % (
+        proc.returncode, (": " + last) if last else ""))
+
+
+def deliver_channels(channels, summary, deadline, record=None, opener=None):
+    """Post to every channel at once, each in a daemon thread; what has not answered by the
+    deadline counts as failed (not permanent). Returns [(channel, ChannelResult)] in order."""
+    import threading
+    results = [None] * len(channels)
+
+    def work(i, channel):
+        results[i] = post_channel(channel, summary, deadline, record, opener=opener)
+
+    threads = []
+    for i, channel in enumerate(channels):
+        thread = threading.Thread(target=work, args=(i, channel), name="gpualert-channel")
+        thread.daemon = True
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [(ch, res if res is not None else ChannelResult(
+        False, False, "%s %s: no answer before the delivery deadline" % (ch.service, ch.masked)))
+        for ch, res in zip(channels, results)]
 
 
 # ==== Edges: the outbox ====
