@@ -1782,11 +1782,89 @@ def add_reliability_commands(subparsers):
     for name, func, text in (("survival", cmd_survival, "log survival per fault, child and method"),
                              ("overhead", cmd_overhead, "launch, streaming and notification latency"),
                              ("isolation", cmd_isolation, "relay faults never change the run's fate"),
-                             ("budget", cmd_budget, "attachment budget and dispositions")):
+                             ("budget", cmd_budget, "attachment budget and dispositions"),
+                             ("metrics", cmd_metrics, "metrics from a 1 GiB log, bounded time")):
         p = subparsers.add_parser(name, help=text)
         p.add_argument("--quick", action="store_true", help="few trials, small volumes")
         p.add_argument("--results", default=RESULTS_DIR, help="output folder (results/)")
         p.set_defaults(handler=func, func=func)
+
+
+# ==== Experiment: metrics from a large log ====
+
+# Each shape is one progress line as the library prints it; the log repeats it (with the
+# step counting up) to the target size, so the sample reads real-looking lines everywhere.
+METRIC_SHAPES = {
+    "hf_trainer": "{'loss': %(loss).4f, 'grad_norm': 1.52, 'learning_rate': 4.9e-05, 'epoch': %(epoch).2f}\n",
+    "lightning": "\rEpoch %(epoch_i)d:  45%%|####5     | %(step)d/99999 [01:10<01:12, 44.5it/s, v_num=0, train_loss=%(loss).3f]",
+    "keras": "%(step)d/99999 [==============================] - 3s 1ms/step - loss: %(loss).4f - accuracy: 0.9812\n",
+    "noisy_kv": "2026-12-03 08:12:34,123 INFO trainer.py:88 step=%(step)d loss=%(loss).5f lr=0.0003 tok/s=51234.5 mem=71.2G\n",
+}
+
+
+def _write_big_log(path, shape, size):
+    """A log of `size` bytes made of `shape` lines, written 4 MiB at a time."""
+    step, written = 0, 0
+    with open(path, "w") as f:
+        while written < size:
+            lines = []
+            for _ in range(20000):
+                step += 1
+                lines.append(shape % {"step": step, "loss": 5.0 / (1 + step * 1e-4),
+                                      "epoch": step * 1e-5, "epoch_i": step // 100000})
+            chunk = "".join(lines)
+            f.write(chunk)
+            written += len(chunk)
+    return os.path.getsize(path)
+
+
+def _drop_cache(path):
+    """Ask the kernel to forget the file's pages, so a trial reads from disk (best effort)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    except (AttributeError, OSError):
+        pass
+
+
+def cmd_metrics(args):
+    """Time extract_log_metrics on a 1 GiB log of each shape (cold page cache and warm)."""
+    work, _ = start_experiment(args, "metrics")
+    module = load_module(_SNAPSHOT["path"])
+    size = (64 if args.quick else 1024) * MIB
+    trials = 3 if args.quick else 7
+    rows = []
+    try:
+        for name, shape in sorted(METRIC_SHAPES.items()):
+            path = os.path.join(work, name + ".log")
+            real = _write_big_log(path, shape, size)
+            for cache in ("cold", "warm"):
+                times = []
+                for _ in range(trials):
+                    if cache == "cold":
+                        _drop_cache(path)
+                    t0 = time.perf_counter()
+                    m = module.extract_log_metrics(path)
+                    times.append(time.perf_counter() - t0)
+                main = m.get("main") or ["-"]
+                s = m["series"][main[0]] if m.get("series") else {}
+                rows.append([name, real, cache, trials, "%.4f" % statistics.median(times),
+                             "%.4f" % max(times), m.get("sampled_bytes"), main[0],
+                             len(s.get("points") or [])])
+            os.unlink(path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    headers = ["shape", "log_bytes", "cache", "trials", "median_s", "max_s", "sampled_bytes",
+               "main_metric", "points"]
+    block = ["Time from a finished log to run.json's metrics (`extract_log_metrics`): a bounded",
+             "sample (head, %d evenly spaced blocks, tail) is read, whatever the log's size." % (
+                 module.METRIC_SAMPLE_BLOCKS), "Target: <= 0.2 s for a 1 GiB log.", "",
+             md_table(headers, rows)]
+    print(write_rel_results("metrics", "Metrics from a large log", block, headers, rows))
+    return 0
 
 
 # ==== All, and the README's results section ====
@@ -1821,7 +1899,7 @@ def cmd_all(args):
         codes.append(cmd_classify(argparse.Namespace(
             corpus=corpus, module=os.path.join(HERE, "gpualert.py"), results=args.results,
             json=False)))
-    for func in (cmd_survival, cmd_overhead, cmd_isolation, cmd_budget):
+    for func in (cmd_survival, cmd_overhead, cmd_isolation, cmd_budget, cmd_metrics):
         codes.append(func(argparse.Namespace(quick=args.quick, results=args.results)))
     if not args.quick:  # quick figures are a smoke test, not results to publish
         codes.append(cmd_report(args))

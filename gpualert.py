@@ -87,6 +87,8 @@ RUN_OPTIONS = (
     ("--notify", "notify", "choice:always|failure|never", "WHEN", "always (default), failure or never"),
     ("--log-dir", "log_dir", "path", "DIR", "where run directories go"),
     ("--artifacts", "artifacts", "list", "GLOB", "files to attach, repeatable"),
+    ("--metric", "metric", "list", "NAME", "metric to report and plot, repeatable (default: loss/accuracy-like)"),
+    ("--no-plots", "no_plots", "flag", "", "no picture of the run in the message"),
     ("--budget", "budget", "size", "SIZE", "largest message, e.g. 10M (default)"),
     ("--timeout", "timeout", "duration", "DURATION", "stop CMD after e.g. 90s, 12h"),
     ("--grace", "grace", "duration", "DURATION", "SIGTERM to SIGKILL delay (15s)"),
@@ -192,7 +194,7 @@ def default_config():
     state = os.path.join(_state_home(), "gpualert")
     return {
         "to": [], "from_addr": None, "name": None, "notify": "always",
-        "log_dir": os.path.join(state, "runs"), "artifacts": [],
+        "log_dir": os.path.join(state, "runs"), "artifacts": [], "metric": [], "no_plots": False,
         "budget": MAIL_BUDGET_BYTES, "timeout": None, "grace": GRACE_S,
         "smtp": None, "smtp_user": None, "smtp_password": None, "smtp_tls": None,
         "smtp_timeout": MAIL_TIMEOUT_S, "sendmail": None,
@@ -210,7 +212,8 @@ Classification = collections.namedtuple(
 
 RunResult = collections.namedtuple(
     "RunResult", "status name argv host cwd start end exit_code exit_status signal_name "
-    "classification log_path run_dir tail rusage scheduler notes gpu")
+    "classification log_path run_dir tail rusage scheduler notes gpu metrics")
+RunResult.__new__.__defaults__ = (None,)  # metrics: from the log after exit (metrics_from_chunks)
 
 
 ChildExit = collections.namedtuple(
@@ -1658,6 +1661,304 @@ def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
     facts = facts if isinstance(facts, dict) else {}
     text, first = read_tail(path, max_bytes or MAX_LOG_BYTES, facts.get("total_lines"))
     return classify_text(text, facts, first_line=first)
+
+
+# ==== Pure core: metrics from the log ====
+
+# Training logs state their progress in a few shapes: `key=value` (Lightning/tqdm postfixes,
+# argparse-style loops), `key: value` (Keras, PyTorch examples, JAX/flax loops), quoted dict
+# keys (HF Trainer's `{'loss': 0.41, 'epoch': 1.2}`, JSON-lines loggers) and `key value` for
+# the few words that are always metrics or counters (`iter 100: loss 2.34`). One regex finds
+# every pair on a line; the name decides what a pair is. Nothing here runs while the child
+# streams: the log is read after exit, and only a bounded sample of it (see read_log_sample).
+_METRIC_PAIR_RE = re.compile(
+    r"""(?<![\w.])['"]?([A-Za-z][\w./-]*(?:[ ][A-Za-z][\w/-]*)?)['"]?"""
+    r"""(\s*[:=]\s*|[ ]+)(?:tensor\(|['"])?"""
+    r"""([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|[-+]?nan|[-+]?inf)"""
+    r"""(?![\w.]|[:/]\S)""", re.I)
+_EPOCH_OF_RE = re.compile(r"\bepoch\s*[:=]?\s*(\d+)\s*/\s*\d+", re.I)   # Keras "Epoch 3/10"
+# tqdm "| 450/1000 [", Keras "1875/1875 [===" and "1875/1875 ━━", PyTorch examples "[640/60000 ("
+_PROGRESS_COUNT_RE = re.compile(r"(?:^\s*|\|\s*|\[)(\d+)/(\d+)(?:\s+\[|\s+\S*\u2501|\s+\()")
+_DIGIT_RE = re.compile(r"\d")
+_RANK_PREFIX_RE = re.compile(r"^\s*(?:\[(?:rank|default)?(\d+)\]:|(\d+): )")
+_RATE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(it/s|s/it|samples/s|tokens/s|tok/s|img/s|images/s)")
+_STEP_KEYS = frozenset(("step", "global_step", "steps", "iter", "iters", "iteration", "it",
+                        "batch", "update", "updates", "num_updates", "trainer/global_step"))
+# A bare `name value` pair (no ':' or '=') counts only for these words: elsewhere it is prose.
+_SPACED_KEYS = frozenset(("loss", "step", "iter", "iteration", "epoch", "acc", "accuracy",
+                          "lr", "ppl", "perplexity"))
+_LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "mse", "mae", "rmse", "wer", "cer", "error",
+               "err")
+_GAIN_WORDS = ("acc", "accuracy", "f1", "bleu", "rouge", "auc", "map", "top1", "top5",
+               "precision", "recall", "iou", "miou", "dice", "psnr", "ssim", "reward", "return",
+               "score", "r2")
+_NOT_METRIC_SUFFIXES = ("scale", "weight", "coef", "coeff", "type", "fn", ".py", "_id", "seed",
+                        "code", "count", "size", "time", "_s", "_ms", "runtime")
+_EVAL_PREFIXES = ("val", "valid", "validation", "eval", "test", "dev")
+METRIC_POINTS_MAX = 300       # kept per series, whatever the log's length
+METRIC_MAIN_MAX = 4           # plotted and reported without --metric
+METRIC_OTHERS_MAX = 12        # other names whose last value run.json keeps
+METRIC_LINE_MAX_CHARS = 4000  # longer lines are data dumps, not progress lines
+METRIC_EDGE_LINES = 1000      # lines parsed from the head and from the tail of a sampled log
+METRIC_BLOCK_LINES = 16       # lines parsed from each block between them
+GPUALERT_RECORD_KEYS = frozenset((
+    "command", "host", "cwd", "start", "pid", "gpualert", "scheduler", "rank", "end",
+    "duration", "exec failed", "signal", "exit", "timeout", "signals received", "lost",
+    "class", "detail", "line", "evidence", "hint"))
+
+
+def metric_key(raw):
+    """'Train Loss' -> 'train_loss'; 'eval/accuracy' stays 'eval/accuracy'."""
+    return re.sub(r"[\s-]+", "_", raw.strip().lower())
+
+
+def metric_direction(name):
+    """'min' for loss-like names, 'max' for accuracy-like ones, None when the name says neither."""
+    words = re.split(r"[_/.\s]+", name.lower())
+    if any(w.endswith(_NOT_METRIC_SUFFIXES) for w in words[-1:]) or "lr" in words:
+        return None
+    if any(w in _LOSS_WORDS or w.endswith("loss") for w in words):
+        return "min"
+    if any(w in _GAIN_WORDS for w in words):
+        return "max"
+    return None
+
+
+_DIRECTION_CACHE = {}
+
+
+def _direction_cached(name):
+    if name not in _DIRECTION_CACHE and len(_DIRECTION_CACHE) < 4096:
+        _DIRECTION_CACHE[name] = metric_direction(name)
+    return _DIRECTION_CACHE.get(name, None) or metric_direction(name)
+
+
+def _is_step_key(key):
+    return key in _STEP_KEYS or key.rsplit("/", 1)[-1] in _STEP_KEYS
+
+
+def _is_epoch_key(key):
+    return key.rsplit("/", 1)[-1].endswith("epoch")
+
+
+def parse_metric_line(line):
+    """One output line -> (rank or None, {name: float}) of the metric-like pairs on it."""
+    rank = None
+    m = _RANK_PREFIX_RE.match(line)
+    if m:
+        rank = int(m.group(1) or m.group(2))
+        line = line[m.end():]
+    pairs = {}
+    for raw, sep, value in _METRIC_PAIR_RE.findall(line):
+        key = _KEY_CACHE.get(raw)
+        if key is None:
+            key = metric_key(raw)
+            if len(_KEY_CACHE) < 4096:
+                _KEY_CACHE[raw] = key
+        if not sep.strip() and key.rsplit("_", 1)[-1] not in _SPACED_KEYS:
+            continue
+        if key.endswith(_NOT_METRIC_SUFFIXES) or key in pairs:
+            continue
+        pairs[key] = float(value)
+    return rank, pairs
+
+
+_KEY_CACHE = {}
+
+
+class MetricParser(object):
+    """Accumulates metric records from log lines; the step/epoch context carries over lines
+    (Keras prints 'Epoch 3/10' on a line of its own). One parser per run; pure."""
+
+    def __init__(self):
+        self.records = {}   # rank -> [(step, epoch, {name: value})]
+        self.rate = None
+        self._epoch = None
+        self._epoch_one_based = False
+
+    def reset_context(self):
+        """A gap in the sample: the epoch seen before it says nothing about what follows."""
+        self._epoch = None
+
+    def feed(self, line):
+        if len(line) > METRIC_LINE_MAX_CHARS or not _DIGIT_RE.search(line):
+            return
+        m = _EPOCH_OF_RE.search(line)
+        if m:
+            self._epoch, self._epoch_one_based = float(m.group(1)), True
+        rate = _RATE_RE.search(line)
+        if rate:
+            self.rate = "%s %s" % rate.groups()
+        rank, pairs = parse_metric_line(line)
+        step = epoch = None
+        for key in list(pairs):
+            if _is_step_key(key):
+                step = pairs.pop(key)
+            elif _is_epoch_key(key):
+                self._epoch, self._epoch_one_based = pairs.pop(key), False
+        if self._epoch is not None:
+            epoch = self._epoch_with_fraction(line)
+        if any(_direction_cached(k) for k in pairs):
+            self.records.setdefault(rank, []).append((step, epoch, pairs))
+
+    def _epoch_with_fraction(self, line):
+        """Inside an epoch a progress count (450/1000) gives the fraction done."""
+        m = _PROGRESS_COUNT_RE.search(line)
+        base = self._epoch - (1 if self._epoch_one_based else 0)
+        if m and int(m.group(2)) > 0:
+            return round(base + min(1.0, int(m.group(1)) / float(m.group(2))), 4)
+        return self._epoch
+
+    def main_records(self):
+        """The records of one rank: rank 0 (or the unprefixed lines), else the most talkative."""
+        if not self.records:
+            return []
+        for rank in (None, 0):
+            if self.records.get(rank):
+                return self.records[rank]
+        return max(self.records.values(), key=len)
+
+
+def _finite(value):
+    return value == value and value not in (float("inf"), float("-inf"))
+
+
+def summarize_metrics(records, wanted=None, rate=None):
+    """Records [(step, epoch, {name: value})] -> the metrics dict of run.json.
+    wanted: names from --metric (plotted in that order); else the main loss-like and
+    accuracy-like names. Each series: x kind, <= METRIC_POINTS_MAX points, first/best/last."""
+    names = _metric_names(records)
+    chosen, missing = _choose_metrics(names, wanted)
+    series = dict((name, _series(records, name)) for name in chosen)
+    others = [n for n in sorted(names, key=lambda n: -names[n]) if n not in series]
+    last = {}
+    for _, _, pairs in records:
+        last.update((k, v) for k, v in pairs.items() if k in others[:METRIC_OTHERS_MAX])
+    out = {"main": [n for n in chosen if series[n]["count"]], "series": series,
+           "records": len(records), "others": last}
+    steps = [s for s, _, _ in records if s is not None]
+    epochs = [e for _, e, _ in records if e is not None]
+    out["progress"] = {"step": steps[-1] if steps else None, "epoch": epochs[-1] if epochs else None}
+    if rate:
+        out["throughput"] = rate
+    if missing:
+        out["notes"] = ["--metric %s: not found in the log" % name for name in missing]
+    return out
+
+
+def _metric_names(records):
+    counts = {}
+    for _, _, pairs in records:
+        for key in pairs:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _choose_metrics(names, wanted):
+    if wanted:
+        found = [metric_key(w) for w in wanted if metric_key(w) in names]
+        return found, [w for w in wanted if metric_key(w) not in names]
+    chosen = []
+    for direction in ("min", "max"):
+        group = [n for n in names if metric_direction(n) == direction]
+        group.sort(key=lambda n: (_metric_rank(n), -names[n], n))
+        train = [n for n in group if not _is_eval_name(n)][:1]
+        evals = [n for n in group if _is_eval_name(n)][:1]
+        picked = train + evals
+        picked += [n for n in group if n not in picked][:2 - len(picked)]
+        chosen += picked
+    return chosen[:METRIC_MAIN_MAX], []
+
+
+def _is_eval_name(name):
+    return re.split(r"[_/.]", name, 1)[0] in _EVAL_PREFIXES
+
+
+def _metric_rank(name):
+    """Plain names first: 'loss' before 'train_loss' before 'loss_cls'."""
+    base = re.sub(r"^(train|training|val|valid|validation|eval|test|dev)[_/.]", "", name)
+    return (0 if base in ("loss", "acc", "accuracy") else 1, len(name))
+
+
+def _series(records, name):
+    rows = [(s, e, i, pairs[name]) for i, (s, e, pairs) in enumerate(records) if name in pairs]
+    kind = _x_kind(rows)
+    pos = {"step": 0, "epoch": 1, "record": 2}[kind]
+    points = [(row[pos], row[3]) for row in rows if row[pos] is not None]
+    finite = [p for p in points if _finite(p[1])]
+    direction = metric_direction(name)
+    out = {"x": kind, "direction": direction, "count": len(points),
+           "nonfinite": len(points) - len(finite),
+           "points": [[_round(x), _round(y)] for x, y in downsample(finite, METRIC_POINTS_MAX)]}
+    if points:
+        out["first"] = {"x": _round(points[0][0]), "value": _round(points[0][1])}
+        out["last"] = {"x": _round(points[-1][0]), "value": _round(points[-1][1])}
+    if finite and direction:
+        pick = min if direction == "min" else max
+        best = pick(finite, key=lambda p: p[1])
+        out["best"] = {"x": _round(best[0]), "value": _round(best[1])}
+    return out
+
+
+def _x_kind(rows):
+    """Steps when most records of this metric carry one, else epochs, else their order."""
+    for kind, pos in (("step", 0), ("epoch", 1)):
+        if rows and sum(1 for r in rows if r[pos] is not None) * 2 > len(rows):
+            return kind
+    return "record"
+
+
+def _round(value):
+    if not _finite(value):
+        return str(value)  # JSON has no NaN; run.json says "nan"
+    return int(value) if value == int(value) and abs(value) < 1e15 else float("%.6g" % value)
+
+
+def downsample(points, limit):
+    """At most `limit` points that keep the curve's shape: the first and last, and per
+    bucket its lowest and highest point, in order (spikes and dips survive)."""
+    if len(points) <= limit:
+        return list(points)
+    buckets = max(1, (limit - 2) // 2)
+    inner, out = points[1:-1], [points[0]]
+    size = len(inner) / float(buckets)
+    for b in range(buckets):
+        chunk = inner[int(b * size):int((b + 1) * size)]
+        if not chunk:
+            continue
+        lo = min(range(len(chunk)), key=lambda i: chunk[i][1])
+        hi = max(range(len(chunk)), key=lambda i: chunk[i][1])
+        out += [chunk[i] for i in sorted(set((lo, hi)))]
+    out.append(points[-1])
+    return out
+
+
+def metrics_from_chunks(chunks, wanted=None):
+    """Text chunks of one log (in order; a gap between chunks) -> the metrics dict.
+    Several chunks are a sample: the first and last are read up to METRIC_EDGE_LINES lines,
+    the middle ones up to METRIC_BLOCK_LINES (the time bound is in lines parsed, ~20 us
+    each). gpualert's own header and footer records are skipped."""
+    parser = MetricParser()
+    for n, chunk in enumerate(chunks):
+        parser.reset_context()
+        in_record = False
+        lines = re.split(r"[\r\n]+", chunk)
+        if len(chunks) > 1:
+            if n == 0:
+                lines = lines[:METRIC_EDGE_LINES]
+            elif n == len(chunks) - 1:
+                lines = lines[-METRIC_EDGE_LINES:]
+            else:
+                lines = lines[:METRIC_BLOCK_LINES]
+        for line in lines:
+            if line.startswith(HEADER_MARK):
+                in_record = True
+                continue
+            if in_record and line.split(":", 1)[0] in GPUALERT_RECORD_KEYS:
+                continue
+            in_record = False
+            parser.feed(line)
+    return summarize_metrics(parser.main_records(), wanted, parser.rate)
 
 
 # ==== Pure core: scheduler and GPU records ====
@@ -3230,6 +3531,55 @@ def footer_fields(child, start, end, log):
     if log.lost_bytes:
         fields.append(("lost", "%d bytes of output could not be written" % log.lost_bytes))
     return fields
+
+
+#: Metrics come from a bounded sample of the log, whatever its size: the head (first
+#: values), evenly spaced blocks (the curve's shape) and the tail (last values).
+METRIC_SAMPLE_HEAD_BYTES = 128 * 1024
+METRIC_SAMPLE_TAIL_BYTES = 256 * 1024
+METRIC_SAMPLE_BLOCKS = 64
+METRIC_SAMPLE_BLOCK_BYTES = 4 * 1024
+
+
+def read_log_sample(path, head=METRIC_SAMPLE_HEAD_BYTES, tail=METRIC_SAMPLE_TAIL_BYTES,
+                    blocks=METRIC_SAMPLE_BLOCKS, block=METRIC_SAMPLE_BLOCK_BYTES):
+    """-> (text chunks cut at line breaks, in file order; bytes in the file). A log that
+    fits in the sample is read whole (one chunk)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= head + tail + blocks * block:
+            return [f.read(size).decode("utf-8", "replace")], size
+        parts = [_cut_lines(f.read(head), first=False)]
+        middle = size - head - tail
+        for n in range(blocks):
+            f.seek(head + int(middle * (n + 0.5) / blocks) - block // 2)
+            parts.append(_cut_lines(f.read(block)))
+        f.seek(size - tail)
+        parts.append(_cut_lines(f.read(tail), last=False))
+    return [p.decode("utf-8", "replace") for p in parts if p], size
+
+
+def _cut_lines(data, first=True, last=True):
+    """Drop the partial line at the start (first) and at the end (last) of a block."""
+    if first:
+        cut = max(data.find(b"\n"), data.find(b"\r"))
+        data = data[cut + 1:] if cut >= 0 else b""
+    if last:
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        data = data[:cut] if cut >= 0 else b""
+    return data
+
+
+def extract_log_metrics(path, wanted=None):
+    """The metrics dict for a finished run's log (run.json's "metrics"); {} when none."""
+    chunks, size = read_log_sample(path)
+    metrics = metrics_from_chunks(chunks, wanted)
+    if not metrics["records"] and not metrics.get("notes"):
+        return {}
+    metrics["log_bytes"] = size
+    metrics["sampled_bytes"] = sum(len(c) for c in chunks)
+    metrics["sampled"] = len(chunks) > 1
+    return metrics
 
 
 # ==== Edges: the child and its output ====
@@ -5231,6 +5581,8 @@ def _after_exit(argv, cfg, ctx, child, start, end):
     text = bytes(pump.tail).decode("utf-8", "replace") if pump else ""
     verdict = classify_text(text, facts)
     result = _result_for(argv, cfg, ctx, child, start, end, verdict, facts)
+    result = result._replace(metrics=_safely(
+        lambda: extract_log_metrics(result.log_path, cfg.get("metric")), {}))
     ctx["log"].record("cause", _cause_fields(verdict))
     _write_run_json(result, None, None, sync=False)  # the outcome, if delivery hangs
     delivery, manifest = _deliver_result(result, cfg, ctx)
