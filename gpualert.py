@@ -461,11 +461,19 @@ TRAIL_PROGRESS_LINES = 5          # or this many progress lines (loss reports, "
 _H_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
           "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
           "helps with fragmentation.")
+_H_CUDA_OOM = ("The GPU ran out of memory.|{reserved_large} is reserved by PyTorch but unallocated "
+               "(fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first.|Reduce the batch "
+               "size or sequence length, use gradient accumulation/checkpointing or mixed precision.")
 
 
 _H_NCCL = ("A collective failed or hung. Look for the rank that failed or straggled first (its own "
            "traceback, OOM or dead node); rerun with NCCL_DEBUG=INFO; raise the timeout only if a rank "
            "is legitimately slow (e.g. rank-0-only checkpointing or evaluation).")
+_H_WATCHDOG = ("A collective did not complete in time:|{op}|timed out after {timeout_dur}.|One rank never joined "
+               "it: look for the rank that failed or straggled first (its own traceback, OOM, a dead node, "
+               "rank-0-only checkpointing or evaluation). To see which rank and call: rerun with NCCL_DEBUG=INFO "
+               "TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_NCCL_TRACE_BUFFER_SIZE=2000 for the flight "
+               "recorder); raise init_process_group(timeout=...) only if a rank is legitimately slow.")
 
 
 _H_CUDA = ("A CUDA kernel or library call failed. Rerun with CUDA_LAUNCH_BLOCKING=1 (and "
@@ -486,6 +494,8 @@ _H_HW = ("The GPU or its link reported a hardware fault. Drain/report the node t
 
 
 _H_DISK = "A filesystem is full or over quota. Free space (df -h, quota) or write checkpoints elsewhere."
+_H_TIME_LIMIT = ("The job hit its time limit|({limit_dur}).|It ran {used_dur}.|Resume from the last checkpoint "
+                 "and ask for more time, or checkpoint more often.")
 _H_TIME = ("The job hit its time limit. Resume from the last checkpoint and ask for more time, or "
            "checkpoint more often.")
 
@@ -524,18 +534,42 @@ FAILURE_RULES = (
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO TIME LIMIT",
      "Slurm time limit|job {job}", _H_TIME),
     ("pbs_walltime", "walltime",
-     r"PBS: job killed: walltime (?P<used>\d+) exceeded limit (?P<limit>\d+)",
-     "PBS walltime {used} s > limit {limit} s", _H_TIME),
+     r"PBS: job killed: walltime (?P<used_s>\d+) exceeded limit (?P<limit_s>\d+)",
+     "PBS walltime {used_dur} > limit {limit_dur}", _H_TIME_LIMIT),
     ("lsf_runlimit", "walltime", r"TERM_RUNLIMIT: job killed after reaching LSF run time limit",
      "LSF run time limit", _H_TIME),
     ("slurm_preempted", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO PREEMPTION",
      "Slurm preemption|job {job}", _H_PREEMPT),
-    ("lsf_preempted", "preempted",
-     r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption"
-     r"|(?P<cloud>Preempted in order to admit critical pod|Pod was terminated in response to imminent node shutdown"
-     r"|\b[Ss]pot [Ii]nstance [Ii]nterruption)",
-     "LSF preemption ({lsf})|{cloud}", _H_PREEMPT),
+    ("lsf_preempted", "preempted", r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption",
+     "LSF preemption ({lsf})", _H_PREEMPT),
+    # Clouds and Kubernetes reclaim the machine: a spot/preemptible VM or a node shutdown.
+    ("cloud_preempted", "preempted",
+     r"Preempted in order to admit critical pod|Pod was terminated in response to imminent node shutdown"
+     r"|\b[Ss]pot (?:[Ii]nstance |VM |[Nn]ode )?(?:[Ii]nterruption|[Rr]eclaim|[Tt]ermination) [Nn]otice"
+     r"|\b[Ss]pot [Ii]nstance [Ii]nterruption|\b[Ii]nstance (?:was|has been) preempted"
+     r"|\b[Pp]reemption notice received",
+     "", "The cloud reclaimed the machine (spot/preemptible capacity). Resume from the last checkpoint; "
+         "checkpoint on the provider's notice (AWS gives 2 min, GCP about 30 s)."),
+    # A job that asked to be requeued (Lightning's SLURM auto-requeue, submitit) was ended early
+    # on purpose; submitit says whether it was the time limit.
+    ("job_timed_out", "walltime",
+     r"Job has timed out\. Ran (?P<used_min>\d+) minutes out of requested (?P<limit_min>\d+) minutes"
+     r"|: this job is timed-out\.",
+     "timed out|ran {used_dur} of {limit_dur}",
+     "The job reached its time limit|({limit_dur})|and was checkpointed for a requeue. Check that the "
+     "requeued job resumed; ask for more time if it keeps timing out."),
+    ("requeued", "preempted",
+     r"Handling auto-requeue signal|Requeued SLURM job: (?P<job>\S+)|: this job is preempted\."
+     r"|Exiting gracefully after preemption/timeout",
+     "requeued|job {job}",
+     "The job was stopped early and requeued (SLURM auto-requeue / submitit). Check that the requeued job "
+     "resumed from its checkpoint."),
+    # coreutils timeout(1) --verbose: the command's own time limit.
+    ("timeout_cmd", "walltime", r"^timeout: sending signal (?P<sig>\w+) to command",
+     "timeout(1) sent {sig}",
+     "timeout(1) stopped the command at its time limit. Give it more time (timeout DURATION) or "
+     "checkpoint before it; resume from the last checkpoint."),
     # Host OOM killer: the kernel, the cgroup or the scheduler says so.
     ("slurm_oom_kill", "oom_killer", r"Detected (?P<n>\d+) oom[-_ ]kill event",
      "{n} oom-kill event(s) (Slurm cgroup)", _H_KILL),
@@ -547,8 +581,11 @@ FAILURE_RULES = (
      r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|Exceeded job memory limit"
      r"|exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
      r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
-     r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)"
-     r"|Task was killed due to the node running low on memory"
+     r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)",
+     "", _H_KILL),
+    # Ray's memory monitor and Kubernetes kill a worker or a container at its memory limit.
+    ("container_oom_kill", "oom_killer",
+     r"Task was killed due to the node running low on memory"
      r"|Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|\bOOMKilled\b",
      "", _H_KILL),
     # A bare cancel line: below the memory-limit kills, which Slurm follows with one.
@@ -585,6 +622,12 @@ FAILURE_RULES = (
     ("keyboard_interrupt", "interrupted",
      r"^\s*KeyboardInterrupt\b|Detected KeyboardInterrupt, attempting graceful shutdown",
      "KeyboardInterrupt (Ctrl-C)", _H_INT),
+    # A handler that caught the stop signal and exited cleanly: counted on exit-0 runs only
+    # (a failed run's exit status or the wrapper's own signal facts already say it).
+    ("graceful_signal", "interrupted",
+     r"\b(?:[Rr]eceived|[Cc]aught|[Gg]ot|[Hh]andling)(?: (?:the )?signal)?:? (?P<sig>SIG(?:TERM|INT|HUP))\b"
+     r"|\b(?P<sig2>SIG(?:TERM|INT|HUP)) (?:received|caught)\b|\b[Rr]eceived signal (?P<num>15|2|1)\b",
+     "{sig} handled|{sig2} handled|signal {num} handled", _H_INT),
     ("launcher_signal", "interrupted",
      r"SignalException: Process (?P<pid>\d+) got signal: (?P<sig>\d+)",
      "launcher got signal {sig}", _H_INT),
@@ -613,8 +656,9 @@ FAILURE_RULES = (
      r"(?:CUDA|HIP|MPS backend|XPU) out of memory\.?(?: Tried to allocate (?P<size>[\d.]+ ?[KMGT]?i?B)\.?)?"
      r"(?:\s?\(GPU (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]iB) total capacity"
      r"|\s?GPU (?P<gpu2>\d+) has a total capacity of (?P<total2>[\d.]+ [KMGT]iB)"
-     r" of which (?P<free>[\d.]+ [KMGT]iB) is free)?",
-     "tried to allocate {size}|GPU {gpu} {total} total|GPU {gpu2} {total2} total, {free} free", _H_OOM),
+     r" of which (?P<free>[\d.]+ [KMGT]iB) is free)?"
+     r"(?:[^\n]*?and (?P<reserved_mem>[\d.]+ [KMGT]iB) is reserved by PyTorch but unallocated)?",
+     "tried to allocate {size}|GPU {gpu} {total} total|GPU {gpu2} {total2} total, {free} free", _H_CUDA_OOM),
     ("cuda_error_oom", "cuda_oom",
      r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
      r"|Cuda failure '?out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
@@ -623,8 +667,8 @@ FAILURE_RULES = (
      "", _H_OOM),
     ("xla_oom", "cuda_oom",
      r"(?:RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhaustedError):? .*?(?:[Oo]ut of memory|Ran out of memory"
-     r"|[Ff]ailed to allocate (?:request for|memory))(?: while trying to allocate (?P<bytes>\d+) bytes)?",
-     "tried to allocate {bytes} bytes", _H_OOM),
+     r"|[Ff]ailed to allocate (?:request for|memory))(?: while trying to allocate (?P<alloc_bytes>\d+) bytes)?",
+     "tried to allocate {alloc_size}", _H_OOM),
     ("tf_oom", "cuda_oom",
      r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\])?(?![^\n]*device:CPU:\d+ by allocator)",
      "OOM allocating tensor|shape [{shape}]", _H_OOM),
@@ -632,8 +676,8 @@ FAILURE_RULES = (
     ("nccl_watchdog", "nccl",
      r"(?:Watchdog caught"
      r"|Caught) collective operation timeout: WorkNCCL\((?:SeqNum=\d+, )?(?:OpType=)?(?P<op>\w+)"
-     r"(?:[^)]*?Timeout\(ms\)=(?P<ms>\d+))?",
-     "watchdog timeout|{op}|{ms} ms", _H_NCCL),
+     r"(?:[^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+))?",
+     "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", _H_WATCHDOG),
     ("nccl_result", "nccl",
      r"\b(?P<code>ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
      r"|ncclInvalidUsage|ncclRemoteError)\b",
@@ -649,19 +693,26 @@ FAILURE_RULES = (
      "DistBackendError: {msg}", _H_NCCL),
     ("dist_store", "nccl",
      r"(?P<exc>DistStoreError|DistNetworkError)(?:: (?P<msg>.+))?"
-     r"|The client socket has timed out after \d+\w* while trying to connect"
-     r"|gloo[^\]]*\] (?:Connection closed by peer|Timed out waiting)",
+     r"|The client socket has timed out after \d+\w* while trying to connect",
      "{exc}: {msg}", _H_NCCL),
+    # gloo's view of a peer that went away: usually the consequence of another rank's failure.
+    ("gloo_peer_lost", "nccl", r"gloo[^\]]*\] (?P<what>Connection closed by peer|Timed out waiting)",
+     "gloo: {what}", _H_NCCL),
     # CUDA runtime / libraries.
     ("cuda_device_assert", "cuda_runtime",
      r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<cond>[^`]*)` failed",
      "device-side assert `{cond}`", _H_CUDA),
-    ("cuda_error", "cuda_runtime", r"CUDA error: (?P<err>[^\n]+?)(?:\s*$|\. ?CUDA kernel errors)",
-     "CUDA error: {err}", _H_CUDA),
+    ("cuda_error", "cuda_runtime",
+     r"CUDA (?P<drv>driver )?error: (?P<err>[^\n]+?)(?:\s*$|\. ?CUDA kernel errors)"
+     r"|Triton Error \[CUDA\]: (?P<err2>[^\n]+?)\s*$",
+     "CUDA {drv}error: {err}|Triton CUDA error: {err2}", _H_CUDA),
     ("cuda_lib_error", "cuda_runtime",
-     r"\b(?P<code>CUDA_ERROR_\w+|cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+)"
-     r"|cuDNN error: (?P<code2>\w+)",
-     "{code}|{code2}", _H_CUDA),
+     r"\b(?P<code>CUDA_ERROR_\w+|cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|CUFFT_\w+|CUSOLVER_STATUS_\w+"
+     r"|CUSPARSE_STATUS_\w+|CURAND_STATUS_\w+)"
+     r"|cuDNN error: (?P<code2>\w+)|(?P<lib>cublas|cudnn|cufft|cusolver) runtime error : (?P<msg>[^\n]+)"
+     r"|(?P<engine>GET was unable to find an engine to execute this computation"
+     r"|Unable to find a valid cuDNN algorithm to run convolution|cuDNN Frontend error)",
+     "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}", _H_CUDA),
     ("cuda_unavailable", "cuda_runtime",
      r"Found no NVIDIA driver on your system|No CUDA GPUs are available|Torch not compiled with CUDA enabled"
      r"|CUDA driver version is insufficient for CUDA runtime version|CUDA driver initialization failed",
@@ -678,13 +729,21 @@ FAILURE_RULES = (
      r"(?:\w*MemoryError: )?Unable to allocate (?P<size>[\d.]+ [KMGTP]?i?B) for an array"
      r"|\b\w*MemoryError\b(?::\s?(?P<msg>.+))?"
      r"|DefaultCPUAllocator: (?:can't allocate memory"
-     r"|not enough memory)(?:: you tried to allocate (?P<bytes>\d+) bytes)?"
+     r"|not enough memory)(?:: you tried to allocate (?P<alloc_bytes>\d+) bytes)?"
      r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)"
      r"|OOM when allocating tensor with shape\s?\[[^\]]*\][^\n]*? on \S*device:CPU:\d+ by allocator",
-     "{msg}|unable to allocate {size}|tried to allocate {bytes} bytes", _H_HOST),
+     "{msg}|unable to allocate {size}|tried to allocate {alloc_size}", _H_HOST),
+    # A full disk (a writer that aborts or crashes after ENOSPC is still a full disk).
+    ("no_space_left", "disk_full", r"No space left on device|\[Errno 28\]|\bENOSPC\b",
+     "no space left on device", _H_DISK),
+    ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
+     "disk quota exceeded", _H_DISK),
+    ("checkpoint_write", "disk_full",
+     r"PytorchStreamWriter failed writing file (?P<file>[^\s:]+)|unexpected pos \d+ vs \d+",
+     "checkpoint write failed|{file}", _H_DISK),
     # Native crashes.
     ("segfault", "segfault",
-     r"Segmentation fault|\bSIGSEGV\b(?! or other unexpected errors)|<Signals\.SIGSEGV: 11>|exitcode\s*: -11\b|failed \(exitcode: -11\)"
+     r"Segmentation fault|(?<!or )\bSIGSEGV\b(?!,| or )|<Signals\.SIGSEGV: 11>|exitcode\s*: -11\b|failed \(exitcode: -11\)"
      r"|exits with return code = -11\b|exited on signal 11\b"
      r"|DataLoader worker \(pid[^)]*\) is killed by signal: Segmentation fault"
      r"|Unexpected segmentation fault encountered in (?:DataLoader )?worker",
@@ -693,7 +752,7 @@ FAILURE_RULES = (
     ("native_abort", "native_abort",
      r"Fatal Python error: Aborted|Aborted \(core dumped\)|Bus error \(core dumped\)"
      r"|Illegal instruction \(core dumped\)"
-     r"|Floating point exception \(core dumped\)|\bSIG(?:ABRT|BUS|ILL|FPE)\b|exitcode\s*: -(?:4|6|7|8)\b"
+     r"|Floating point exception \(core dumped\)|(?<!or )\bSIG(?:ABRT|BUS|ILL|FPE)\b(?!,| or )|exitcode\s*: -(?:4|6|7|8)\b"
      r"|failed \(exitcode: -(?:4|6|7|8)\)|exits with return code = -(?:4|6|7|8)\b"
      r"|exited on signal [4678]\b"
      r"|terminate called after throwing an instance of '(?P<type>[^']+)'"
@@ -708,14 +767,6 @@ FAILURE_RULES = (
     ("import_error", "missing_module",
      r"ImportError: (?P<msg>.+)|cannot open shared object file|undefined symbol: (?P<sym>\S+)",
      "{msg}|undefined symbol {sym}", _H_MOD),
-    ("no_space_left", "disk_full", r"No space left on device|\[Errno 28\]|\bENOSPC\b",
-     "no space left on device", _H_DISK),
-    ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
-     "disk quota exceeded", _H_DISK),
-    ("checkpoint_write", "disk_full",
-     r"PytorchStreamWriter failed writing file (?P<file>[^\s:]+)|unexpected pos \d+ vs \d+"
-     r"|: file write failed",
-     "checkpoint write failed|{file}", _H_DISK),
     ("file_not_found", "file_not_found",
      r"(?:FileNotFoundError: )?\[Errno 2\] No such file or directory: '(?P<path>[^']*)'|FileNotFoundError"
      r"|No such file or directory",
@@ -749,7 +800,9 @@ FAILURE_RULES = (
      r"|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)"
      r"|Input type \(torch\.\w+\) and weight type \(torch\.cuda\.\w+\)"
      r"|Input type \(CUDA\w+\) and weight type \(CPU\w+\)|Input type \(CPU\w+\) and weight type \(CUDA\w+\)"
-     r"|incompatible devices for jitted computation",
+     r"|incompatible devices for jitted computation"
+     r"|Tensor on device \S+ is not on the expected device \S+|Placeholder storage has not been allocated on MPS device"
+     r"|Cannot copy out of meta tensor",
      "", _H_DEV),
     ("nan_anomaly", "nan_loss",
      r"Function '(?P<fn>\w+)' returned nan values in its \d+\w* output"
@@ -771,7 +824,7 @@ FAILURE_RULES = (
      "{metric} is not finite|NaN/Inf in {param}", _H_NAN),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",
-     r"(?i)\b(?P<key>\w*loss)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
+     r"(?i)\b(?P<key>\w*(?:loss|grad_norm|gnorm))\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
      r"(?P<val>[-+]?(?:nan|inf(?:inite|inity)?))\b"
      r"|\b(?:nan|inf(?:inite|inity)?)\b[ \w]{0,20}?\bloss\b"
      r"|\bloss (?:is|became|went to) (?:nan|inf(?:inite|inity)?)\b",
@@ -797,12 +850,17 @@ GENERIC_CLASSES = frozenset(("assertion", "runtime_error", "traceback"))
 WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"))
 #: Rules that report a consequence (a collective timed out or was aborted because another rank
 #: failed): an earlier root-cause traceback in the same episode beats them.
-CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted"))
+CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost"))
 #: Scheduler end-of-job lines: what the program prints after one (its SIGTERM handler saving
 #: a checkpoint, a launcher's traceback) is teardown, however long the look-back it needs.
 SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "slurm_preempted",
-                                 "lsf_preempted", "slurm_oom_kill", "sched_mem_limit", "slurm_cancelled",
+                                 "lsf_preempted", "cloud_preempted", "job_timed_out", "requeued", "timeout_cmd",
+                                 "slurm_oom_kill", "sched_mem_limit", "container_oom_kill", "slurm_cancelled",
                                  "lsf_owner_kill"))
+#: Classes an exit-0 run can still have: it was ended early (and exited cleanly) or trained to NaN.
+CLEAN_EXIT_CLASSES = frozenset(("walltime", "preempted", "interrupted"))
+#: Rules searched only when the run exited 0 (a handler that caught the stop signal).
+CLEAN_EXIT_RULES = frozenset(("graceful_signal",))
 
 
 SCHEDULER_LOOKBACK_LINES = 100
@@ -811,12 +869,24 @@ EXEC_EXIT_CODES = (126, 127)
 _EXEC_LOOKALIKE = frozenset(("file_not_found", "permission"))
 #: Rules whose lines need the "last loss reported" check.
 LOSS_REPORT_RULES = frozenset(("nan_loss_report",))
+NAN_GRAD_REPORTS = 3  # non-finite gradient norms reported before a finite loss no longer clears them
 
 Rule = collections.namedtuple("Rule", "rule_id cls regex detail hint")
+#: Template names derived from a pattern's groups by suffix (see _derive): byte counts become
+#: sizes (64.0 GiB), milliseconds/seconds/minutes become durations (10 min, 2h00m30s), and a
+#: memory figure of at least LARGE_MEM_BYTES is also available as <name>_large.
+_DERIVED_SUFFIXES = (("_bytes", "_size"), ("_ms", "_dur"), ("_min", "_dur"), ("_s", "_dur"),
+                     ("_mem", "_large"))
+LARGE_MEM_BYTES = 1 << 30
 
 
-def compile_rules(rows):
-    """Compile and check the rule table; raise ValueError on a bad row (at import)."""
+def compile_rules(rows, trigger_words=None):
+    """Compile and check the rule table; raise ValueError on a bad row (at import).
+
+    Besides ids, classes and templates, every way a pattern can match must contain one of the
+    trigger words (TRIGGER_WORDS by default): lines without one are never searched, so a
+    pattern that could match without one is a rule that silently cannot fire."""
+    words = TRIGGER_WORDS if trigger_words is None else trigger_words
     seen, out = set(), []
     for row in rows:
         if len(row) != 5:
@@ -829,13 +899,102 @@ def compile_rules(rows):
         regex = re.compile(pattern, re.M)
         if regex.search(""):
             raise ValueError("rule %s matches the empty string (catch-all)" % rule_id)
-        for name in re.findall(r"\{(\w+)\}", detail):
-            if name not in regex.groupindex:
-                raise ValueError("rule %s: detail uses unknown group %r" % (rule_id, name))
+        names = set(regex.groupindex) | set(_derived_names(regex.groupindex))
+        for name in re.findall(r"\{(\w+)\}", detail + hint):
+            if name not in names:
+                raise ValueError("rule %s: detail or hint uses unknown group %r" % (rule_id, name))
+        missing = _untriggered_branch(pattern, words)
+        if missing is not None:
+            raise ValueError("rule %s can never fire: %r can match without any trigger word" % (rule_id, missing))
         seen.add(rule_id)
         out.append(Rule(rule_id, cls, regex, detail, hint))
     return tuple(out)
 
+
+def _sre_modules():
+    # re's own parser (sre_parse before 3.11, re._parser since; the old names warn from 3.11 on)
+    import importlib
+    try:
+        return importlib.import_module("re._parser"), importlib.import_module("re._constants")
+    except ImportError:
+        return importlib.import_module("sre_parse"), importlib.import_module("sre_constants")
+
+
+def _untriggered_branch(pattern, words):
+    """None when every match of pattern contains one of words (case-insensitive, in one literal
+    run of the pattern); else the text of the first top-level alternative that may not."""
+    parser, consts = _sre_modules()
+    tree = parser.parse(pattern, re.M)
+    items = list(tree)
+    branches = [items]
+    if len(items) == 1 and items[0][0] == consts.BRANCH:
+        branches = items[0][1][1]
+    for branch in branches:
+        if not _seq_triggered(list(branch), words, consts):
+            return _branch_text(branch, consts)
+    return None
+
+
+def _branch_text(branch, consts):
+    return "".join(chr(av) if op == consts.LITERAL else "." for op, av in list(branch))[:60]
+
+
+def _seq_triggered(items, words, consts, prefix=""):
+    # prefix: the literal text that precedes items in every match (a run continues into a branch)
+    run = [prefix]
+    for op, av in _flatten(items, consts):
+        ch = _literal_char(op, av, consts)
+        if ch is not None:
+            run.append(ch)
+            continue
+        if op == consts.AT:
+            continue  # ^, $, \b consume nothing
+        if _run_has("".join(run), words) or _item_triggered(op, av, words, consts, "".join(run)):
+            return True
+        run = []
+    return _run_has("".join(run), words)
+
+
+def _flatten(items, consts):
+    # Groups without alternation are read inline, so a literal run can cross their edges.
+    for op, av in items:
+        if op == consts.SUBPATTERN and not any(o == consts.BRANCH for o, _ in list(av[-1])):
+            for sub in _flatten(list(av[-1]), consts):
+                yield sub
+        else:
+            yield op, av
+
+
+def _literal_char(op, av, consts):
+    if op == consts.LITERAL:
+        return chr(av).lower()
+    if op == consts.IN:  # [Ss]: one letter in either case
+        chars = set(chr(a).lower() for o, a in av if o == consts.LITERAL)
+        if len(chars) == 1 and all(o == consts.LITERAL for o, _ in av):
+            return chars.pop()
+    return None
+
+
+def _item_triggered(op, av, words, consts, prefix):
+    if op == consts.BRANCH:
+        return all(_seq_triggered(list(b), words, consts, prefix) for b in av[1])
+    if op == consts.SUBPATTERN:
+        return _seq_triggered(list(av[-1]), words, consts, prefix)
+    if op in (consts.MAX_REPEAT, consts.MIN_REPEAT) or getattr(consts, "POSSESSIVE_REPEAT", None) == op:
+        return av[0] >= 1 and _seq_triggered(list(av[2]), words, consts)
+    return False
+
+
+def _run_has(run, words):
+    return any(w in run for w in words)
+
+
+def _derived_names(groups):
+    """Names a detail or hint template may use besides the pattern's groups (see _derive)."""
+    for name in groups:
+        for suffix, extra in _DERIVED_SUFFIXES:
+            if name.endswith(suffix):
+                yield name[:-len(suffix)] + extra
 
 _COMPILED_RULES = []
 
@@ -848,8 +1007,9 @@ def compiled_rules():
         _COMPILED_RULES.extend(compile_rules(FAILURE_RULES))
     return _COMPILED_RULES
 
-#: Lower-case words of which every rule pattern needs one. Only lines containing one are
-#: searched by the (slower) rule patterns; the fixture table test proves none is missing.
+#: Lower-case words of which every match of every rule pattern contains one. Only lines that
+#: contain one are searched by the (slower) rule patterns, and other parts of gpualert may use
+#: them to pick candidate lines; compile_rules rejects a pattern that could match without one.
 TRIGGER_WORDS = (
     "error", "exception", "traceback", "kill", "oom", "memory", "alloc", "cancelled", "pbs:", "term_",
     "sig", "exitcode", "xid", "gpu", "ecc", "nvlink", "interrupt", "not found", "denied", "no such",
@@ -860,7 +1020,8 @@ TRIGGER_WORDS = (
     "file named", "model identifier", "permi", "read-only", "division", "device", "backend",
     "input type", "on cpu", "indexed tensor", "nan", "inf", "loss scale", "finite", "executable",
     "unable to launch", "can't load", "invalid loss", "dst tensor", "preempt", "node shutdown",
-    "interruption",
+    "interruption", "spot", "requeue", "timed out", "timed-out", "sending signal", "return code = -",
+    "cufft", "cusolver", "cusparse", "curand", "find an engine", "meta tensor",
 )
 
 
@@ -889,7 +1050,7 @@ _PREFIX_RE = re.compile(r"^(?:\[(?:rank|default|RANK)?\d+\]: ?|\s*\d+: |\[[^\]\n
 
 _NOISE_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|^wandb: |\b[A-Z]\w*Warning: "
                        r"|^\s*warnings\.warn\(|^\s*warn\("
-                       r"|\bWARN(?:ING)?\b|^\[?W\d{4} \d|\[W [^\]]*\.(?:cpp|cc|h|hpp):\d+\]"
+                       r"|(?:^|[\]|] |\s-\s|\[|^[\w.]+ )WARN(?:ING)?(?:\]|:|\s|$)|^\[?W\d{4} \d|\[W [^\]]*\.(?:cpp|cc|h|hpp):\d+\]"
                        r"|^I\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [\w./-]+:\d+\] "
                        r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] [\w./-]+:\d+\] ")
 
@@ -1075,14 +1236,21 @@ def _mark_ignored(bodies, kinds, tbs):
 
 
 def _find_exception_line(bodies, kinds, header):
+    """The exception line under a traceback header: the first line that is neither a frame nor
+    noise and is indented less than the frames (Python prints frames at 2 and the exception at
+    0; torchrun's root-cause block shifts both by 2)."""
     stop = min(len(bodies), header + 400)
+    frame_indent = None
     for j in range(header + 1, stop):
         body = bodies[j]
-        if kinds[j] in ("frame", "cframe") or not body.strip() or body[:1] in (" ", "\t"):
+        if kinds[j] in ("frame", "cframe"):
+            if frame_indent is None and body.lstrip().startswith("File "):
+                frame_indent = len(body) - len(body.lstrip())
             continue
-        if kinds[j] == "noise":
+        if not body.strip() or kinds[j] == "noise":
             continue
-        return j
+        if len(body) - len(body.lstrip()) <= max(0, (frame_indent or 2) - 2):
+            return j
     return None
 
 
@@ -1196,13 +1364,16 @@ def _tail_start(kinds, want):
 
 
 _SEARCHED = frozenset(("text", "native"))
+#: End-of-job rules are also searched on lines a log level marks as noise: a scheduler's or a
+#: requeue handler's line logged at WARNING is still the job's end.
+_END_SEARCHED = frozenset(("text", "native", "noise"))
 
 
-def _region_parts(bodies, kinds, start):
+def _region_parts(bodies, kinds, start, searched=_SEARCHED):
     """Region lines to search: noise, frames and lines without a trigger word left empty.
     The trigger words are found in one pass over the lower-cased region, not line by line."""
     import bisect
-    parts = [b if kinds[i] in _SEARCHED else "" for i, b in enumerate(bodies[start:], start)]
+    parts = [b if kinds[i] in searched else "" for i, b in enumerate(bodies[start:], start)]
     low = "\n".join(parts).lower()
     starts, offset = [], 0
     for part in parts:
@@ -1218,15 +1389,71 @@ def _region_parts(bodies, kinds, start):
     return [p if i in keep else "" for i, p in enumerate(parts)]
 
 
-def _render_detail(rule, m):
-    groups = dict((k, v) for k, v in m.groupdict().items() if v)
+def _derive(groups):
+    """The matched groups plus the names _DERIVED_SUFFIXES promises, in human units."""
+    out = dict(groups)
+    for name, value in groups.items():
+        for suffix, extra in _DERIVED_SUFFIXES:
+            if name.endswith(suffix):
+                derived = _derived_value(suffix, value)
+                if derived:
+                    out[name[:-len(suffix)] + extra] = derived
+                break
+    return out
+
+
+def _derived_value(suffix, value):
+    try:
+        if suffix == "_bytes":
+            return human_size(int(value))
+        if suffix in ("_ms", "_s", "_min"):
+            return human_duration(float(value) * {"_ms": 0.001, "_s": 1, "_min": 60}[suffix])
+        if suffix == "_mem":
+            return value if parse_size(value.replace(" ", "")) >= LARGE_MEM_BYTES else None
+    except (ValueError, ConfigError):
+        return None
+    return None
+
+
+def human_size(n):
+    """1536 -> '1.5 KiB', 68719476736 -> '64.0 GiB'."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return "%.1f %s" % (n / float(1 << shift), unit)
+    return "%d bytes" % n
+
+
+def human_duration(seconds):
+    """45 s, 10 min, 12m30s, 2h00m30s, 1d00h01m: exact enough to compare a limit and a run."""
+    s = int(round(max(0.0, seconds)))
+    if s < 60:
+        return "%d s" % s
+    if s < 3600:
+        return "%d min" % (s // 60) if s % 60 == 0 else "%dm%02ds" % (s // 60, s % 60)
+    if s < 86400:
+        return "%dh%02dm%02ds" % (s // 3600, s % 3600 // 60, s % 60)
+    return "%dd%02dh%02dm" % (s // 86400, s % 86400 // 3600, s % 3600 // 60)
+
+
+def _render_template(template, groups, sep):
+    """Parts separated by "|"; a part naming a group that did not match is dropped."""
     shown = []
-    for part in rule.detail.split("|"):
+    for part in template.split("|"):
         names = re.findall(r"\{(\w+)\}", part)
         if part and all(n in groups for n in names):
             shown.append(part.format(**groups) if names else part)
-    detail = ", ".join(shown) if shown else m.group(0)
+    return sep.join(shown)
+
+
+def _render_detail(rule, m):
+    groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
+    detail = _render_template(rule.detail, groups, ", ") or m.group(0)
     return re.sub(r"\s+", " ", detail).strip()[:200]
+
+
+def _render_hint(rule, m):
+    groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
+    return _render_template(rule.hint, groups, " ") or rule.hint
 
 
 def _evidence(display, body, m_start_in_line):
@@ -1246,7 +1473,7 @@ class _Region(object):
     def __init__(self, lines, kinds, start, first_line, hide=()):
         import bisect
         self._bisect = bisect.bisect_right
-        self.lines, self.start, self.first_line = lines, start, first_line
+        self.lines, self.kinds, self.start, self.first_line = lines, kinds, start, first_line
         parts = _region_parts([b for _, b in lines], kinds, start)
         self.text = "\n".join(parts)
         self.offsets, pos = [], 0
@@ -1257,37 +1484,107 @@ class _Region(object):
             if i >= start:
                 parts[i - start] = " " * len(parts[i - start])
         self.generic_text = "\n".join(parts) if hide else self.text
+        self._end_text = None
 
-    def locate(self, pos):
-        return self._bisect(self.offsets, pos) - 1 + self.start
+    @property
+    def end_text(self):
+        """The text with noise lines in, for end-of-job rules: built on first use. Its lines
+        have other lengths, so its offsets are its own (see locate_end)."""
+        if self._end_text is None:
+            parts = _region_parts([b for _, b in self.lines], self.kinds, self.start, _END_SEARCHED)
+            self._end_offsets, pos = [], 0
+            for p in parts:
+                self._end_offsets.append(pos)
+                pos += len(p) + 1
+            self._end_text = "\n".join(parts)
+        return self._end_text
 
-    def result(self, rule, m, idx):
+    def locate(self, pos, text=None):
+        offsets = self._end_offsets if text is not None and text is self._end_text else self.offsets
+        return self._bisect(offsets, pos) - 1 + self.start
+
+    def result(self, rule, m, text):
+        """The Classification for match m of rule in text; the evidence line is the line of the
+        match's first visible character (a pattern may begin by skipping blank lines)."""
+        pos = m.start()
+        while pos < m.end() and text[pos] in " \t\n":
+            pos += 1
+        idx = self.locate(pos, text)
+        offsets = self._end_offsets if text is self._end_text else self.offsets
         display, body = self.lines[idx]
-        col = m.start() - self.offsets[idx - self.start]
+        col = pos - offsets[idx - self.start]
         return Classification(rule.cls, rule.rule_id, _render_detail(rule, m), self.first_line + idx,
-                              _evidence(display, body, col), rule.hint)
+                              _evidence(display, body, col), _render_hint(rule, m))
 
 
-def _last_loss_is_bad(region, idx):
-    """True when no finite loss value is reported after line idx (the NaN is the final state)."""
+_FINITE_GRAD_RE = re.compile(r"(?i)\b(?:grad_norm|gnorm)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
+_EVAL_KEY_RE = re.compile(r"(?i)^(?:val|valid|validation|eval|test|dev)")
+
+
+def _loss_family(key):
+    key = (key or "").lower()
+    if key.endswith("grad_norm") or key == "gnorm":
+        return "grad"
+    return "eval" if _EVAL_KEY_RE.match(key) else "loss"
+
+
+def _last_loss_is_bad(region, idx, family="loss"):
+    """True when no finite value of the family (losses, or gradient norms) is reported after
+    line idx: the NaN is the final state."""
+    finite, needle = (_FINITE_GRAD_RE, "norm") if family == "grad" else (_FINITE_LOSS_RE, "oss")
     for display, body in region.lines[idx + 1:]:
-        if "oss" in body and _FINITE_LOSS_RE.search(body):
+        if needle in body and finite.search(body):
             return False
     return True
 
 
+def _has_finite_train_loss(region):
+    for display, body in region.lines[region.start:]:
+        if "oss" in body:
+            for m in _FINITE_LOSS_RE.finditer(body):
+                if not _EVAL_KEY_RE.match(m.group(0)):
+                    return True
+    return False
+
+
+def _match_loss_report(region, rule):
+    """The last NaN/Inf report of each family (training loss, gradient norm, evaluation loss)
+    that is final. An evaluation loss alone does not count while the training loss is finite
+    (an empty or missing validation set prints NaN)."""
+    last, count = {}, {}
+    for m in rule.regex.finditer(region.text):
+        family = _loss_family(m.groupdict().get("key"))
+        last[family] = m
+        count[family] = count.get(family, 0) + 1
+    for family in ("loss", "grad", "eval"):
+        m = last.get(family)
+        if m is None:
+            continue
+        if family == "eval" and _has_finite_train_loss(region):
+            continue
+        hit = region.result(rule, m, region.text)
+        idx = hit.line - region.first_line
+        if not _last_loss_is_bad(region, idx, family):
+            continue
+        # One non-finite gradient norm (a skipped fp16 step) is followed by finite losses;
+        # a diverged run keeps reporting non-finite norms whatever loss it prints (0.0).
+        if family == "grad" and count[family] < NAN_GRAD_REPORTS and not _last_loss_is_bad(region, idx):
+            continue
+        return hit
+    return None
+
+
 def _match_rule(region, rule, skip_text=None):
-    text = skip_text if skip_text is not None else region.text
     if rule.rule_id in LOSS_REPORT_RULES:
-        last = None
-        for m in rule.regex.finditer(text):
-            last = m
-        if last is None:
-            return None
-        idx = region.locate(last.start())
-        return region.result(rule, last, idx) if _last_loss_is_bad(region, idx) else None
+        return _match_loss_report(region, rule)
+    if skip_text is not None:
+        text = skip_text
+    elif rule.rule_id in SCHEDULER_END_RULES or rule.rule_id in CLEAN_EXIT_RULES:
+        text = region.end_text
+    else:
+        text = region.text
     m = rule.regex.search(text)
-    return region.result(rule, m, region.locate(m.start())) if m else None
+    return region.result(rule, m, text) if m else None
 
 
 def _scan_region(region, rules):
@@ -1318,6 +1615,16 @@ def _final_nan(region, rules):
     return None
 
 
+def _clean_exit_end(region, rules, bodies, kinds):
+    """On a run that exited 0: an end-of-job line (preemption, requeue, time limit, a caught
+    stop signal) after which the run did not go on: it stopped early and exited cleanly."""
+    hit = _scan_region(region, [r for r in rules if r.cls in CLEAN_EXIT_CLASSES])
+    if hit is None:
+        return None
+    idx = hit.line - region.first_line
+    return None if _went_on(bodies, kinds, idx + 1, len(bodies), TRAIL_PROGRESS_LINES) else hit
+
+
 def _classify_lines(lines, rules, first_line, success, code=None):
     """Log-only classification of prepared lines, or None when nothing is found.
     code: the exit code; 126/127 turn a missing file or a denied permission that no
@@ -1325,9 +1632,12 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     bodies = [b for _, b in lines]
     kinds = _mark_kinds(bodies)
     if success:
-        return _final_nan(_Region(lines, kinds, _tail_start(kinds, REGION_TAIL_LINES), first_line), rules)
+        region = _Region(lines, kinds, _tail_start(kinds, REGION_TAIL_LINES), first_line)
+        return _clean_exit_end(region, rules, bodies, kinds) or _final_nan(region, rules)
+    rules = [r for r in rules if r.rule_id not in CLEAN_EXIT_RULES]
     tbs = _find_tracebacks(bodies, kinds)
     _mark_ignored(bodies, kinds, tbs)
+    reraised = _mark_reraises(bodies, kinds, tbs)
     tags = _rank_tags(lines)
     start = _decisive_start(bodies, kinds, tbs, tags)
     hide = [exc for _, exc, kind in tbs if kind == "wrapper" and exc is not None]
@@ -1347,18 +1657,143 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     if hit is not None and hit.rule in CONSEQUENCE_RULES:
         hit = (_root_cause_above(lines, kinds, tbs, start, first_line, hide, rules, hit)
                or _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules) or hit)
+    ranks = _line_ranks(bodies, tags)
+    root_rank = _launcher_root_rank(bodies)
+    if hit is None or hit.cls not in _RANK_BLIND:
+        hit = _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank) or hit
+    if hit is None or hit.cls not in _RANK_BLIND:
+        # an Xid or ECC error a little before: other ranks' NCCL errors, CUDA errors or
+        # interruptions are its consequences
+        hit = _scheduler_end_before(lines, kinds, start, first_line, rules,
+                                    lambda rule: rule.cls == "gpu_hardware") or hit
     if hit is None or hit.cls not in ("walltime", "preempted"):
         hit = _scheduler_end_before(lines, kinds, start, first_line, rules) or hit
     if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
             and not _inside_traceback(tbs, hit.line - first_line):
         hit = _as_exec_failure(hit, code)
-    return hit
+    return _name_the_source(hit, first_line, ranks, root_rank, reraised)
 
 
-def _scheduler_end_before(lines, kinds, start, first_line, rules):
+# ---- the source of the failure: which rank, which worker ----
+
+#: torch's ExceptionWrapper re-raise ("KeyError: Caught KeyError in DataLoader worker process 0."
+#: followed by "Original Traceback ..."): the original exception is the cause.
+_RERAISE_RE = re.compile(r"\bCaught \w+ (in (?:DataLoader worker process \d+|pin memory thread for device \d+"
+                         r"|replica \d+ on device \d+))")
+_RANK_NUM_RE = re.compile(r"^\[(?:rank|default|RANK)?(\d+)\]:|^(\d+):|^\[\d+,(\d+)\]")
+#: Launchers' words for the first rank that failed: torchrun's "Root Cause (first observed
+#: failure)" block, mpirun's first non-zero process, DeepSpeed's launcher.
+_ROOT_BLOCK_RE = re.compile(r"^\s*rank\s*: (\d+) \(local_rank: \d+\)")
+_SUMMARY_EDGE_RE = re.compile(r"^\s*(?:-{20,}|={20,}|\[\d+\]:)\s*$")
+_LAUNCHER_RANK_RE = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]"
+                               r"|process rank (\d+) with PID \d+ on node \S+ exited on signal"
+                               r"|'--local_rank=(\d+)'[^\n]*\] exits with return code = -?[1-9]")
+#: Classes a rank's own traceback does not override: the machine or the scheduler ended the job.
+_RANK_BLIND = frozenset(("gpu_hardware", "walltime", "preempted", "oom_killer"))
+
+
+def _mark_reraises(bodies, kinds, tbs):
+    """Re-raises restate the original exception: their exception line becomes noise and the
+    traceback a wrapper. Returns {original traceback's header: 'in DataLoader worker process N'}."""
+    where = {}
+    for n, (_, exc, _) in enumerate(tbs):
+        if exc is None or "Caught " not in bodies[exc]:
+            continue
+        m = _RERAISE_RE.search(bodies[exc])
+        if m and n + 1 < len(tbs) and tbs[n + 1][0] <= exc + 1:
+            tbs[n][2] = "wrapper"
+            kinds[exc] = "noise"
+            where[tbs[n + 1][0]] = (tbs[n + 1][1], m.group(1))
+    return where
+
+
+def _rank_number(tag):
+    m = _RANK_NUM_RE.match(tag.strip()) if tag else None
+    if m is None:
+        return None
+    return int(next(g for g in m.groups() if g is not None))
+
+
+def _line_ranks(bodies, tags):
+    """Per line, the rank it belongs to: its prefix's rank, or inside torchrun's failure summary
+    the rank of the entry ("rank      : 1 (local_rank: 1)") up to the next entry or rule line."""
+    ranks = [_rank_number(t) for t in tags]
+    entry = None
+    for i, body in enumerate(bodies):
+        if entry is not None and _SUMMARY_EDGE_RE.match(body):
+            entry = None
+        elif "local_rank" in body:
+            m = _ROOT_BLOCK_RE.match(body)
+            entry = int(m.group(1)) if m else entry
+        if entry is not None and ranks[i] is None:
+            ranks[i] = entry
+    return ranks
+
+
+def _launcher_root_rank(bodies):
+    """The rank a launcher names as the first that failed, or None."""
+    for i, body in enumerate(bodies):
+        if "Root Cause" in body and "first observed failure" in body:
+            for later in bodies[i + 1:i + 8]:
+                m = _ROOT_BLOCK_RE.match(later)
+                if m:
+                    return int(m.group(1))
+        if "Process name" in body or "process rank" in body or "--local_rank=" in body:
+            m = _LAUNCHER_RANK_RE.search(body)
+            if m:
+                return int(next(g for g in m.groups() if g is not None))
+    return None
+
+
+def _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank):
+    """When tracebacks of several ranks are in the decisive region, the failing rank's own
+    traceback is the cause and the others' are consequences: the rank a launcher names, else
+    the rank whose traceback came first. Its lines alone (other ranks' hidden) are scanned."""
+    tagged = [t for t in tbs if t[2] == "tb" and ranks[t[0]] is not None]
+    in_region = set(ranks[t[0]] for t in tagged if t[0] >= start)
+    focus = root_rank
+    if focus is None:
+        if len(in_region) < 2:
+            return None
+        focus = ranks[min(t[0] for t in tagged if t[0] >= start)]
+    own = [t for t in tagged if ranks[t[0]] == focus]
+    if not own:
+        return None
+    mine = [k if ranks[i] in (None, focus) else "noise" for i, k in enumerate(kinds)]
+    bodies = [b for _, b in lines]
+    begin = _look_back(bodies, mine, own[-1][0])
+    for prev in reversed(own[:-1]):  # the rank's earlier tracebacks of the same episode
+        prev_end = prev[1] if prev[1] is not None else prev[0]
+        if _useful_count(mine, prev_end + 1, begin) > EPISODE_GAP_LINES:
+            break
+        begin = _look_back(bodies, mine, prev[0])
+    hit = _scan_region(_Region(lines, mine, begin, first_line, hide), rules)
+    return hit if hit is not None and hit.cls != "nccl" else None
+
+
+def _name_the_source(hit, first_line, ranks, root_rank, reraised):
+    """Prefix the detail with the rank whose line it is (or that the launcher named), and
+    name the worker whose exception was re-raised."""
+    if hit is None or hit.line is None:
+        return hit
+    idx = hit.line - first_line
+    detail = hit.detail
+    for header, (exc, where) in reraised.items():
+        if header <= idx <= (exc if exc is not None else header):
+            detail = "%s (%s)" % (detail, where)
+    rank = ranks[idx] if 0 <= idx < len(ranks) else None
+    if rank is None and hit.cls not in _TERMINAL:
+        rank = root_rank
+    if rank is not None and not detail.startswith("rank "):
+        detail = "rank %d: %s" % (rank, detail)
+    return hit._replace(detail=detail[:200])
+
+
+def _scheduler_end_before(lines, kinds, start, first_line, rules, keep=lambda rule: rule.rule_id in SCHEDULER_END_RULES):
     """A scheduler end-of-job line shortly above the decisive region (up to
     SCHEDULER_LOOKBACK_LINES useful lines, with no progress in between): the job was ended
-    by the scheduler and the region is its teardown."""
+    by the scheduler and the region is its teardown. keep picks the rules searched there
+    (also used for a GPU's hardware fault, whose consequences the region may show)."""
     bodies = [b for _, b in lines]
     lo, seen = start, 0
     while lo > 0 and seen < SCHEDULER_LOOKBACK_LINES:
@@ -1370,8 +1805,7 @@ def _scheduler_end_before(lines, kinds, start, first_line, rules):
         lo = j
     if lo >= start:
         return None
-    return _scan_region(_Region(lines[:start], kinds[:start], lo, first_line),
-                        [r for r in rules if r.rule_id in SCHEDULER_END_RULES])
+    return _scan_region(_Region(lines[:start], kinds[:start], lo, first_line), [r for r in rules if keep(r)])
 
 
 def _ran_after(bodies, kinds, tags, idx):
@@ -1522,7 +1956,7 @@ def _resolve(log, facts):
     if facts.get("timed_out"):
         return _fact("walltime", "wrapper_timeout", "stopped by gpualert --timeout")
     sched = _scheduler_fact(facts)
-    if log is not None and log.cls in ("walltime", "preempted"):
+    if log is not None and log.cls in ("walltime", "preempted", "gpu_hardware"):
         return log
     if sched:
         return sched
@@ -1593,9 +2027,24 @@ def classify_text(text, facts=None, rules=None, first_line=None):
         log = _classify_lines(_prepare(text, raws[skip:]), rules, first_line, success, code)
         if log is None or log.rule == "py_traceback":  # the window lost the evidence
             log = _noted_finding(facts, rules, first_line, success) or log
-        return _resolve(log, facts)
+        return _with_run_time(_resolve(log, facts), facts)
     except Exception as exc:  # a notifier must still notify: degrade to the facts alone
         return _fallback(facts, exc)
+
+
+def _with_run_time(c, facts):
+    """A time limit's hint says how long the run ran and what the limit was, when the
+    wrapper knows (facts elapsed_s and time_limit_s, in seconds)."""
+    if c.cls != "walltime":
+        return c
+    said = []
+    for key, words in (("elapsed_s", "It ran %s"), ("time_limit_s", "the limit was %s")):
+        value = facts.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            said.append(words % human_duration(value))
+    if not said:
+        return c
+    return c._replace(remediation="%s %s." % (c.remediation, "; ".join(said)))
 
 
 def _fallback(facts, exc):

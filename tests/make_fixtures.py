@@ -122,6 +122,20 @@ def failure_blocks():
                             "DUE TO PREEMPTION ***",
                             "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."]
     f["lsf_preempted"] = ["TERM_PREEMPT: job killed after preemption.", "Exited with exit code 143."]
+    # AWS EC2 "Spot Instance interruption notice" (docs: spot-instance-termination-notices)
+    f["cloud_preempted"] = ["Received EC2 Spot Instance interruption notice: instance-action terminate at"
+                            " 2024-05-17T10:24:31Z", "saving checkpoint to /fsx/akim/ckpt/step_1200.pt"]
+    # facebookincubator/submitit core/job_environment.py SignalHandler.has_timed_out / checkpoint_and_try_requeue
+    f["job_timed_out"] = ["submitit INFO (2024-05-17 10:22:31,118) - Job has timed out. Ran 1431 minutes out of"
+                          " requested 1440 minutes.",
+                          "submitit WARNING (2024-05-17 10:22:31,119) - Caught signal SIGUSR1 on gpu-a100-07: this"
+                          " job is timed-out.", "submitit INFO (2024-05-17 10:22:31,120) - Calling checkpoint method."]
+    # Lightning pytorch/trainer/connectors/signal_connector.py _slurm_sigusr_handler_fn
+    f["requeued"] = ["Handling auto-requeue signal: 10", "requeing job 88231...", "Requeued SLURM job: 88231"]
+    # coreutils timeout --verbose (src/timeout.c: "sending signal %s to command %s")
+    f["timeout_cmd"] = ["timeout: sending signal TERM to command \u2018python\u2019"]
+    # Lightning 2.x _SignalConnector: log.info(rank_prefixed_message(f"Received SIGTERM: {signum}", ...))
+    f["graceful_signal"] = ["[rank: 0] Received SIGTERM: 15", "Saved checkpoint to /home/akim/proj/ckpt/last.ckpt"]
     f["slurm_cancelled"] = ["srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
                             "slurmstepd: error: *** JOB 524549 ON gpu-a100-07 CANCELLED AT"
                             " 2024-10-09T23:25:32 ***",
@@ -141,6 +155,10 @@ def failure_blocks():
                             " anon-rss:0kB"]
     f["sched_mem_limit"] = ["srun: error: gpu-a100-07: task 0: Out Of Memory",
                             "srun: Terminating StepId=88231.0"]
+    # kubectl describe pod (container lastState.terminated.reason) and Ray's memory monitor
+    f["container_oom_kill"] = ["+ kubectl describe pod trainer-0 | grep -A3 'Last State'",
+                               "    Last State:     Terminated", "      Reason:       OOMKilled",
+                               "      Exit Code:    137"]
     f["dataloader_killed"] = tb("RuntimeError: DataLoader worker (pid 30315) is killed by signal: Killed. ",
                                 frames=frames(("/home/akim/proj/train.py", 371, "main", "for batch in loader:"),
                                               ("/opt/conda/lib/python3.10/site-packages/torch/utils/data/_utils/"
@@ -252,6 +270,9 @@ def failure_blocks():
     f["dist_store"] = tb("torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for"
                          " clients. "
                          "1/2 clients joined.")
+    # torch gloo transport (third_party/gloo/gloo/transport/tcp/pair.cc) as a rank sees a peer die
+    f["gloo_peer_lost"] = ranked(tb("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection"
+                                    " closed by peer [10.1.4.8]:6132"), 1)
     f["cuda_device_assert"] = [
         "../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0],"
         " thread: "

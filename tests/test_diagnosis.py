@@ -1,0 +1,371 @@
+"""Diagnosis, round two (issue 11): runs that exit 0 but did not succeed, the root cause across
+ranks, workers and chained exceptions, the evidence line itself, the failure families of the
+blind sets, a rule table that cannot rot, and hints with numbers in them.
+
+tests/captured/*.log were captured on this machine from real programs (torch 2.13 CPU build,
+gloo backend; paths rewritten): see tests/captured/README.md."""
+import os
+import pathlib
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _load import load_gpualert  # noqa: E402
+
+ga = load_gpualert()
+CAPTURED = pathlib.Path(__file__).resolve().parent / "captured"
+TB = "Traceback (most recent call last):"
+
+
+def training(n=40, prefix="", start=1):
+    return "\n".join("%sepoch 0 step %d loss=%.3f lr=1e-4" % (prefix, i, 3.0 - i * 0.01)
+                     for i in range(start, start + n))
+
+
+def tb(exc, prefix=""):
+    lines = [TB, '  File "/home/u/train.py", line 41, in <module>', "    main()",
+             '  File "/home/u/train.py", line 30, in main', "    step(batch)", exc]
+    return "\n".join(prefix + line for line in lines)
+
+
+def classify(text, code=1, **facts):
+    facts["exit_code"] = code
+    return ga.classify_text(text, facts)
+
+
+def captured(name):
+    return (CAPTURED / name).read_text(encoding="utf-8")
+
+
+SLURM_PREEMPT = "slurmstepd: error: *** JOB 4242 ON gpu07 CANCELLED AT 2026-01-02T03:04:05 DUE TO PREEMPTION ***"
+SLURM_TIME = "slurmstepd: error: *** JOB 4242 ON gpu07 CANCELLED AT 2026-01-02T03:04:05 DUE TO TIME LIMIT ***"
+
+
+class TestExitZeroIsAFact(unittest.TestCase):
+    """A clean exit 0 is not a verdict: preemption, requeue, graceful interruption and a
+    NaN end are recognised, and noisy successes stay successes."""
+
+    def test_preempted_then_checkpointed_exit_0(self):
+        log = training() + "\n" + SLURM_PREEMPT + "\nsaving checkpoint to ckpt/last.pt\ncheckpoint saved"
+        c = classify(log, 0)
+        self.assertEqual((c.cls, c.rule), ("preempted", "slurm_preempted"))
+        self.assertEqual(ga.status_for(0, c.cls), "PREEMPTED")
+
+    def test_time_limit_then_checkpointed_exit_0(self):
+        self.assertEqual(classify(training() + "\n" + SLURM_TIME + "\nsaved ckpt/last.pt", 0).cls, "walltime")
+
+    def test_lightning_auto_requeue_exit_0(self):
+        # lightning/pytorch/trainer/connectors/signal_connector.py: rank_zero_info / log.info
+        log = training() + ("\nHandling auto-requeue signal: 10\nrequeing job 4242...\n"
+                            "Requeued SLURM job: 4242")
+        c = classify(log, 0)
+        self.assertEqual(c.cls, "preempted")
+        self.assertEqual(c.rule, "requeued")
+
+    def test_submitit_preempted_and_timed_out_exit_0(self):
+        # facebookincubator/submitit core/job_environment.py SignalHandler wording
+        pre = training() + "\nsubmitit WARNING (2026-01-02 03:04:05,678) - Caught signal SIGUSR1 on gpu07: this job is preempted."
+        self.assertEqual(classify(pre + "\nsubmitit INFO (2026-01-02 03:04:06,000) - Exiting gracefully after "
+                                        "preemption/timeout.", 0).cls, "preempted")
+        out = training() + "\nsubmitit WARNING (2026-01-02 03:04:05,678) - Caught signal SIGUSR1 on gpu07: this job is timed-out."
+        self.assertEqual(classify(out, 0).cls, "walltime")
+
+    def test_spot_reclaim_and_kubernetes_shutdown_exit_0(self):
+        for line in ("Received EC2 Spot Instance interruption notice: instance-action terminate at 2026-01-02T03:06:05Z",
+                     "Pod was terminated in response to imminent node shutdown.",
+                     "GCE instance was preempted; saving checkpoint"):
+            with self.subTest(line=line):
+                c = classify(training() + "\n" + line + "\ncheckpoint saved to gs://bucket/ckpt", 0)
+                self.assertEqual(c.cls, "preempted")
+                self.assertEqual(c.rule, "cloud_preempted")
+
+    def test_graceful_sigterm_handler_exit_0(self):
+        log = training() + "\nReceived SIGTERM at step 41: saving checkpoint to ckpt/last.pt\ncheckpoint saved; exiting"
+        c = classify(log, 0)
+        self.assertEqual(c.cls, "interrupted")
+        self.assertEqual(ga.status_for(0, c.cls), "INTERRUPTED")
+
+    def test_graceful_ctrl_c_exit_0(self):
+        log = training() + "\n" + "\n".join([TB, '  File "/home/u/train.py", line 88, in fit', "    loss.backward()",
+                                             "KeyboardInterrupt", "Interrupted by user; saved ckpt/last.pt"])
+        self.assertEqual(classify(log, 0).cls, "interrupted")
+        lightning = training() + "\nDetected KeyboardInterrupt, attempting graceful shutdown ..."
+        self.assertEqual(classify(lightning, 0).cls, "interrupted")
+
+    def test_a_signal_that_the_run_went_on_after_is_no_interruption(self):
+        log = training(20) + "\nReceived SIGTERM: ignoring (not the launcher)\n" + training(30, start=21)
+        self.assertIsNone(classify(log, 0).cls)
+
+    def test_nan_grad_norm_while_loss_prints_zero_is_nan_loss(self):
+        # transformers Trainer log dicts once fp16 training has diverged
+        ok = "\n".join("{'loss': %.4f, 'grad_norm': %.3f, 'learning_rate': 2e-05, 'epoch': %.2f}" % (2 - i / 50., 1.5, i / 40.)
+                       for i in range(20))
+        bad = "\n".join("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 2e-05, 'epoch': %.2f}" % (0.5 + i / 40.)
+                        for i in range(20))
+        c = classify(ok + "\n" + bad + "\n{'train_runtime': 812.3, 'train_loss': 0.61, 'epoch': 1.0}", 0)
+        self.assertEqual(c.cls, "nan_loss")
+        self.assertEqual(ga.status_for(0, c.cls), "COMPLETED")
+
+    def test_nan_only_in_the_final_summary_is_nan_loss(self):
+        log = training() + "\n***** train metrics *****\n  epoch                    =        3.0\n  train_loss               =        nan\n  train_runtime            = 0:13:02.11"
+        self.assertEqual(classify(log, 0).cls, "nan_loss")
+
+    def test_noisy_successes_raise_no_false_alarm(self):
+        noisy = [
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\n" + training(),
+            "step 120: loss is nan, skipping batch\n" + training(),
+            "WARNING: failed to load optional plugin\n" + tb("ModuleNotFoundError: No module named 'apex'") + "\n" + training(),
+            training() + "\nbest val_error=0.0412 top1_err=3.1; nanoGPT checkpoint written",
+            training() + "\ndedup: killed 3 duplicates, kept 9120 samples\ntraining done",
+            training() + "\nfinal: val_loss nan (no val set)\ntraining done",
+            training() + "\nconfig: preemptible=true requeue=false signal=SIGUSR1@90\ndone",
+            "Registered SIGTERM handler for checkpointing\n" + training(),
+        ]
+        for text in noisy:
+            with self.subTest(text=text[:60]):
+                self.assertIsNone(classify(text, 0).cls)
+
+
+class TestRootCauseFirst(unittest.TestCase):
+    def test_torchrun_gloo_rank_1_file_not_found(self):
+        # captured: torchrun --nproc-per-node 2, gloo; rank 1 opens a missing shard, rank 0 then
+        # fails in the barrier with "Connection closed by peer" (the consequence)
+        c = classify(captured("torchrun_gloo_rank1_filenotfound.log"), 1)
+        self.assertEqual(c.cls, "file_not_found", c)
+        self.assertEqual(c.detail, "rank 1: No such file: /data/shards/train-00001.tar")
+        self.assertIn("FileNotFoundError: [Errno 2]", c.evidence)
+
+    def test_torchrun_record_root_cause_block_and_tee_prefixes(self):
+        c = classify(captured("torchrun_record_tee_rank1_keyerror.log"), 1)
+        self.assertEqual((c.cls, c.rule), ("traceback", "py_exception"), c)
+        self.assertEqual(c.detail, "rank 1: KeyError: 'optimizer'")
+        self.assertIn("KeyError: 'optimizer'", c.evidence)
+
+    def test_root_cause_block_alone_names_the_rank_and_its_exception(self):
+        # only the launcher's summary survived (the ranks' own output went to files)
+        text = captured("torchrun_record_tee_rank1_keyerror.log")
+        summary = text[text.index("Traceback (most recent call last):\n  File \"/opt/conda/bin/torchrun\""):]
+        c = classify(training() + "\n" + summary, 1)
+        self.assertEqual(c.detail, "rank 1: KeyError: 'optimizer'")
+        self.assertIn("KeyError: 'optimizer'", c.evidence)
+
+    def test_the_earliest_failing_ranks_traceback_beats_the_others_consequences(self):
+        rank2 = tb("ValueError: shard 00017 has 0 samples", prefix="[rank2]: ")
+        rank0 = tb("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
+                   "[10.0.0.3]:29512", prefix="[rank0]: ")
+        c = classify(training(prefix="[rank0]: ") + "\n" + rank2 + "\n" + rank0, 1)
+        self.assertEqual(c.detail, "rank 2: ValueError: shard 00017 has 0 samples")
+
+    def test_mpirun_first_failing_process(self):
+        log = (training(prefix="[1,0]<stdout>:") + "\n" + tb("ZeroDivisionError: division by zero", prefix="[1,3]<stderr>:")
+               + "\n-------------------------------------------------------\n"
+               "Primary job  terminated normally, but 1 process returned\n"
+               "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+               "-------------------------------------------------------\n"
+               "--------------------------------------------------------------------------\n"
+               "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+               "the job to be terminated. The first process to do so was:\n\n"
+               "  Process name: [[1888,1],3]\n  Exit code:    1\n"
+               "--------------------------------------------------------------------------")
+        c = classify(log, 1)
+        self.assertEqual(c.cls, "div_zero")
+        self.assertTrue(c.detail.startswith("rank 3: "), c.detail)
+
+    def test_deepspeed_launcher_names_the_local_rank(self):
+        log = (training() + "\n" + tb("FileNotFoundError: [Errno 2] No such file or directory: 'data/val.jsonl'")
+               + "\n[2024-03-20 20:31:29,210] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 3353707"
+               "\n[2024-03-20 20:31:29,269] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', "
+               "'train.py', '--local_rank=1', '--deepspeed', 'ds.json'] exits with return code = 1")
+        c = classify(log, 1)
+        self.assertEqual(c.cls, "file_not_found")
+        self.assertEqual(c.detail, "rank 1: No such file: data/val.jsonl")
+
+    def test_srun_label_prefix_names_the_rank(self):
+        log = training(prefix="0: ") + "\n" + tb("AssertionError: batch 7 is empty", prefix="5: ")
+        c = classify(log, 1)
+        self.assertEqual(c.detail, "rank 5: AssertionError: batch 7 is empty")
+
+    def test_dataloader_worker_original_exception(self):
+        c = classify(captured("dataloader_worker_keyerror.log"), 1)
+        self.assertEqual(c.detail, "KeyError: 13 (in DataLoader worker process 1)")
+        self.assertEqual(c.evidence, "KeyError: 13")
+
+    def test_multiprocessing_remote_traceback(self):
+        log = training() + "\n" + "\n".join([
+            '"""', TB, '  File "/usr/lib/python3.10/multiprocessing/pool.py", line 125, in worker',
+            "    result = (True, func(*args, **kwds))", '  File "/home/u/prep.py", line 12, in tokenize',
+            "    return vocab[tok]", "KeyError: 'unk'", '"""', "",
+            "The above exception was the direct cause of the following exception:", "", TB,
+            '  File "/home/u/prep.py", line 30, in <module>', "    pool.map(tokenize, docs)",
+            "KeyError: 'unk'"])
+        c = classify(log, 1)
+        self.assertEqual(c.detail, "KeyError: 'unk'")
+        self.assertEqual(c.evidence, "KeyError: 'unk'")
+        self.assertEqual(c.line, 41 + 6)
+
+    def test_evidence_is_the_error_line_not_a_frame(self):
+        text = training() + "\n" + tb("ValueError: bad shape (3, 4)")
+        c = classify(text, 1)
+        self.assertEqual(c.evidence, "ValueError: bad shape (3, 4)")
+        self.assertEqual(c.line, len(text.split("\n")))
+
+
+class TestFamilies(unittest.TestCase):
+    def test_cudnn_and_cublas_errors_reraised_as_runtime_error(self):
+        for exc in ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+                    "RuntimeError: cublas runtime error : the GPU program failed to execute at /pytorch/aten/src/THC/THCBlas.cu:450",
+                    "RuntimeError: GET was unable to find an engine to execute this computation",
+                    "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+                    "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR",
+                    "RuntimeError: CUDA driver error: unspecified launch failure",
+                    "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"):
+            with self.subTest(exc=exc):
+                self.assertEqual(classify(training() + "\n" + tb(exc)).cls, "cuda_runtime")
+
+    def test_timeout_1_is_walltime_even_with_teardown_after_it(self):
+        log = (training() + "\ntimeout: sending signal TERM to command \u2018python3\u2019\n"
+               + tb("KeyboardInterrupt") + "\nwandb: Waiting for W&B process to finish... (failed 1).")
+        c = classify(log, 124)
+        self.assertEqual((c.cls, c.rule), ("walltime", "timeout_cmd"))
+
+    def test_xid_on_one_rank_beats_the_others_nccl_errors(self):
+        log = (training(prefix="[rank0]: ") + "\n[rank3]: NVRM: Xid (PCI:0000:bd:00): 79, pid=91812, name=python, GPU has fallen off the bus.\n"
+               + "\n".join("[rank%d]: [E ProcessGroupNCCL.cpp:563] [Rank %d] Watchdog caught collective operation timeout: "
+                           "WorkNCCL(SeqNum=81, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600043 milliseconds before timing out." % (r, r)
+                           for r in (0, 1, 2)) + "\n"
+               + tb("torch.distributed.DistBackendError: NCCL communicator was aborted on rank 0.", prefix="[rank0]: "))
+        self.assertEqual(classify(log, 1).cls, "gpu_hardware")
+
+    def test_xid_a_while_before_the_consequences_is_the_cause(self):
+        xid = "[Tue May 14 03:12:01 2024] NVRM: Xid (PCI:0000:3b:00): 79, pid=44110, name=python, GPU has fallen off the bus."
+        chatter = "\n".join("[rank%d]: waiting for all ranks to reach the barrier (%d s)" % (r % 4, r) for r in range(40))
+        log = training() + "\n" + xid + "\n" + chatter + "\n" + tb("RuntimeError: CUDA error: unspecified launch failure")
+        self.assertEqual(classify(log, 1).cls, "gpu_hardware")
+        interrupted = training() + "\n" + xid + "\n" + chatter + "\n" + tb("KeyboardInterrupt")
+        self.assertEqual(classify(interrupted, -15, received_signals=["SIGTERM"]).cls, "gpu_hardware")
+
+    def test_device_wording_beyond_cuda_and_cpu(self):
+        for exc in ("RuntimeError: Tensor on device meta is not on the expected device cpu!",
+                    "RuntimeError: Placeholder storage has not been allocated on MPS device!",
+                    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, xla:0 and cpu!",
+                    "NotImplementedError: Cannot copy out of meta tensor; no data!"):
+            with self.subTest(exc=exc):
+                self.assertEqual(classify(training() + "\n" + tb(exc)).cls, "device_mismatch")
+
+    def test_disk_full_that_ends_in_an_abort(self):
+        log = (training() + "\nOSError: [Errno 28] No space left on device: '/scratch/u/ckpt/step_9000.pt'\n"
+               "terminate called after throwing an instance of 'c10::Error'\n"
+               "  what():  [enforce fail at inline_container.cc:595] . unexpected pos 1219281536 vs 1219281424\n"
+               "Aborted (core dumped)")
+        self.assertEqual(classify(log, -6).cls, "disk_full")
+
+    def test_bad_interpreter_and_permission_at_exec_are_exec_failure(self):
+        bad = "/bin/bash: ./train.py: /opt/conda/envs/gone/bin/python: bad interpreter: No such file or directory"
+        self.assertEqual(classify(bad, 126).cls, "exec_failure")
+        perm = "job.sh: line 3: ./train.py: Permission denied"
+        self.assertEqual(classify(perm, 126).cls, "exec_failure")
+
+
+class TestRuleTable(unittest.TestCase):
+    def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
+        row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
+        with self.assertRaises(ValueError) as cm:
+            ga.compile_rules((row,))
+        self.assertIn("x_rule", str(cm.exception))
+        ga.compile_rules((("x_rule", "nccl", r"NCCL (?:error|failure)|(?:ECC|Xid) fault", "", "hint"),))
+
+    def test_every_released_rule_has_its_trigger_words(self):
+        ga.compile_rules(ga.FAILURE_RULES)  # raises if any alternative can match without one
+        self.assertTrue(all(w == w.lower() for w in ga.TRIGGER_WORDS))
+
+    def test_released_rule_ids_are_kept(self):
+        released = ("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "slurm_preempted", "lsf_preempted",
+                    "slurm_oom_kill", "kernel_oom_kill", "sched_mem_limit", "slurm_cancelled", "lsf_owner_kill",
+                    "dataloader_killed", "shell_killed", "sigkill_seen", "xid_hardware", "gpu_off_bus",
+                    "ecc_uncorrectable", "nvlink_uncorrectable", "keyboard_interrupt", "launcher_signal",
+                    "cmd_not_found", "script_not_found", "cuda_oom", "cuda_error_oom", "xla_oom", "tf_oom",
+                    "nccl_watchdog", "nccl_result", "nccl_error", "nccl_aborted", "dist_store", "cuda_device_assert",
+                    "cuda_error", "cuda_lib_error", "cuda_unavailable", "shm_exhausted", "host_oom", "segfault",
+                    "native_abort", "missing_module", "import_error", "no_space_left", "disk_quota",
+                    "checkpoint_write", "file_not_found", "hf_not_found", "permission", "div_zero",
+                    "device_mismatch", "device_mismatch_other", "nan_anomaly", "nan_detectron", "loss_scale_min",
+                    "nan_metric_stop", "nan_loss_report", "assertion", "runtime_error", "py_exception",
+                    "py_traceback")
+        ids = set(r.rule_id for r in ga.compiled_rules())
+        self.assertEqual(sorted(set(released) - ids), [])
+
+    def test_widened_rows_are_split_into_ids_that_say_what_they_match(self):
+        k8s = classify(training() + "\nPreempted in order to admit critical pod", -15)
+        self.assertEqual((k8s.cls, k8s.rule), ("preempted", "cloud_preempted"))
+        lsf = classify(training() + "\nTERM_PREEMPT: job killed after preemption.", -15)
+        self.assertEqual((lsf.cls, lsf.rule), ("preempted", "lsf_preempted"))
+        for line in ("Reason: OOMKilled", "Workers (tasks / actors) killed due to memory pressure (OOM)"):
+            with self.subTest(line=line):
+                c = classify(training() + "\n" + line, -9)
+                self.assertEqual((c.cls, c.rule), ("oom_killer", "container_oom_kill"))
+
+    def test_an_upload_failure_is_not_disk_full(self):
+        log = training() + "\n" + tb("botocore.exceptions.S3UploadFailedError: Failed to upload ckpt.pt to "
+                                     "bucket/ckpt.pt: file write failed")
+        self.assertNotEqual(classify(log).cls, "disk_full")
+
+    def test_a_signal_listed_as_a_possible_cause_is_no_evidence(self):
+        for text in ("The worker may have crashed due to SIGSEGV or other unexpected errors.",
+                     "possible causes: SIGSEGV or SIGBUS in a C extension, or a bad driver"):
+            with self.subTest(text=text):
+                self.assertEqual(classify(training() + "\n" + text).cls, "unknown")
+
+    def test_noise_filter_is_anchored_to_the_log_level(self):
+        c = classify(training() + "\n" + tb("ValueError: WARNING threshold exceeded for grad norm"))
+        self.assertEqual(c.detail, "ValueError: WARNING threshold exceeded for grad norm")
+        for noise in ("WARNING:root:retrying download", "2026-01-02 03:04:05,678 - trainer - WARNING - slow step",
+                      "[2026-01-02 03:04:05,678] [WARNING] [runner.py:117:fetch_hostfile] no hostfile",
+                      "2026-01-02 03:04:05.678 | WARNING  | data:load:12 - CUDA error: retrying shard"):
+            with self.subTest(noise=noise):
+                self.assertIsNone(classify(training() + "\n" + noise + "\n" + training(5, start=41), 0).cls)
+                self.assertEqual(classify(training() + "\n" + noise, 1).cls, "unknown")
+
+
+class TestHintsWithNumbers(unittest.TestCase):
+    def test_expandable_segments_advice_names_the_reserved_memory(self):
+        exc = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+               "79.15 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has 78.08 GiB memory "
+               "in use. Of the allocated memory 60.12 GiB is allocated by PyTorch, and 17.33 GiB is reserved by "
+               "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+        c = classify(training() + "\n" + tb(exc))
+        self.assertIn("17.33 GiB", c.remediation)
+        self.assertIn("expandable_segments:True", c.remediation)
+        small = exc.replace("17.33 GiB is reserved", "12.00 MiB is reserved")
+        self.assertNotIn("12.00 MiB", classify(training() + "\n" + tb(small)).remediation)
+
+    def test_byte_counts_are_human_readable(self):
+        exc = ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+               "68719476736 bytes.")
+        c = classify(training() + "\n" + tb(exc))
+        self.assertIn("64.0 GiB", c.detail)
+        self.assertNotIn("68719476736", c.detail)
+        host = "RuntimeError: [enforce fail at alloc_cpu.cpp:83] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 3221225472 bytes. Error code 12 (Cannot allocate memory)"
+        self.assertIn("3.0 GiB", classify(training() + "\n" + tb(host)).detail)
+
+    def test_nccl_timeout_names_the_operation_the_time_and_the_debug_settings(self):
+        line = ("[rank0]:[E1203 08:00:00.000000 1 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
+                "operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                "Timeout(ms)=600000) ran for 600012 milliseconds before timing out.")
+        c = classify(training() + "\n" + line)
+        self.assertIn("ALLREDUCE", c.detail)
+        self.assertIn("10 min", c.detail)
+        for needle in ("ALLREDUCE", "10 min", "NCCL_DEBUG=INFO", "TORCH_DISTRIBUTED_DEBUG=DETAIL"):
+            self.assertIn(needle, c.remediation)
+
+    def test_walltime_names_the_limit_and_the_elapsed_time(self):
+        c = classify(training() + "\n=>> PBS: job killed: walltime 7230 exceeded limit 7200", -15)
+        self.assertIn("2h00m30s", c.detail)
+        self.assertIn("2h00m00s", c.detail)
+        self.assertIn("2h00m00s", c.remediation)
+        s = classify(training() + "\n" + SLURM_TIME, -15, elapsed_s=86460.0)
+        self.assertIn("1d00h01m", s.remediation)
+
+
+if __name__ == "__main__":
+    unittest.main()
