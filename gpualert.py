@@ -52,6 +52,7 @@ import signal
 import stat
 import sys
 import time
+import types
 
 # ==== Constants ====
 
@@ -111,7 +112,6 @@ RUN_OPTIONS = (
 
 
 SECRET_KEYS = ("smtp_password",)
-FILE_ONLY_KEYS = ("smtp_password",)
 
 
 #: Bound on the whole delivery (DNS, connect, TLS, AUTH, DATA, the 552 retry), seconds.
@@ -216,8 +216,38 @@ RunResult = collections.namedtuple(
 RunResult.__new__.__defaults__ = (None,)  # metrics: from the log after exit (metrics_from_chunks)
 
 
+# signals: (name, epoch, sender) in arrival order; sender "kernel" (a terminal's Ctrl-C) or
+# the sending process's name.
 ChildExit = collections.namedtuple(
     "ChildExit", "exit_code rusage exec_error timed_out signals stall_s")
+
+
+# Everything a run knows once its child has exited, gathered once (Run.gather); the pure
+# core derives the facts, the verdict and the RunResult from it. tail: the output's last
+# bytes; end_reason: the scheduler's (reason, evidence) or None; metrics: what the log's
+# lines say about training (extract_log_metrics); notes: a tuple of lines.
+Outcome = collections.namedtuple(
+    "Outcome", "argv name host cwd scheduler rank log_path run_dir start end child tail "
+    "total_lines mem_before mem_after gpu end_reason metrics notes")
+
+
+def make_result(status, name, **fields):
+    """The one constructor of a RunResult (a run, an early notice, watch, test-email, an
+    array summary). Fields not given are empty; exit_status and signal_name follow from
+    exit_code unless given."""
+    code = fields.get("exit_code")
+    values = {"argv": [], "host": None, "cwd": None, "start": None, "end": None,
+              "exit_code": None, "exit_status": None if code is None else exit_status_for(code),
+              "signal_name": signal_name(-code) if code is not None and code < 0 else None,
+              "classification": make_verdict(None), "log_path": None, "run_dir": None,
+              "tail": [], "rusage": {}, "scheduler": {}, "notes": [], "gpu": {}, "metrics": None}
+    values.update(fields, status=status, name=name)
+    return RunResult(**values)
+
+
+def make_verdict(cls, detail=None):
+    """A Classification that no rule made: a class and what it is about, nothing more."""
+    return Classification(cls, None, detail, None, None, None)
 
 
 class GpuAlertError(Exception):
@@ -230,10 +260,6 @@ class UsageError(GpuAlertError):
 
 class ConfigError(GpuAlertError):
     """A configuration value or file that cannot be used."""
-
-
-class MailError(GpuAlertError):
-    """A message that could not be delivered."""
 
 
 class _ArtifactList(list):
@@ -408,9 +434,7 @@ def _format_time(epoch):
 
 def _classification(result):
     c = getattr(result, "classification", None)
-    if c is None:
-        return Classification(None, None, None, None, None, None)
-    return c
+    return make_verdict(None) if c is None else c
 
 
 def _duration_s(result):
@@ -2759,6 +2783,55 @@ def array_task_count(environ):
     return None
 
 
+# ==== Pure core: from the outcome to the result ====
+
+def stop_signals(child):
+    """Names of the signals that asked the child to end (USR1/USR2 only warn)."""
+    return [name for name, _, _ in child.signals if name in STOP_SIGNALS]
+
+
+def facts_for(outcome):
+    """The classifier's facts: what the process, the cgroup, the GPUs and the scheduler say."""
+    child, before, after = outcome.child, outcome.mem_before, outcome.mem_after
+    facts = {"exit_code": child.exit_code, "timed_out": child.timed_out,
+             "exec_error": child.exec_error[1] if child.exec_error else None,
+             "received_signals": stop_signals(child), "total_lines": outcome.total_lines}
+    if before.get("oom_kill") is not None and after.get("oom_kill") is not None:
+        facts["oom_kill_delta"] = after["oom_kill"] - before["oom_kill"]
+    if outcome.end_reason and outcome.end_reason[0]:
+        facts["scheduler_reason"], facts["scheduler_evidence"] = outcome.end_reason
+    if outcome.gpu.get("ecc_delta"):
+        facts["ecc_delta"] = outcome.gpu["ecc_delta"]
+    return facts
+
+
+def result_for(outcome, verdict):
+    """The run's RunResult: the outcome, its verdict, and the notes a reader needs."""
+    child, notes = outcome.child, list(outcome.notes)
+    if outcome.end_reason and outcome.end_reason[0] and outcome.end_reason[1]:
+        notes.append("scheduler: %s" % outcome.end_reason[1])
+    if outcome.scheduler:  # outside a batch job the cgroup is the login session's, not the job's
+        notes += _memory_notes(outcome.mem_before, outcome.mem_after)
+    return make_result(
+        status_for(child.exit_code, verdict.cls, child.timed_out), outcome.name,
+        argv=list(outcome.argv), host=outcome.host, cwd=outcome.cwd, start=outcome.start,
+        end=outcome.end, exit_code=child.exit_code,
+        exit_status=exit_status_for(child.exit_code, child.exec_error), classification=verdict,
+        log_path=outcome.log_path, run_dir=outcome.run_dir, tail=tail_lines(outcome.tail),
+        rusage=child.rusage, scheduler=outcome.scheduler, notes=notes, gpu=outcome.gpu,
+        metrics=outcome.metrics)
+
+
+def _memory_notes(before, after):
+    notes = list(after.get("notes") or [])
+    if after.get("peak_bytes"):
+        notes.append("peak memory of the job's cgroup: %.1f GiB" % (after["peak_bytes"] / 2.0 ** 30))
+    if before.get("oom_kill") is not None and after.get("oom_kill", 0) > before["oom_kill"]:
+        notes.append("the cgroup's OOM killer fired %d time(s) during the run"
+                     % (after["oom_kill"] - before["oom_kill"]))
+    return notes
+
+
 # ==== Pure core: rendering ====
 
 SendResult = collections.namedtuple("SendResult", "ok detail size_rejected transport_down")
@@ -3931,7 +4004,7 @@ class RunLog(object):
             pass
 
 
-def make_run_dir(log_dir, name, host, scheduler, rank, start):
+def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
     """A fresh directory per run; array tasks and ranks never collide."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(start))
     parts = [stamp, re.sub(r"[^\w.-]+", "_", name)[:40]]
@@ -3952,14 +4025,15 @@ def make_run_dir(log_dir, name, host, scheduler, rank, start):
     raise GpuAlertError("cannot create a run directory under %s" % log_dir)
 
 
-def header_fields(argv, host, cwd, start, scheduler, rank):
-    fields = [("command", quote_argv(argv)), ("host", host), ("cwd", cwd),
-              ("start", iso_time(start)), ("pid", os.getpid()), ("gpualert", __version__)]
-    if scheduler:
-        fields.append(("scheduler", " ".join("%s=%s" % (k, v) for k, v in sorted(scheduler.items())
-                                             if k not in ("dir_tag", "label"))))
-    if rank is not None:
-        fields.append(("rank", rank))
+def header_fields(run):
+    """The log's header: what a Run knows before its child exists."""
+    fields = [("command", quote_argv(run.argv)), ("host", run.host), ("cwd", run.cwd),
+              ("start", iso_time(run.start)), ("pid", os.getpid()), ("gpualert", __version__)]
+    if run.scheduler:
+        fields.append(("scheduler", " ".join("%s=%s" % (k, v) for k, v in sorted(
+            run.scheduler.items()) if k not in ("dir_tag", "label"))))
+    if run.rank is not None:
+        fields.append(("rank", run.rank))
     return fields
 
 
@@ -3976,7 +4050,8 @@ def footer_fields(child, start, end, log):
     if child.timed_out:
         fields.append(("timeout", "gpualert's --timeout ended the run"))
     if child.signals:
-        fields.append(("signals received", ", ".join(s for s, _ in child.signals)))
+        fields.append(("signals received", ", ".join(
+            "%s (from %s)" % (name, sender) for name, _, sender in child.signals)))
     if log.lost_bytes:
         fields.append(("lost", "%d bytes of output could not be written" % log.lost_bytes))
     return fields
@@ -4091,12 +4166,13 @@ class ChildPump(object):
     sent to the child a second time; one sent to the wrapper alone is forwarded.
     """
 
-    def __init__(self, pid, fds, log, cfg, kill_wait=lambda: None, on_stall=None, on_signal=None):
+    def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
+                 on_signal=None):
         self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
         self.fds = dict(fds)  # read fd -> our output fd
         self.tail = bytearray()
         self.output_lines = 0
-        self.signals = []  # (name, epoch)
+        self.signals = []  # (name, epoch, sender), as ChildExit.signals
         self.exit_code = None
         self.rusage = {}
         self.timed_out = False
@@ -4189,9 +4265,9 @@ class ChildPump(object):
 
     def _relay(self, info):
         name = signal_name(info.si_signo)
-        now = time.time()
-        self.signals.append((name, now))
-        if not _child_already_signalled(info):
+        now, sender = time.time(), _signal_sender(info)
+        self.signals.append((name, now, sender))
+        if not _child_already_signalled(info, sender):
             _send(self.pid, info.si_signo)
         if name in STOP_SIGNALS and self.term_at is None:
             self.term_at = now
@@ -4269,7 +4345,7 @@ def _send(pid, signum):
         pass
 
 
-def _child_already_signalled(info):
+def _child_already_signalled(info, sender):
     """Did this signal reach the child too? Then forwarding it would deliver it twice.
 
     The terminal's Ctrl-C goes to the whole foreground process group (the child is in
@@ -4277,9 +4353,8 @@ def _child_already_signalled(info):
     `--signal=B:SIG` reaches only the batch shell, so a USR1/USR2 that a daemon sent to a
     batch-script wrapper (no SLURM_STEP_ID) must still be passed on.
     """
-    if info.si_code == SI_KERNEL:
+    if sender == "kernel":
         return True
-    sender = _process_name(info.si_pid)
     if sender not in SCHEDULER_DAEMONS:
         return False
     if info.si_signo in (signal.SIGUSR1, signal.SIGUSR2):
@@ -4287,24 +4362,30 @@ def _child_already_signalled(info):
     return True
 
 
-def _process_name(pid):
+def _signal_sender(info):
+    """Who sent a signal: "kernel" (the terminal's Ctrl-C), the sender's process name, or
+    "pid N" once that process is gone."""
+    if info.si_code == SI_KERNEL:
+        return "kernel"
     try:
-        with open("/proc/%d/comm" % pid) as handle:
+        with open("/proc/%d/comm" % info.si_pid) as handle:
             return handle.read().strip()
     except (OSError, ValueError):
-        return None
+        return "pid %d" % info.si_pid
 
 
 # ==== Edges: transports ====
 
-def deliver(msg, cfg):
+def deliver(msg, cfg, deadline=None):
     """Send msg with the configured transport; on any failure save it to the outbox.
 
     Returns {"outcome": "sent"|"outbox"|"dry-run", "transport": str, "detail": str,
-    "outbox_path": str or None}. Bounded by cfg smtp_timeout overall. Never raises.
+    "outbox_path": str or None}. Sending stops after cfg smtp_timeout, or at `deadline`
+    (a time.monotonic() value) if that is sooner, but gets half a second at least; saving
+    to the outbox follows. Never raises.
     """
     try:
-        return _deliver(msg, cfg)
+        return _deliver(msg, cfg, deadline)
     except BaseException as exc:  # never let mail change the job's fate, not even Ctrl-C
         return _outbox_result(msg, cfg, "internal error: %s" % _describe(exc), "none")
 
@@ -4313,7 +4394,7 @@ def _outcome(outcome, transport, detail, path=None):
     return {"outcome": outcome, "transport": transport, "detail": detail, "outbox_path": path}
 
 
-def _deliver(msg, cfg):
+def _deliver(msg, cfg, deadline):
     data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
     if cfg.get("dry_run"):
         path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
@@ -4321,7 +4402,8 @@ def _deliver(msg, cfg):
     kind, where = _choose_transport(cfg)
     if kind in ("outbox", "missing"):
         return _outbox_result(data, cfg, where, "outbox" if kind == "outbox" else "sendmail")
-    deadline = time.monotonic() + _mail_timeout(cfg)
+    now = time.monotonic()
+    deadline = max(now + 0.5, min(now + _mail_timeout(cfg), deadline or float("inf")))
     res = _send_with_slim_retry(msg, data, cfg, (kind, where), deadline)
     if res.ok:
         return _outcome("sent", kind, res.detail)
@@ -4916,24 +4998,28 @@ def _run_dir_of(cfg, data):
     return run_dir if run_dir and os.path.isabs(run_dir) else None
 
 
-def _fallback_dirs(cfg, data):
+def _temp_dir():
+    """The one place gpualert asks for the temp dir ($TMPDIR, else a writable default)."""
     import tempfile
+    return tempfile.gettempdir()
+
+
+def _fallback_dirs(cfg, data):
     dirs = [_outbox_dir(cfg)]
     run_dir = _run_dir_of(cfg, data)
     if run_dir:
         dirs.append(run_dir)
     if cfg.get("log_dir"):
         dirs.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
-    dirs.append(os.path.join(tempfile.gettempdir(), "gpualert-outbox-%d" % os.getuid()))
+    dirs.append(os.path.join(_temp_dir(), "gpualert-outbox-%d" % os.getuid()))
     return dirs
 
 
 def _dry_run_dirs(cfg, data):
     """Never the outbox: a dry-run message must not be sent by a later resend."""
-    import tempfile
     run_dir = _run_dir_of(cfg, data)
     return ([run_dir] if run_dir else []) + [
-        os.path.join(tempfile.gettempdir(), "gpualert-dry-run-%d" % os.getuid())]
+        os.path.join(_temp_dir(), "gpualert-dry-run-%d" % os.getuid())]
 
 
 def _save_anywhere(data, dirs, reason):
@@ -4990,8 +5076,7 @@ def _stranded_files(cfg):
     """Messages that went to a fallback place because the outbox was unusable (the run dir,
     <log-dir>/outbox, the temp dir): resend finds them there too. Dry runs are never sent."""
     import glob
-    import tempfile
-    places = [os.path.join(tempfile.gettempdir(), "gpualert-outbox-%d" % os.getuid(), "*.eml")]
+    places = [os.path.join(_temp_dir(), "gpualert-outbox-%d" % os.getuid(), "*.eml")]
     if cfg.get("log_dir"):
         log_dir = os.path.expanduser(cfg["log_dir"])
         places += [os.path.join(log_dir, "outbox", "*.eml"), os.path.join(log_dir, "*", "*.eml")]
@@ -5075,8 +5160,7 @@ def _remove_quietly(path):
         os.remove(path)
     except OSError as exc:
         if exc.errno != errno.ENOENT:
-            sys.stderr.write("gpualert: warning: sent but could not remove %s: %s\n" % (
-                path, exc.strerror))
+            _warn("warning: could not remove %s: %s" % (path, exc.strerror))
 
 
 # ---- arrays and rate limits ----
@@ -5222,8 +5306,8 @@ def _query_id(sched):
 
 # ---- why did the scheduler end the job (asked on SIGTERM) ----
 
-def query_end_reason(sched, start, now, time_limit=None, run=None, budget_s=END_REASON_BUDGET_S,
-                     margin_s=WALLTIME_MARGIN_S, clock=time.time):
+def query_end_reason(sched, start, now, *, time_limit=None, run=None,
+                     budget_s=END_REASON_BUDGET_S, margin_s=WALLTIME_MARGIN_S, clock=time.time):
     """Ask the scheduler why this job is being ended. -> (reason, evidence), reason one of
     "walltime", "preempted", "cancelled" or None; evidence a short str (None if nothing known).
     time_limit: read_time_limit()'s dict (or seconds); used when the scheduler says nothing."""
@@ -5658,7 +5742,8 @@ class ArraySummary(object):
     a lock; the task that completes the set gets the summary, exactly once (a marker file
     made with O_EXCL). Counts distinct task ids; a requeued task's last record wins."""
 
-    def __init__(self, directory, array_job_id, task_count=None, clock=time.time, environ=None):
+    def __init__(self, directory, array_job_id, *, task_count=None, clock=time.time,
+                 environ=None):
         self.dir = directory
         self.array_job_id = str(array_job_id)
         if task_count is None:
@@ -5669,7 +5754,8 @@ class ArraySummary(object):
         base = os.path.join(directory, re.sub(r"[^\w.-]+", "_", self.array_job_id))
         self.path, self.lock_path, self.marker = base + ".jsonl", base + ".lock", base + ".summary-sent"
 
-    def record(self, task_id, status, cls=None, exit_code=None, host=None, duration_s=None, extra=None):
+    def record(self, task_id, status, cls=None, exit_code=None, *, host=None, duration_s=None,
+               extra=None):
         """Append this task's line. -> the summary dict if this task completed the set, else None."""
         import json
         entry = {"task": str(task_id), "status": status, "class": cls, "exit": exit_code,
@@ -5781,7 +5867,7 @@ class RateLimiter(object):
         return allowed
 
 
-def deliver_capped(msg, cfg):
+def deliver_capped(msg, cfg, deadline=None):
     """Deliver, unless the configuration is broken or the hourly cap is reached: then the
     message waits in the outbox (never lost; `resend` sends it when the user chooses)."""
     reason = None
@@ -5792,27 +5878,26 @@ def deliver_capped(msg, cfg):
         if not limiter.allow():
             reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
     if reason is None:
-        return deliver(msg, cfg)
+        return deliver(msg, cfg, deadline)
     return _outbox_result(msg, cfg, "held: %s" % reason, "outbox")  # with its fallbacks
 
 
-def _array_report(result, cfg):
+def _array_report(result):
     """Record this task; the task that completes the array gets the summary to send."""
     sched = result.scheduler
     summary = ArraySummary(os.path.join(_state_home(), "gpualert", "arrays"),
                            sched["array_job_id"]).record(
         sched.get("array_task_id"), result.status, result.classification.cls,
-        result.exit_status, result.host, round(result.end - result.start, 1),
-        {"log": result.log_path})
+        result.exit_status, host=result.host, duration_s=round(result.end - result.start, 1),
+        extra={"log": result.log_path})
     if summary is None:
         return None
     lines = summary_lines(summary)
     worst = summary["worst"][0] if summary["worst"] else {}
-    verdict = Classification(worst.get("class"), None, lines[1], None, None, None)
-    status = worst.get("status") or "SUCCESS"
-    return result._replace(status=status, name="array %s" % sched["array_job_id"],
-                           classification=verdict, tail=lines,
-                           scheduler=dict(sched, label=sched["array_job_id"]))
+    fields = dict(result._asdict(), classification=make_verdict(worst.get("class"), lines[1]),
+                  tail=lines, scheduler=dict(sched, label=sched["array_job_id"]))
+    fields.update(status=worst.get("status") or "SUCCESS", name="array %s" % sched["array_job_id"])
+    return make_result(**fields)
 
 
 def summary_lines(summary):
@@ -5845,36 +5930,219 @@ def _summary_line(result, delivery):
         result.status, cause, result.log_path, where)
 
 
-def _notify_early(ctx, cfg, status, silent_s, detail=None):
-    """A notice while the child still runs (stalled, time limit near); never blocks it."""
-    def send():
-        pump = ctx.get("pump")
-        detail_text = detail or "no output for %s" % format_duration(silent_s)
-        verdict = Classification("walltime" if status == "WARNING" else None, None,
-                                 detail_text, None, None, None)
-        result = RunResult(status, ctx["name"], [], ctx["host"], ctx["cwd"], time.time(), None,
-                           None, None, None, verdict, ctx["log"].path, ctx["run_dir"],
-                           tail_lines(pump.tail) if pump else [], {}, ctx["scheduler"],
-                           [detail_text], {})
-        msg, _ = build_message(result, cfg)
-        delivery = deliver_capped(msg, cfg)
-        if not cfg["quiet"]:
-            _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
-    if cfg["notify"] != "never":
-        ctx.setdefault("early", []).append(Background(send))
-
-
 # ==== Orchestrator: the run ====
 
-def _start_context(argv, cfg, start, problems):
-    """Everything known before the child exists: host, cwd, scheduler, rank, the log."""
-    ctx = {"host": short_hostname(), "cwd": _getcwd(), "notes": list(problems),
-           "start": start}
-    ctx["scheduler"] = _safely(lambda: detect_scheduler(os.environ), {})
-    ctx["rank"] = _safely(lambda: job_rank(os.environ), None)
-    ctx["name"] = job_name_for(argv, cfg["name"], ctx["scheduler"])
-    ctx["log"], ctx["run_dir"] = _open_run_log(cfg, ctx, start)
-    return ctx
+class Run(object):
+    """One wrapped command, from its log header to its message; cmd_run is Run(...).execute().
+
+    Before the child: the run directory and the log's header. While it runs: the output
+    pump, the GPU sampler, early notices, and the scheduler asked why on a SIGTERM. After
+    it exits, within one deadline: gather() reads the Outcome once; the pure core turns it
+    into facts, a verdict and the RunResult; notify() applies the policy (rank, array,
+    --notify) and deliver(result, deadline) is the one place a message leaves.
+    """
+
+    def __init__(self, argv, cfg, problems=()):
+        self.argv, self.cfg, self.start = list(argv), cfg, time.time()
+        self.host, self.cwd, self.notes = short_hostname(), _getcwd(), list(problems)
+        self.scheduler = _safely(lambda: detect_scheduler(os.environ), {})
+        self.rank = _safely(lambda: job_rank(os.environ), None)
+        self.name = job_name_for(self.argv, cfg["name"], self.scheduler)
+        self.log, self.run_dir = self._open_log()
+        self.header_lines, self.mem_before = 0, {}
+        self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
+        self.early = []    # Background notices (stalled, time limit near)
+        self.pending = []  # messages being delivered now: saved if the deadline cuts them off
+        self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
+
+    def execute(self):
+        """Run the command; -> its exit status, whatever happens to the notification."""
+        self.log.record("run started (gpualert %s)" % __version__, header_fields(self))
+        self.header_lines = self.log.lines
+        self.mem_before = _safely(read_cgroup_memory, {})
+        child = self._run_child()
+        end = time.time()
+        # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
+        self.log.record("command ended", footer_fields(child, self.start, end, self.log),
+                        sync=False)
+        bound = self._post_exit_bound(child)
+        self.deadline = time.monotonic() + bound
+        _run_bounded(lambda: self.conclude(child, end), bound,
+                     "notification did not finish within %.0fs; the run itself is unaffected"
+                     % bound, self.cfg["quiet"])
+        for notice in self.early:  # a stalled/warning notice still on its way
+            notice.result(self.left())
+        for msg in list(self.pending):  # the bound cut a delivery off: never lose the message
+            _outbox_result(msg, self.cfg, "notification ran out of time", "outbox")
+        self.log.close()
+        return exit_status_for(child.exit_code, child.exec_error)
+
+    def left(self):
+        """Seconds to the deadline (0 once passed)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    # ---- before and while the child runs ----
+
+    def _open_log(self):
+        """The run directory and log, under --log-dir, else the temp dir: it must exist first."""
+        for log_dir in (self.cfg["log_dir"], os.path.join(_temp_dir(), "gpualert-%d" % os.getuid())):
+            try:
+                run_dir = make_run_dir(log_dir, self.name, self.host, self.scheduler,
+                                       rank=self.rank, start=self.start)
+                name = "output.log" if self.rank is None else "output.rank%d.log" % self.rank
+                return RunLog(os.path.join(run_dir, name)), run_dir
+            except (OSError, GpuAlertError) as exc:
+                self.notes.append("cannot write the log under %s: %s" % (log_dir, exc))
+        raise GpuAlertError("no writable place for the log (%s)" % "; ".join(self.notes[-2:]))
+
+    def _run_child(self):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _signal_set())
+        try:
+            out_r, out_w = _pipe()
+            err_r, err_w = _pipe()
+            env = child_env(os.environ, not self.cfg["no_env_tweaks"])
+            pid, exec_error = spawn_child(self.argv, env, out_w, err_w)
+        except OSError as exc:  # out of file descriptors or processes: the command never ran
+            return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s"
+                                        % exc.strerror), False, [], 0.0)
+        for fd in (out_w, err_w) + ((out_r, err_r) if exec_error else ()):
+            os.close(fd)
+        if exec_error:
+            return ChildExit(None, {}, exec_error, False, [], 0.0)
+        self.sampler = _safely(lambda: GpuSampler(interval=self.cfg["gpu_interval"]).start(), None)
+        if self.scheduler:  # learned now, used if a SIGTERM comes: never delays the child
+            self.time_limit = Background(lambda: read_time_limit(self.scheduler))
+            self.kill_wait = Background(lambda: read_kill_wait(self.scheduler))
+        self.pump = ChildPump(pid, {out_r: 1, err_r: 2}, self.log, self.cfg,
+                              kill_wait=self._kill_wait_s, on_stall=self._on_stall, on_signal=self._on_signal)
+        self.pump.run(self.cfg["timeout"])
+        return ChildExit(self.pump.exit_code, self.pump.rusage, None, self.pump.timed_out,
+                         self.pump.signals, self.pump.stall_s)
+
+    def _kill_wait_s(self):
+        """The scheduler's SIGTERM-to-SIGKILL delay, if this is a batch job (else None)."""
+        if not self.kill_wait:
+            return None
+        return self.kill_wait.result(0) or KILL_WAIT_UNKNOWN_S
+
+    def _on_stall(self, silent_s):
+        self._notify_early("STALLED", "no output for %s" % format_duration(silent_s))
+
+    def _on_signal(self, name, info):
+        """Ask the scheduler why while it still knows; warn early on --signal=B:USR1@120."""
+        if name == "SIGTERM" and self.scheduler and self.end_reason is None:
+            limit, now = self.time_limit, time.time()
+            self.end_reason = Background(lambda: query_end_reason(
+                self.scheduler, self.start, now, time_limit=limit.result(0) if limit else None))
+        if name in ("SIGUSR1", "SIGUSR2") and self.scheduler:
+            self._notify_early("WARNING", "time limit approaching (%s)" % name)
+
+    def _notify_early(self, status, detail):
+        """A notice while the child still runs (stalled, time limit near); never blocks it."""
+        def send():
+            result = make_result(
+                status, self.name, host=self.host, cwd=self.cwd, start=time.time(),
+                classification=make_verdict("walltime" if status == "WARNING" else None, detail),
+                log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
+                tail=tail_lines(self.pump.tail) if self.pump else [], notes=[detail])
+            delivery, _ = self.deliver(result, time.monotonic() + _mail_timeout(self.cfg))
+            if not self.cfg["quiet"]:
+                _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
+        if self.cfg["notify"] != "never":
+            self.early.append(Background(send))
+
+    # ---- after the child exited ----
+
+    def _post_exit_bound(self, child):
+        """How long classification and delivery may take; before a scheduler's SIGKILL."""
+        bound = _mail_timeout(self.cfg) + 10.0
+        term = [at for name, at, _ in child.signals if name in STOP_SIGNALS]
+        if term and self.scheduler:  # a plain `kill` outside a batch job has no SIGKILL to beat
+            left = self._kill_wait_s() - KILL_MARGIN_S - (time.time() - term[0])
+            bound = max(2.0, min(bound, left))
+        return bound
+
+    def conclude(self, child, end):
+        """Classify, record, notify: after the exit status is fixed, by self.deadline."""
+        provisional = _safely(lambda: self._save_provisional(child, end), None)
+        outcome = self.gather(child, end)
+        verdict = classify_text(outcome.tail.decode("utf-8", "replace"), facts_for(outcome))
+        result = result_for(outcome, verdict)
+        self.log.record("cause", _cause_fields(verdict))
+        result = _with_note(result, _write_run_json(result, None, None, sync=False))
+        delivery, manifest = self.notify(result)
+        if provisional:  # the full message is out or in the outbox: the stand-in goes
+            _remove_quietly(provisional)
+        _write_run_json(result, delivery, manifest)
+        if not self.cfg["quiet"]:
+            _warn(_summary_line(result, delivery))
+        if delivery.get("outcome") == "sent":
+            _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S)
+
+    def gather(self, child, end):
+        """The run's Outcome, read once: the cgroup after, the scheduler's answer about a
+        SIGTERM (waited for within the deadline), the GPU summary, the log's metrics."""
+        mem_after = _safely(read_cgroup_memory, {})
+        wait = min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0))
+        reason = self.end_reason.result(wait) if self.end_reason else None
+        gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
+        metrics = _safely(lambda: extract_log_metrics(self.log.path, self.cfg.get("metric")), {})
+        return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
+                             metrics=metrics)
+
+    def _outcome(self, child, end, *, mem_after=None, gpu=None, end_reason=None, metrics=None):
+        pump, notes = self.pump, list(self.notes)
+        if self.log.error:
+            notes.append(self.log.error)
+        if child.stall_s:
+            notes.append("the command was silent for %s at most (--stall %s)"
+                         % (format_duration(child.stall_s), format_duration(self.cfg["stall"])))
+        return Outcome(
+            argv=tuple(self.argv), name=self.name, host=self.host, cwd=self.cwd,
+            scheduler=self.scheduler, rank=self.rank, log_path=self.log.path,
+            run_dir=self.run_dir, start=self.start, end=end, child=child,
+            tail=bytes(pump.tail) if pump else b"",
+            total_lines=self.header_lines + (pump.output_lines if pump else 0),
+            mem_before=self.mem_before or {}, mem_after=mem_after or {}, gpu=gpu or {},
+            end_reason=end_reason, metrics=metrics, notes=tuple(notes))
+
+    def _save_provisional(self, child, end):
+        """After a scheduler's SIGTERM its SIGKILL may come before the full message is ready (a
+        loaded node, a short KillWait). A plain message from the process facts alone goes to the
+        outbox first; it is removed once the full one is sent or saved. Returns its path or None."""
+        stopped = [name for name, _, _ in child.signals if name in STOP_SIGNALS]
+        if not (stopped and self.scheduler) or self.cfg["notify"] == "never" or self.cfg["dry_run"]:
+            return None
+        outcome = self._outcome(child, end)
+        result = _with_note(result_for(outcome, classify_text("", facts_for(outcome))),
+                            "provisional message, saved before the scheduler's SIGKILL could "
+                            "come: gpualert was stopped before it could send the full one")
+        msg = _assemble(result, self.cfg, [], [], html=False)
+        return save_to_outbox(msg, _outbox_dir(self.cfg), "provisional, in case SIGKILL came first")
+
+    def notify(self, result):
+        """The policy: which rank sends, one summary per array, --notify. -> (delivery, manifest)."""
+        cfg = self.cfg
+        if not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
+            return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % self.rank}, []
+        if cfg["array_summary"] and result.scheduler.get("array_job_id"):
+            summary = _array_report(result)
+            if summary is not None:  # this task completed the array: one summary for all
+                result = summary
+            elif result.status == "SUCCESS":  # failures still report (a task may never finish)
+                return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
+        if not should_notify(result.status, cfg["notify"]):
+            return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
+        return self.deliver(result, self.deadline - 1.0)
+
+    def deliver(self, result, deadline):
+        """The one place a message of this run leaves: built, then delivered (or held, or
+        saved) by `deadline`, a time.monotonic() value. -> (delivery, manifest)."""
+        msg, manifest = build_message(result, self.cfg)
+        self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
+        delivery = deliver_capped(msg, self.cfg, deadline)
+        self.pending.remove(msg)
+        return delivery, manifest
 
 
 def _getcwd():
@@ -5884,51 +6152,6 @@ def _getcwd():
         return "(unavailable: %s)" % exc.strerror
 
 
-def _open_run_log(cfg, ctx, start):
-    """The run directory and log, under --log-dir, else the temp dir: it must exist first."""
-    tmp = os.environ.get("TMPDIR") or "/tmp"
-    fallback = os.path.join(tmp, "gpualert-%d" % os.getuid())
-    for log_dir in (cfg["log_dir"], fallback):
-        try:
-            run_dir = make_run_dir(log_dir, ctx["name"], ctx["host"], ctx["scheduler"],
-                                   ctx["rank"], start)
-            rank = ctx["rank"]
-            name = "output.log" if rank is None else "output.rank%d.log" % rank
-            return RunLog(os.path.join(run_dir, name)), run_dir
-        except (OSError, GpuAlertError) as exc:
-            ctx["notes"].append("cannot write the log under %s: %s" % (log_dir, exc))
-    raise GpuAlertError("no writable place for the log (%s)" % "; ".join(ctx["notes"][-2:]))
-
-
-def _run_child(argv, cfg, ctx):
-    signal.pthread_sigmask(signal.SIG_BLOCK, _signal_set())
-    try:
-        out_r, out_w = _pipe()
-        err_r, err_w = _pipe()
-        env = child_env(os.environ, not cfg["no_env_tweaks"])
-        pid, exec_error = spawn_child(argv, env, out_w, err_w)
-    except OSError as exc:  # out of file descriptors or processes: the command never ran
-        return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s" % exc.strerror),
-                         False, [], 0.0)
-    os.close(out_w)
-    os.close(err_w)
-    if exec_error:
-        for fd in (out_r, err_r):
-            os.close(fd)
-        return ChildExit(None, {}, exec_error, False, [], 0.0)
-    ctx["sampler"] = _safely(lambda: _start_sampler(cfg), None)
-    if ctx["scheduler"]:  # learned now, used if a SIGTERM comes: never delays the child
-        ctx["time_limit"] = Background(lambda: read_time_limit(ctx["scheduler"]))
-        ctx["kill_wait"] = Background(lambda: read_kill_wait(ctx["scheduler"]))
-    pump = ChildPump(pid, {out_r: 1, err_r: 2}, ctx["log"], cfg, lambda: _kill_wait(ctx),
-                     on_stall=lambda silent: _notify_early(ctx, cfg, "STALLED", silent),
-                     on_signal=lambda name, info: _on_signal(ctx, cfg, name))
-    ctx["pump"] = pump
-    pump.run(cfg["timeout"])
-    return ChildExit(pump.exit_code, pump.rusage, None, pump.timed_out,
-                     pump.signals, pump.stall_s)
-
-
 def _pipe():
     """A pipe with a large buffer, so a fast writer is not woken for every 64 KiB."""
     r, w = os.pipe()
@@ -5936,25 +6159,8 @@ def _pipe():
         import fcntl
         fcntl.fcntl(w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
     except (OSError, ImportError):
-        pass
+        pass  # the default 64 KiB pipe works, only with more wake-ups
     return r, w
-
-
-def _start_sampler(cfg):
-    sampler = GpuSampler(interval=cfg["gpu_interval"])
-    sampler.start()
-    return sampler
-
-
-def _on_signal(ctx, cfg, name):
-    """Ask the scheduler why while it still knows; warn early on --signal=B:USR1@120."""
-    sched = ctx["scheduler"]
-    if name == "SIGTERM" and sched and "end_reason" not in ctx:
-        limit = ctx.get("time_limit")
-        ctx["end_reason"] = Background(lambda: query_end_reason(
-            sched, ctx["start"], time.time(), limit.result(0) if limit else None))
-    if name in ("SIGUSR1", "SIGUSR2") and sched:
-        _notify_early(ctx, cfg, "WARNING", 0.0, "time limit approaching (%s)" % name)
 
 
 class Background(object):
@@ -5975,24 +6181,6 @@ class Background(object):
     def result(self, timeout):
         self._thread.join(timeout)
         return None if self.running() else self._value
-
-
-def _kill_wait(ctx):
-    """The scheduler's SIGTERM-to-SIGKILL delay, if this is a batch job (else None)."""
-    learned = ctx.get("kill_wait")
-    if not learned:
-        return None
-    return learned.result(0) or KILL_WAIT_UNKNOWN_S
-
-
-def _post_exit_bound(cfg, ctx, child):
-    """How long classification and delivery may take; before a scheduler's SIGKILL."""
-    bound = float(cfg["smtp_timeout"]) + 10.0
-    term = [t for name, t in child.signals if name in STOP_SIGNALS]
-    if term and ctx["scheduler"]:  # a plain `kill` outside a batch job has no SIGKILL to beat
-        left = _kill_wait(ctx) - KILL_MARGIN_S - (time.time() - term[0])
-        bound = max(2.0, min(bound, left))
-    return bound  # delivery gets what is left of it (_deliver_result)
 
 
 def _run_bounded(work, seconds, warning, quiet):
@@ -6019,44 +6207,7 @@ def _warn(message):
         sys.stderr.write("gpualert: %s\n" % message)
         sys.stderr.flush()
     except (OSError, ValueError):
-        pass
-
-
-def _after_exit(argv, cfg, ctx, child, start, end):
-    """Classify, record, notify. Runs bounded, after the exit status is fixed."""
-    provisional = _safely(lambda: _save_provisional(argv, cfg, ctx, child, start, end), None)
-    facts = _facts_for(cfg, ctx, child, start)
-    pump = ctx.get("pump")
-    text = bytes(pump.tail).decode("utf-8", "replace") if pump else ""
-    verdict = classify_text(text, facts)
-    result = _result_for(argv, cfg, ctx, child, start, end, verdict, facts)
-    result = result._replace(metrics=_safely(
-        lambda: extract_log_metrics(result.log_path, cfg.get("metric")), {}))
-    ctx["log"].record("cause", _cause_fields(verdict))
-    _write_run_json(result, None, None, sync=False)  # the outcome, if delivery hangs
-    delivery, manifest = _deliver_result(result, cfg, ctx)
-    if provisional:  # the full message is out or in the outbox: the stand-in goes
-        _remove_quietly(provisional)
-    _write_run_json(result, delivery, manifest)
-    if not cfg["quiet"]:
-        _warn(_summary_line(result, delivery))
-    if delivery.get("outcome") == "sent":
-        _flush_outbox(cfg, ctx["deadline"] - time.time() - KILL_MARGIN_S)
-
-
-def _save_provisional(argv, cfg, ctx, child, start, end):
-    """After a scheduler's SIGTERM its SIGKILL may come before the full message is ready (a
-    loaded node, a short KillWait). A plain message from the process facts alone goes to the
-    outbox first; it is removed once the full one is sent or saved. Returns its path or None."""
-    stopped = [name for name, _ in child.signals if name in STOP_SIGNALS]
-    if not (stopped and ctx["scheduler"]) or cfg["notify"] == "never" or cfg["dry_run"]:
-        return None
-    facts = {"exit_code": child.exit_code, "received_signals": stopped}
-    result = _result_for(argv, cfg, ctx, child, start, end, classify_text("", facts), facts)
-    result.notes.append("provisional message, saved before the scheduler's SIGKILL could come: "
-                        "gpualert was stopped before it could send the full one")
-    msg = _assemble(result, cfg, [], [], html=False)
-    return save_to_outbox(msg, _outbox_dir(cfg), "provisional, in case SIGKILL came first")
+        pass  # stderr is closed: there is nowhere left to say it
 
 
 def _flush_outbox(cfg, seconds):
@@ -6066,62 +6217,6 @@ def _flush_outbox(cfg, seconds):
     counts = resend_outbox(cfg, max_s=seconds, skip_held=True)
     if counts["sent"] and not cfg["quiet"]:
         _warn("also delivered %d earlier message(s) from %s" % (counts["sent"], counts["outbox"]))
-
-
-def _facts_for(cfg, ctx, child, start):
-    pump = ctx.get("pump")
-    facts = {"exit_code": child.exit_code, "timed_out": child.timed_out,
-             "exec_error": child.exec_error[1] if child.exec_error else None,
-             "received_signals": [name for name, _ in child.signals if name in STOP_SIGNALS],
-             "total_lines": ctx["header_lines"] + (pump.output_lines if pump else 0)}
-    mem_after = _safely(read_cgroup_memory, {})
-    ctx["mem_after"] = mem_after
-    before = ctx.get("mem_before") or {}
-    if before.get("oom_kill") is not None and mem_after.get("oom_kill") is not None:
-        facts["oom_kill_delta"] = mem_after["oom_kill"] - before["oom_kill"]
-    wait = min(END_REASON_WAIT_S, max(0.5, (ctx["deadline"] - time.time()) / 2.0))
-    reason = ctx["end_reason"].result(wait) if ctx.get("end_reason") else None
-    if reason and reason[0]:
-        facts["scheduler_reason"], facts["scheduler_evidence"] = reason[0], reason[1]
-    sampler = ctx.get("sampler")
-    ctx["gpu"] = _safely(sampler.stop, {}) if sampler else {}
-    if ctx["gpu"].get("ecc_delta"):
-        facts["ecc_delta"] = ctx["gpu"]["ecc_delta"]
-    return facts
-
-
-def _result_for(argv, cfg, ctx, child, start, end, verdict, facts):
-    pump = ctx.get("pump")
-    notes = list(ctx["notes"])
-    log = ctx["log"]
-    if log.error:
-        notes.append(log.error)
-    if child.stall_s:
-        notes.append("the command was silent for %s at most (--stall %s)"
-                     % (format_duration(child.stall_s), format_duration(cfg["stall"])))
-    if facts.get("scheduler_evidence"):
-        notes.append("scheduler: %s" % facts["scheduler_evidence"])
-    if ctx["scheduler"]:  # outside a batch job the cgroup is the login session's, not the job's
-        notes += _memory_notes(ctx.get("mem_before") or {}, ctx.get("mem_after") or {})
-    code = child.exit_code
-    return RunResult(
-        status=status_for(code, verdict.cls, child.timed_out), name=ctx["name"], argv=list(argv),
-        host=ctx["host"], cwd=ctx["cwd"], start=start, end=end, exit_code=code,
-        exit_status=exit_status_for(code, child.exec_error),
-        signal_name=signal_name(-code) if code is not None and code < 0 else None,
-        classification=verdict, log_path=log.path, run_dir=ctx["run_dir"],
-        tail=tail_lines(pump.tail) if pump else [], rusage=child.rusage,
-        scheduler=ctx["scheduler"], notes=notes, gpu=ctx.get("gpu") or {})
-
-
-def _memory_notes(before, after):
-    notes = list(after.get("notes") or [])
-    if after.get("peak_bytes"):
-        notes.append("peak memory of the job's cgroup: %.1f GiB" % (after["peak_bytes"] / 2.0 ** 30))
-    if before.get("oom_kill") is not None and after.get("oom_kill", 0) > before["oom_kill"]:
-        notes.append("the cgroup's OOM killer fired %d time(s) during the run"
-                     % (after["oom_kill"] - before["oom_kill"]))
-    return notes
 
 
 def _cause_fields(verdict):
@@ -6147,7 +6242,9 @@ def result_record(result, delivery=None, manifest=None):
 
 
 def _write_run_json(result, delivery, manifest, sync=True):
-    """run.json beside the log, written atomically (scripts and `resend` read it)."""
+    """run.json beside the log, written atomically (scripts and `resend` read it).
+    -> None, or a note saying why it could not be written (a full log disk must not cost
+    the notification)."""
     import json
     path = os.path.join(result.run_dir, "run.json")
     tmp = path + ".tmp"
@@ -6159,32 +6256,17 @@ def _write_run_json(result, delivery, manifest, sync=True):
             if sync:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except OSError as exc:  # a full log disk must not cost the notification
-        _safely(lambda: os.unlink(tmp), None)
-        note = "run.json could not be written (%s)" % exc.strerror
-        if note not in result.notes:
-            result.notes.append(note)
+    except OSError as exc:
+        _remove_quietly(tmp)
+        return "run.json could not be written (%s)" % exc.strerror
+    return None
 
 
-def _deliver_result(result, cfg, ctx):
-    """Build and deliver the message when policy, rank and array summary say so."""
-    if not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
-        return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % ctx["rank"]}, []
-    if cfg["array_summary"] and result.scheduler.get("array_job_id"):
-        summary = _array_report(result, cfg)
-        if summary is not None:  # this task completed the array: one summary for all
-            result = summary
-        elif result.status == "SUCCESS":  # failures still report (a task may never finish)
-            return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
-    if not should_notify(result.status, cfg["notify"]):
-        return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
-    msg, manifest = build_message(result, cfg)
-    ctx["undelivered"] = msg  # cmd_run saves it if this thread runs out of time
-    left = ctx["deadline"] - time.time() - 1.0
-    cfg["smtp_timeout"] = max(0.5, min(float(cfg["smtp_timeout"]), left))
-    delivery = deliver_capped(msg, cfg)
-    ctx["undelivered"] = None
-    return delivery, manifest
+def _with_note(result, note):
+    """The result with one more note (none if note is None or already there)."""
+    if note is None or note in result.notes:
+        return result
+    return result._replace(notes=list(result.notes) + [note])
 
 
 # ==== Orchestrator: watch ====
@@ -6228,7 +6310,7 @@ def _job_info(job_id, state, exit_text, rec, source):
     return info
 
 
-def watch_jobs(job_ids, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
+def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
                max_interval=WATCH_MAX_INTERVAL_S, unknown_retries=WATCH_UNKNOWN_RETRIES,
                max_wait=None, on_done=None):
     """Poll until every job has ended. -> list of job-info dicts (one per job, one per
@@ -6292,19 +6374,6 @@ def _unknown_info(job_id, polls, note=None):
     return info
 
 
-def _report_watched(info, cfg):
-    classification = None
-    if info["state"] != "UNKNOWN":
-        classification = classify_watched(info)
-    delivery = notify_watched(info, classification, cfg)
-    if not cfg.get("quiet"):
-        sys.stdout.write("%s %s exit=%s class=%s log=%s\n" % (
-            info["label"], info["state"], info["facts"].get("exit_code"),
-            getattr(classification, "cls", None), info.get("log_path") or info.get("stdout")))
-        sys.stdout.flush()
-    return delivery
-
-
 def classify_watched(info):
     """Classify the job's stderr, then its stdout (when separate): the first finding wins.
     With no readable log, the scheduler's facts alone."""
@@ -6321,36 +6390,63 @@ def classify_watched(info):
     return first if first is not None else classify_text("", dict(info["facts"]))
 
 
-def notify_watched(info, verdict, cfg):
-    """`watch`: the message for a submitted job that ended, exactly like the wrapper's."""
-    verdict = verdict or Classification("unknown", None, "the scheduler no longer knows the job",
-                                        None, None, None)
-    facts = info.get("facts") or {}
-    code = facts.get("exit_code")
+class Watch(object):
+    """`watch`: follow submitted Slurm jobs until each ends, classify its log and send the
+    message the wrapper would have sent. Owns the polling and one report per ended job."""
+
+    def __init__(self, job_ids, cfg, interval=None, max_wait=None):
+        self.job_ids, self.cfg, self.max_wait = list(job_ids), cfg, max_wait
+        self.interval = max(1.0, float(interval or WATCH_INTERVAL_S))
+
+    def run(self):
+        """-> 0 when every job's end was seen, 1 when some job stayed unknown."""
+        results = watch_jobs(self.job_ids, interval=self.interval,
+                             max_interval=max(self.interval, WATCH_MAX_INTERVAL_S),
+                             max_wait=self.max_wait, on_done=self.report)
+        return 0 if all(r["state"] != "UNKNOWN" for r in results) else 1
+
+    def report(self, info):
+        """One ended job: classify, notify, and one line on stdout."""
+        verdict = classify_watched(info) if info["state"] != "UNKNOWN" else None
+        delivery = self.notify(info, verdict)
+        if not self.cfg.get("quiet"):
+            sys.stdout.write("%s %s exit=%s class=%s log=%s\n" % (
+                info["label"], info["state"], info["facts"].get("exit_code"),
+                getattr(verdict, "cls", None), info.get("log_path") or info.get("stdout")))
+            sys.stdout.flush()
+        return delivery
+
+    def notify(self, info, verdict):
+        """The message for a submitted job that ended, exactly like the wrapper's."""
+        cfg = self.cfg
+        result = watched_result(info, verdict, cfg["log_dir"])
+        result = _with_note(result, _write_run_json(result, None, None))
+        if not should_notify(result.status, cfg["notify"]):
+            return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}
+        msg, manifest = build_message(result, cfg)
+        delivery = deliver_capped(msg, cfg, time.monotonic() + _mail_timeout(cfg))
+        _write_run_json(result, delivery, manifest)
+        return delivery
+
+
+def watched_result(info, verdict, log_dir):
+    """The RunResult of a job `watch` saw end (its run directory is made under log_dir)."""
+    verdict = verdict or make_verdict("unknown", "the scheduler no longer knows the job")
+    code = (info.get("facts") or {}).get("exit_code")
     end = info.get("end_time") or time.time()
-    start = info.get("start_time") or end
     host = short_hostname()
     label = info.get("label") or info.get("job_id")
     name = info.get("name") or "job %s" % label
-    run_dir = make_run_dir(cfg["log_dir"], "watch-" + name, host, {"dir_tag": str(label)}, None, end)
+    run_dir = make_run_dir(log_dir, "watch-" + name, host, {"dir_tag": str(label)}, start=end)
     log_path = info.get("log_path") or info.get("stdout") or ""
-    result = RunResult(
-        status=status_for(code, verdict.cls), name=name, argv=["sbatch job %s" % label],
-        host=host, cwd=os.path.dirname(log_path), start=start, end=end, exit_code=code,
-        exit_status=exit_status_for(code) if code is not None else None,
-        signal_name=signal_name(-code) if code is not None and code < 0 else None,
-        classification=verdict, log_path=log_path, run_dir=run_dir,
-        tail=_file_tail_lines(log_path), rusage={},
+    return make_result(
+        status_for(code, verdict.cls), name, argv=["sbatch job %s" % label], host=host,
+        cwd=os.path.dirname(log_path), start=info.get("start_time") or end, end=end,
+        exit_code=code, classification=verdict, log_path=log_path, run_dir=run_dir,
+        tail=_file_tail_lines(log_path),
         scheduler={"kind": "slurm", "job_id": info.get("job_id"), "label": label,
                    "state": info.get("state")},
-        notes=["Slurm state %s (seen by gpualert watch on %s)" % (info.get("state"), host)], gpu={})
-    _write_run_json(result, None, None)
-    if not should_notify(result.status, cfg["notify"]):
-        return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}
-    msg, manifest = build_message(result, cfg)
-    delivery = deliver_capped(msg, cfg)
-    _write_run_json(result, delivery, manifest)
-    return delivery
+        notes=["Slurm state %s (seen by gpualert watch on %s)" % (info.get("state"), host)])
 
 
 def _file_tail_lines(path, max_bytes=256 * 1024):
@@ -6428,7 +6524,8 @@ def _config_path(flags, environ):
 
 
 def load_config(flags, environ):
-    """defaults < config file < GPUALERT_* < flags -> (cfg, sources, problems).
+    """defaults < config file < GPUALERT_* < flags -> (cfg, sources, problems); cfg is
+    read-only from here on (a run that needs another value makes its own copy).
 
     Flags were converted (and usage-checked) by the parser. A problem in the file or the
     environment never stops the run: it is reported, the default stays, and a broken file
@@ -6445,7 +6542,7 @@ def load_config(flags, environ):
         cfg[key], sources[key] = value, "flag"
     if problems:
         cfg["config_broken"] = "; ".join(problems)
-    return cfg, sources, problems
+    return types.MappingProxyType(cfg), sources, problems
 
 
 def _merge_file(cfg, sources, problems, path):
@@ -6461,24 +6558,24 @@ def _merge_file(cfg, sources, problems, path):
         if key not in kinds:
             problems.append("config file %s: unknown key %r" % (path, key))
             continue
-        _set_converted(cfg, sources, problems, key, kinds[key], value, "file %s" % path)
+        _set_converted((cfg, sources, problems), key, kinds[key], value, "file %s" % path)
 
 
 def _merge_env(cfg, sources, problems, environ):
     for key, kind in _kinds().items():
         name = _option_env(key)
         if name in environ and key != "config":
-            _set_converted(cfg, sources, problems, key, kind, environ[name], "env " + name)
+            _set_converted((cfg, sources, problems), key, kind, environ[name], "env " + name)
 
 
-def _set_converted(cfg, sources, problems, key, kind, raw, source):
+def _set_converted(layers, key, kind, raw, source):
+    """One value into the configuration being built; layers is (cfg, sources, problems)."""
+    cfg, sources, problems = layers
     try:
         value = convert_option(kind, raw)
     except ConfigError as exc:
         problems.append("%s: %s: %s" % (source, key, exc))
         return
-    if kind == "optpath" and value == "":
-        value = ""
     cfg[key], sources[key] = value, source
 
 
@@ -6537,12 +6634,10 @@ def cmd_resend(args, cfg):
 def _test_result(cfg):
     now = time.time()
     kind, where = _choose_transport(cfg)
-    return RunResult(
-        status="TEST", name="test-email", argv=["gpualert", "test-email"], host=_hostname(),
-        cwd=os.getcwd(), start=now, end=now, exit_code=0, exit_status=0, signal_name=None,
-        classification=Classification(None, None, None, None, None, None), log_path=None,
-        run_dir=None, tail=["This is a test message from gpualert."], rusage={}, scheduler={},
-        notes=["transport: %s %s" % (kind, where)], gpu={})
+    return make_result("TEST", "test-email", argv=["gpualert", "test-email"], host=_hostname(),
+                       cwd=_getcwd(), start=now, end=now, exit_code=0,
+                       tail=["This is a test message from gpualert."],
+                       notes=["transport: %s %s" % (kind, where)])
 
 
 def cmd_test_email(args, cfg):
@@ -6558,40 +6653,13 @@ def cmd_watch(args, cfg):
     """`gpualert watch JOBID...`: follow Slurm jobs until they end; classify each job's
     log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
     Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
-    interval = max(1.0, float(getattr(args, "interval", None) or WATCH_INTERVAL_S))
-    results = watch_jobs(args.job_ids, interval=interval,
-                         max_interval=max(interval, WATCH_MAX_INTERVAL_S),
-                         max_wait=getattr(args, "max_wait", None),
-                         on_done=lambda info: _report_watched(info, cfg))
-    return 0 if all(r["state"] != "UNKNOWN" for r in results) else 1
+    return Watch(args.job_ids, cfg, getattr(args, "interval", None),
+                 getattr(args, "max_wait", None)).run()
 
 
 def cmd_run(cli, cfg, sources, problems):
     """Run the command; return its exit status whatever happens to the notification."""
-    argv, start = cli.command, time.time()
-    ctx = _start_context(argv, cfg, start, problems)
-    log = ctx["log"]
-    log.record("run started (gpualert %s)" % __version__,
-               header_fields(argv, ctx["host"], ctx["cwd"], start, ctx["scheduler"], ctx["rank"]))
-    ctx["header_lines"] = log.lines
-    ctx["mem_before"] = _safely(read_cgroup_memory, {})
-    child = _run_child(argv, cfg, ctx)
-    end = time.time()
-    # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
-    log.record("command ended", footer_fields(child, start, end, log), sync=False)
-    status = exit_status_for(child.exit_code, child.exec_error)
-    bound = _post_exit_bound(cfg, ctx, child)
-    ctx["deadline"] = time.time() + bound
-    _run_bounded(lambda: _after_exit(argv, cfg, ctx, child, start, end), bound,
-                 "notification did not finish within %.0fs; the run itself is unaffected" % bound,
-                 cfg["quiet"])
-    late = ctx.get("undelivered")
-    if late is not None:  # the bounded thread gave up mid-delivery: never lose the message
-        _outbox_result(late, cfg, "notification ran out of time", "outbox")
-    for notice in ctx.get("early", []):  # a stalled/warning notice still on its way
-        notice.result(max(0.0, ctx["deadline"] - time.time()))
-    log.close()
-    return status
+    return Run(cli.command, cfg, problems).execute()
 
 
 def cmd_config(cli, cfg, sources, problems):

@@ -504,7 +504,7 @@ def test_cmd_watch_classifies_and_notifies(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cluster, "classify_log", lambda path, facts=None, **kw: seen.append((path, facts)) or
                         cluster.Classification("traceback", "py_traceback", None, 1, "x", "y"))
     sent = []
-    monkeypatch.setattr(cluster, "notify_watched", lambda info, c, cfg: sent.append((info, c)))
+    monkeypatch.setattr(cluster.Watch, "notify", lambda self, info, c: sent.append((info, c)))
 
     class Args(object):
         job_ids = ["3"]
@@ -681,7 +681,7 @@ _CHILD = textwrap.dedent("""\
         s = c.ArraySummary(d, "4242", task_count=int(sys.argv[5]))
         status = "FAILED" if i % 3 == 0 else "SUCCESS"
         out = s.record(i, status, "cuda_oom" if status == "FAILED" else None, 1 if status == "FAILED" else 0,
-                       "node%d" % i, float(i))
+                       host="node%d" % i, duration_s=float(i))
     else:
         out = c.RateLimiter(d, int(sys.argv[5])).allow()
     print(json.dumps(out))

@@ -181,7 +181,9 @@ def test_signal_sent_to_the_wrapper_reaches_the_child_once(tmp_path, signame):
     out, err = proc.communicate(timeout=40)
     assert b"COUNT=1" in out, err
     assert proc.returncode == 5
-    assert "signals received: %s" % signame in log_text(tmp_path).decode()
+    with open("/proc/self/comm") as handle:  # the sender this test process is, by name
+        me = handle.read().strip()
+    assert "signals received: %s (from %s)" % (signame, me) in log_text(tmp_path).decode()
 
 
 def test_ctrl_c_in_a_terminal_reaches_the_child_once(tmp_path):
