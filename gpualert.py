@@ -97,7 +97,7 @@ RUN_OPTIONS = (
     ("--smtp-user", "smtp_user", "str", "USER", "SMTP login (password: env/config)"),
     ("--smtp-tls", "smtp_tls", "choice:starttls|ssl|none", "MODE", "starttls, ssl or none (default: STARTTLS if offered)"),
     ("--smtp-timeout", "smtp_timeout", "seconds", "SECONDS", "bound on delivery (30)"),
-    ("--sendmail", "sendmail", "optpath", "[PATH]", "deliver with sendmail -t -oi"),
+    ("--sendmail", "sendmail", "optpath", "[PATH]", "deliver with sendmail -t -oi (none: never)"),
     ("--outbox", "outbox", "path", "DIR", "where undelivered messages wait"),
     ("--stall", "stall", "duration", "DURATION", "notify once if CMD is silent this long"),
     ("--gpu-interval", "gpu_interval", "seconds", "SECONDS", "nvidia-smi sampling (60, 0=off)"),
@@ -4462,6 +4462,8 @@ def _choose_transport(cfg):
     if cfg.get("smtp"):
         return "smtp", str(cfg["smtp"])
     asked = cfg.get("sendmail")
+    if asked == "none":  # said outright: no sendmail, even where the node has one
+        return "outbox", "no mail transport configured (no smtp relay set, sendmail none)"
     path = asked or _find_sendmail()
     if path:
         return "sendmail", path

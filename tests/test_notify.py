@@ -50,16 +50,13 @@ def make_result(tmp_path, **kw):
 
 
 @pytest.fixture
-def cfg(tmp_path, monkeypatch):
-    # no ambient sendmail: the embedded default must not find one unless a test adds it
-    monkeypatch.setattr(N, "SENDMAIL_CANDIDATES", ())
-    empty = tmp_path / "emptybin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty) + os.pathsep + "/usr/bin:/bin")
+def cfg(tmp_path):
+    # sendmail "none": the host's sendmail (most HPC nodes have one) is never used unless a
+    # test names one
     return {"to": ["bob@example.org"], "from_addr": None, "name": None, "notify": "always",
             "log_dir": str(tmp_path / "logs"), "artifacts": [], "budget": 10 * 1024 * 1024,
             "timeout": None, "smtp": None, "smtp_user": None, "smtp_password": None,
-            "smtp_tls": None, "smtp_timeout": 2.0, "sendmail": None,
+            "smtp_tls": None, "smtp_timeout": 2.0, "sendmail": "none",
             "outbox": str(tmp_path / "outbox"), "dry_run": False, "quiet": True}
 
 
@@ -600,15 +597,19 @@ def test_sendmail_transport(tmp_path, cfg, fake_sendmail):
 
 def test_sendmail_found_on_path_by_default(tmp_path, cfg, fake_sendmail, monkeypatch):
     fake = fake_sendmail("ok")
+    cfg["sendmail"] = None  # the default: look for one
     monkeypatch.setenv("PATH", os.path.dirname(fake.path) + os.pathsep + os.environ["PATH"])
     out, _ = _deliver(tmp_path, cfg)
     assert out["transport"] == "sendmail" and out["outcome"] == "sent", out
 
 
-def test_no_transport_at_all_goes_to_outbox(tmp_path, cfg):
+def test_no_transport_at_all_goes_to_outbox(tmp_path, cfg, monkeypatch):
     out, _ = _deliver(tmp_path, cfg)
     assert out["outcome"] == "outbox" and out["transport"] == "outbox"
     assert "no mail transport configured" in out["detail"]
+    # a host with no sendmail anywhere (this one may have one)
+    monkeypatch.setattr(N, "SENDMAIL_CANDIDATES", ())
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
     cfg["sendmail"] = ""
     out, _ = _deliver(tmp_path, cfg)
     assert out["outcome"] == "outbox" and "sendmail requested but not found" in out["detail"]

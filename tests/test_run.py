@@ -19,6 +19,7 @@ def outcome(**kw):
                 tail=b"step 1\nKilled\n", total_lines=40,
                 mem_before={"oom_kill": 0}, mem_after={"oom_kill": 2, "peak_bytes": 2 ** 31},
                 gpu={"ecc_delta": 3}, end_reason=("walltime", "scontrol: JobState=TIMEOUT"),
+                metrics={"records": 3},
                 notes=("a problem found at start",))
     base.update(kw)
     return G.Outcome(**base)
@@ -41,6 +42,7 @@ def test_result_is_derived_from_outcome_and_verdict():
                             "peak memory of the job's cgroup: 2.0 GiB",
                             "the cgroup's OOM killer fired 2 time(s) during the run"]
     assert result.tail == ["step 1", "Killed"] and result.argv == ["python", "train.py"]
+    assert result.metrics == {"records": 3}
     # outside a batch job the cgroup is the login session's: no memory notes
     assert G.result_for(outcome(scheduler={}), G.make_verdict(None)).notes[-1].startswith(
         "scheduler:")

@@ -11,14 +11,15 @@ PY = sys.executable
 
 
 def isolated_env(tmp, **extra):
-    """An environment whose state, config and outbox live under `tmp`, with no sendmail."""
+    """An environment whose state, config and outbox live under `tmp`, with no sendmail
+    (GPUALERT_SENDMAIL=none: the host's own sendmail, if it has one, is never used)."""
     env = dict(os.environ)
     for key in list(env):
         if key.startswith(("GPUALERT_", "SLURM_", "PBS_", "LSB_", "PYTHONUNBUF", "PYTHONFAULT")):
             del env[key]
     env.update(XDG_STATE_HOME=os.path.join(str(tmp), "state"),
                XDG_CONFIG_HOME=os.path.join(str(tmp), "config"),
-               HOME=str(tmp), PATH="/usr/bin:/bin")
+               HOME=str(tmp), PATH="/usr/bin:/bin", GPUALERT_SENDMAIL="none")
     env.update(extra)
     return env
 
