@@ -2434,6 +2434,244 @@ def metrics_from_chunks(chunks, wanted=None):
     return summarize_metrics(parser.main_records(), wanted, parser.rate)
 
 
+# ==== Pure core: the run as a picture ====
+
+# A PNG drawn with the standard library alone (zlib and struct): one panel per group of
+# metric curves (same direction, same x axis) and one for GPU utilisation and memory over
+# time. Palette image: 1 byte a pixel, long white runs, so a 560-pixel-wide picture of
+# three panels deflates to a few KB. Colours: Okabe-Ito (safe for colour-blind readers).
+PLOT_WIDTH = 560
+PLOT_PANEL_HEIGHT = 170
+PLOT_MAX_PANELS = 4
+PLOT_MAX_BYTES = 40 * 1024
+PLOT_PALETTE = ((255, 255, 255), (34, 34, 34), (153, 153, 153), (232, 232, 232),
+                (0, 114, 178), (213, 94, 0), (0, 158, 115), (230, 159, 0), (204, 121, 167),
+                (86, 180, 233))
+_INK, _AXIS, _GRID = 1, 2, 3
+PLOT_SERIES_COLOURS = (4, 5, 6, 7, 8, 9)
+_PLOT_LEFT, _PLOT_RIGHT, _PLOT_TOP, _PLOT_BOTTOM = 84, 14, 34, 30
+_TEXT_SCALE = 2
+
+# 5x7 glyphs, 7 rows of 5 bits (bit 4 is the leftmost pixel), as 14 hex digits.
+# Lower case is drawn as upper case.
+FONT_5X7 = {
+    " ": "00000000000000", "0": "0E11131519110E", "1": "040C040404040E", "2": "0E11010204081F",
+    "3": "1F02040201110E", "4": "02060A121F0202", "5": "1F101E0101110E",
+    "6": "0608101E11110E", "7": "1F010204080808", "8": "0E11110E11110E", "9": "0E11110F01020C",
+    "A": "0E11111F111111", "B": "1E11111E11111E", "C": "0E11101010110E", "D": "1C12111111121C",
+    "E": "1F10101E10101F", "F": "1F10101E101010", "G": "0E11101711110F",
+    "H": "1111111F111111", "I": "0E04040404040E", "J": "0702020202120C", "K": "11121418141211",
+    "L": "1010101010101F", "M": "111B1515111111", "N": "11111915131111", "O": "0E11111111110E",
+    "P": "1E11111E101010", "Q": "0E11111115120D", "R": "1E11111E141211", "S": "0F10100E01011E",
+    "T": "1F040404040404", "U": "1111111111110E", "V": "11111111110A04", "W": "1111111515150A",
+    "X": "11110A040A1111", "Y": "1111110A040404", "Z": "1F01020408101F",
+    ".": "00000000000C0C", ",": "000000000C0408",
+    ":": "000C0C000C0C00", "-": "0000001F000000", "_": "0000000000001F", "/": "00010204081000",
+    "%": "18190204081303", "(": "02040808080402", ")": "08040202020408", "+": "0004041F040400",
+    "=": "00001F001F0000", "@": "0E11010D15150E", "[": "0E08080808080E", "]": "0E02020202020E",
+    "'": "0C040800000000", "#": "0A0A1F0A1F0A0A", ">": "08040201020408", "<": "02040810080402",
+    "?": "0E110102040004", "*": "00150E1F0E1500", "|": "04040404040404",
+}
+
+
+class Canvas(object):
+    """A palette-indexed image in a bytearray; drawing clips at the edges."""
+
+    def __init__(self, width, height):
+        self.width, self.height = width, height
+        self.pixels = bytearray(width * height)
+
+    def dot(self, x, y, colour, size=1):
+        for dy in range(size):
+            for dx in range(size):
+                px, py = x + dx, y + dy
+                if 0 <= px < self.width and 0 <= py < self.height:
+                    self.pixels[py * self.width + px] = colour
+
+    def hline(self, x0, x1, y, colour):
+        if 0 <= y < self.height:
+            x0, x1 = max(0, min(x0, x1)), min(self.width - 1, max(x0, x1))
+            self.pixels[y * self.width + x0:y * self.width + x1 + 1] = bytes((colour,)) * (x1 - x0 + 1)
+
+    def vline(self, x, y0, y1, colour):
+        for y in range(min(y0, y1), max(y0, y1) + 1):
+            self.dot(x, y, colour)
+
+    def line(self, x0, y0, x1, y1, colour, size=2):
+        """Bresenham, with a size x size brush."""
+        dx, dy = abs(x1 - x0), -abs(y1 - y0)
+        sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
+        err = dx + dy
+        while True:
+            self.dot(x0, y0, colour, size)
+            if x0 == x1 and y0 == y1:
+                return
+            e2 = 2 * err
+            if e2 >= dy:
+                err += dy
+                x0 += sx
+            if e2 <= dx:
+                err += dx
+                y0 += sy
+
+    def text(self, x, y, text, colour=_INK, scale=_TEXT_SCALE):
+        """Draw text with its top-left at (x, y); -> the x after it."""
+        for char in str(text).upper():
+            rows = FONT_5X7.get(char, FONT_5X7["?"])
+            for r in range(7):
+                bits = int(rows[2 * r:2 * r + 2], 16)
+                for c in range(5):
+                    if bits & (0x10 >> c):
+                        self.dot(x + c * scale, y + r * scale, colour, scale)
+            x += 6 * scale
+        return x
+
+
+def text_width(text, scale=_TEXT_SCALE):
+    return len(str(text)) * 6 * scale
+
+
+def encode_png(canvas, palette=PLOT_PALETTE):
+    """The canvas as PNG bytes: 8-bit palette, every scanline with filter 0, deflate level 9."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+    w, h = canvas.width, canvas.height
+    raw = bytearray()
+    for y in range(h):
+        raw.append(0)
+        raw += canvas.pixels[y * w:(y + 1) * w]
+    plte = b"".join(struct.pack("BBB", *rgb) for rgb in palette)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0))
+            + chunk(b"PLTE", plte) + chunk(b"IDAT", zlib.compress(bytes(raw), 9))
+            + chunk(b"IEND", b""))
+
+
+def format_number(value):
+    """Short, readable tick and summary numbers: 0.0412, 1.23e-05, 12.5k, 900."""
+    if not isinstance(value, (int, float)) or not _finite(value):
+        return str(value)
+    a = abs(value)
+    if a == 0:
+        return "0"
+    if a >= 1e5:
+        for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if a >= div:
+                return ("%.3g" % (value / div)) + unit
+    if a < 1e-3:
+        return "%.2e" % value
+    if value == int(value):
+        return "%d" % value
+    return "%.4g" % value
+
+
+def plot_panels(metrics, gpu):
+    """What to draw: [{"title", "x_label", "series": [(name, colour, [(x, y)])]}]."""
+    panels, groups = [], []
+    metrics = metrics or {}
+    for name in metrics.get("main") or []:
+        s = metrics["series"].get(name) or {}
+        if len(s.get("points") or []) < 2:
+            continue
+        key = (s.get("direction"), s.get("x")) if s.get("direction") else (name, s.get("x"))
+        for group in groups:
+            if group[0] == key:
+                group[1].append(name)
+                break
+        else:
+            groups.append((key, [name]))
+    colours = iter(PLOT_SERIES_COLOURS * 3)
+    for (_, x_kind), names in groups:
+        series = [(n, next(colours), [(p[0], p[1]) for p in metrics["series"][n]["points"]])
+                  for n in names]
+        panels.append({"title": " ".join(names), "x_label": x_kind, "series": series})
+    rows = (gpu or {}).get("series") or []
+    if len(rows) >= 2:
+        util = [(r[0] / 60.0, r[1]) for r in rows if r[1] is not None]
+        mem = [(r[0] / 60.0, r[2]) for r in rows if r[2] is not None]
+        series = [s for s in (("gpu util %", 4, util), ("gpu mem %", 5, mem)) if len(s[2]) >= 2]
+        if series:
+            panels.append({"title": "gpu", "x_label": "minutes", "series": series,
+                           "y_range": (0.0, 100.0)})
+    return panels[:PLOT_MAX_PANELS]
+
+
+def render_plot(metrics, gpu, width=PLOT_WIDTH):
+    """(PNG bytes, layout) for a run's curves, or (None, []) when there is nothing to draw.
+    layout: one dict per panel with its plot box and data ranges (where a value is drawn)."""
+    panels = plot_panels(metrics, gpu)
+    while panels:
+        canvas = Canvas(width, PLOT_PANEL_HEIGHT * len(panels))
+        layout = [_draw_panel(canvas, p, n * PLOT_PANEL_HEIGHT) for n, p in enumerate(panels)]
+        png = encode_png(canvas)
+        if len(png) <= PLOT_MAX_BYTES:
+            return png, layout
+        panels = panels[:-1]  # the GPU panel (last) goes first
+    return None, []
+
+
+def _draw_panel(canvas, panel, top):
+    box = {"x0": _PLOT_LEFT, "x1": canvas.width - _PLOT_RIGHT, "y0": top + _PLOT_TOP,
+           "y1": top + PLOT_PANEL_HEIGHT - _PLOT_BOTTOM}
+    points = [p for _, _, pts in panel["series"] for p in pts]
+    xmin, xmax = min(p[0] for p in points), max(p[0] for p in points)
+    ymin, ymax = panel.get("y_range") or (min(p[1] for p in points), max(p[1] for p in points))
+    if ymax == ymin:
+        ymin, ymax = ymin - 1.0, ymax + 1.0
+    if xmax == xmin:
+        xmax = xmin + 1.0
+    box.update(xmin=xmin, xmax=xmax, ymin=ymin, ymax=ymax, top=top)
+
+    def to_px(x, y):
+        px = box["x0"] + (x - xmin) * (box["x1"] - box["x0"]) / float(xmax - xmin)
+        py = box["y1"] - (y - ymin) * (box["y1"] - box["y0"]) / float(ymax - ymin)
+        return int(round(px)), int(round(py))
+    box["to_px"] = to_px
+    _draw_axes(canvas, box, panel)
+    x = 8
+    for name, colour, pts in panel["series"]:  # legend: the title, each name in its colour
+        x = canvas.text(x, top + 8, name, colour) + 14
+        for (ax, ay), (bx, by) in zip(pts, pts[1:]):
+            canvas.line(*(to_px(ax, ay) + to_px(bx, by) + (colour,)))
+        if len(pts) == 1:
+            canvas.dot(*(to_px(*pts[0]) + (colour, 3)))
+    return box
+
+
+def _draw_axes(canvas, box, panel):
+    for frac in (0.0, 0.5, 1.0):
+        y = int(round(box["y1"] - frac * (box["y1"] - box["y0"])))
+        canvas.hline(box["x0"], box["x1"], y, _GRID if frac else _AXIS)
+        label = format_number(box["ymin"] + frac * (box["ymax"] - box["ymin"]))
+        canvas.text(box["x0"] - 6 - text_width(label), y - 7, label, _INK)
+    canvas.vline(box["x0"], box["y0"], box["y1"], _AXIS)
+    below = box["y1"] + 6
+    canvas.text(box["x0"], below, format_number(box["xmin"]))
+    last = format_number(box["xmax"])
+    canvas.text(box["x1"] - text_width(last), below, last)
+    mid = (box["x0"] + box["x1"] - text_width(panel["x_label"])) // 2
+    canvas.text(mid, below, panel["x_label"], _AXIS)
+
+
+SPARK_CHARS = u"\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588"
+
+
+def sparkline(values, width=24):
+    """A one-line Unicode picture of a series (finite values; width characters at most)."""
+    values = [v for v in values if isinstance(v, (int, float)) and _finite(v)]
+    if not values:
+        return ""
+    if len(values) > width:
+        step = len(values) / float(width)
+        values = [values[int(i * step)] for i in range(width - 1)] + [values[-1]]
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or 1.0
+    return "".join(SPARK_CHARS[int(round((v - lo) / span * (len(SPARK_CHARS) - 1)))] for v in values)
+
+
 # ==== Pure core: scheduler and GPU records ====
 
 # ---- which scheduler, which job ----
@@ -2700,7 +2938,25 @@ def summarize_gpu_samples(samples, notes=None):
     utils = [g["util_max_pct"] for g in summary if g["util_max_pct"] is not None]
     idle = bool(utils) and max(utils) == 0 and duration >= IDLE_MIN_S and len(samples) >= 3
     return {"samples": len(samples), "duration_s": round(duration, 1), "gpus": summary,
-            "ecc_delta": sum(deltas) if deltas else None, "idle": idle, "notes": notes}
+            "ecc_delta": sum(deltas) if deltas else None, "idle": idle, "notes": notes,
+            "series": gpu_series(samples)}
+
+
+def gpu_series(samples, limit=METRIC_POINTS_MAX):
+    """[[seconds since the first sample, mean utilisation %, memory used % of total]], at most
+    `limit` rows, evenly picked (the picture's GPU panel)."""
+    rows = []
+    t0 = samples[0][0]
+    for t, gpus in samples:
+        util = [g["util_pct"] for g in gpus if g.get("util_pct") is not None]
+        used = sum(g.get("mem_used_mib") or 0 for g in gpus)
+        total = sum(g.get("mem_total_mib") or 0 for g in gpus)
+        rows.append([round(t - t0, 1), round(sum(util) / len(util), 1) if util else None,
+                     round(100.0 * used / total, 1) if total else None])
+    if len(rows) > limit:
+        step = len(rows) / float(limit)
+        rows = [rows[int(i * step)] for i in range(limit - 1)] + [rows[-1]]
+    return rows
 
 
 def _summarize_gpu(rows):
@@ -2838,37 +3094,49 @@ SendResult = collections.namedtuple("SendResult", "ok detail size_rejected trans
 
 
 def render_subject(result):
-    """One filterable line: [gpualert] STATUS class: name on host (exit|signal, duration, job)."""
+    """One filterable line whose first 50 characters tell runs apart (mailx and phones cut
+    there): [gpualert] STATUS job ID name: class on host (exit|signal, duration). A success
+    names its main metric's last value instead of a class."""
     status = _clean(result.status or "UNKNOWN", 20).upper().replace(" ", "_")
-    cls = _clean(_classification(result).cls, 40).replace(" ", "_")
-    head = "[gpualert] %s%s:" % (status, " " + cls if cls else "")
-    where = "%s on %s" % (_clean(result.name, 60) or "job", _clean(result.host, 40) or "?")
-    extra = [_exit_brief(result), format_duration(_duration_s(result))]
+    what = _clean(_classification(result).cls, 40).replace(" ", "_") or _subject_metric(result)
     job = _job_label(result.scheduler)
-    if job:
-        extra.append("job " + job)
-    return _clean("%s %s (%s)" % (head, where, ", ".join(extra)), SUBJECT_MAX_CHARS)
+    name = _subject_word(result.name, 30) or "job"
+    who = "job %s %s" % (_subject_word(job, 30), name) if job and job not in name else name
+    head = "[gpualert] %s %s%s" % (status, who, ": " + what if what else "")
+    extra = [_exit_brief(result), format_duration(_duration_s(result))]
+    return _clean("%s on %s (%s)" % (head, _subject_word(result.host, 40) or "?",
+                                     ", ".join(extra)), SUBJECT_MAX_CHARS)
+
+
+def _subject_word(text, limit):
+    """Cleaned and cut to `limit`, each word to 40 characters: a longer word would be folded
+    as an encoded word of its own, and some clients then show an empty first line."""
+    words = (_clean(text, limit) or "").split(" ")
+    return " ".join(w if len(w) <= 40 else w[:39] + "~" for w in words)
+
+
+def _subject_metric(result):
+    metrics = result.metrics or {}
+    if result.status not in ("SUCCESS", "COMPLETED"):
+        return ""
+    for name in metrics.get("main") or []:
+        last = metrics["series"][name].get("last")
+        if last:
+            return "%s %s" % (name, format_number(last["value"]))
+    return ""
 
 
 def _summary_rows(result):
     """(label, value) pairs shared by the text and HTML bodies; values are one line each."""
     c = _classification(result)
-    cause = c.cls or ("none (clean exit)" if result.status == "SUCCESS" else "unknown")
-    if c.rule and c.rule != c.cls:
-        cause += " (rule %s)" % c.rule
-    if c.detail:
-        cause += ": " + str(c.detail)
-    rows = [("Status", result.status), ("Cause", cause)]
-    if c.evidence:
-        rows.append(("Evidence", ("line %s: " % c.line if c.line else "") + str(c.evidence)))
-    if c.remediation:
-        rows.append(("Remedy", c.remediation))
+    rows = [("Status", result.status)]
+    if c.cls:
+        rows.append(("Cause", c.cls + (" (rule %s)" % c.rule if c.rule and c.rule != c.cls else "")))
     rows += [("Command", _clean(quote_argv(result.argv or []), 2000)), ("Host", result.host),
              ("Directory", result.cwd), ("Started", _format_time(result.start)),
              ("Ended", _format_time(result.end) if result.end else "(still running)"),
              ("Duration", format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
     rows += _resource_rows(result.rusage or {}) + _scheduler_rows(result.scheduler or {})
-    rows.append(("Log", result.log_path or "(none)"))
     if result.run_dir:
         rows.append(("Run record", os.path.join(result.run_dir, "run.json")))
     for n, line in enumerate(gpu_summary_lines(result.gpu or {})):
@@ -2883,7 +3151,7 @@ def _exit_long(result):
         text = "exit code %d" % result.exit_code
     else:
         text = _exit_brief(result)
-    if result.exit_status is not None:
+    if result.exit_status is not None and result.exit_status != result.exit_code:
         text += " (wrapper exit status %s)" % result.exit_status
     return text
 
@@ -2932,9 +3200,39 @@ def gpu_summary_lines(gpu):
     return lines
 
 
+_CARET_LINE_RE = re.compile(r"^\s*[\^~]+[\s\^~]*$")
+_STRIP_RANK = lambda line: _RANK_IN_LINE_RE.sub("", line)  # noqa: E731
+
+
+def _tail_without_noise(tail):
+    """Python 3.11+'s ^^^^ marker lines go; a run of library frames (site-packages) becomes
+    one line saying how many, so the frames in the user's own code stay in view."""
+    out, skipped, frame_code = [], 0, False
+    for line in tail or ():
+        line = str(line)
+        bare = _STRIP_RANK(line)
+        if _CARET_LINE_RE.match(bare):
+            continue
+        m = _FRAME_RE.match(bare)
+        if m and _LIBRARY_PATH_RE.search(m.group(1)):
+            skipped, frame_code = skipped + 1, True
+            continue
+        if frame_code and bare.startswith("    ") and not m:
+            frame_code = False
+            continue  # the library frame's source line
+        frame_code = False
+        if skipped:
+            out.append("  [%d library frame%s omitted]" % (skipped, "s" if skipped > 1 else ""))
+            skipped = 0
+        out.append(line)
+    if skipped:
+        out.append("  [%d library frame%s omitted]" % (skipped, "s" if skipped > 1 else ""))
+    return out
+
+
 def _tail_lines(result):
     out = []
-    for line in result.tail or ():
+    for line in _tail_without_noise(result.tail):
         line = _TAIL_CONTROL_RE.sub("", str(line).rstrip("\r\n"))
         out.append(line[:TAIL_LINE_MAX_CHARS] + (" [...]" if len(line) > TAIL_LINE_MAX_CHARS
                                                  else ""))
@@ -2953,11 +3251,198 @@ def _manifest_lines(manifest):
             for r in manifest]
 
 
+# ---- what you need: the rows a person acts on, before any detail ----
+
+_FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_LIBRARY_PATH_RE = re.compile(r"(site-packages|dist-packages|/lib/python\d|^<frozen|/usr/lib/)")
+_RANK_IN_LINE_RE = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:|^(\d+): ")
+_ROOT_CAUSE_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d+) \(local_rank")
+
+
+def user_frame(tail):
+    """The last traceback frame in the user's own code (not a library's): 'train.py:123 in step'."""
+    found = None
+    for line in tail or ():
+        m = _FRAME_RE.match(_RANK_IN_LINE_RE.sub("", str(line)))
+        if m and not _LIBRARY_PATH_RE.search(m.group(1)):
+            found = "%s:%s in %s" % (m.group(1), m.group(2), m.group(3))
+    return found
+
+
+def failing_rank(result):
+    """The rank that failed: torchrun's root-cause block, else the evidence line's prefix."""
+    for line in result.tail or ():
+        m = _ROOT_CAUSE_RANK_RE.match(str(line))
+        if m:
+            return int(m.group(1))
+    evidence = _classification(result).evidence or ""
+    m = _RANK_IN_LINE_RE.match(evidence)
+    for line in result.tail or ():
+        if evidence and evidence.strip() in str(line):
+            m = m or _RANK_IN_LINE_RE.match(str(line))
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+def progress_text(metrics, limit=3):
+    """'step 9000, epoch 2.3; loss 0.412 (best 0.398 at step 8500), acc 0.91'."""
+    metrics = metrics or {}
+    where = ["%s %s" % (k, format_number(v)) for k, v in
+             sorted((metrics.get("progress") or {}).items(), reverse=True) if v is not None]
+    values = []
+    for name in (metrics.get("main") or [])[:limit]:
+        s = metrics["series"][name]
+        if "last" not in s:
+            continue
+        text = "%s %s" % (name, format_number(s["last"]["value"]))
+        best = s.get("best")
+        if best and best["value"] != s["last"]["value"]:
+            text += " (best %s at %s %s)" % (format_number(best["value"]), s["x"],
+                                             format_number(best["x"]))
+        values.append(text)
+    return "; ".join(p for p in (", ".join(where), ", ".join(values)) if p)
+
+
+def checkpoint_text(ckpt, end):
+    """'ckpt/step_9000.pt (1.2 GiB), written 08:12, 1h12m before the end: work since then lost'."""
+    if not ckpt or not ckpt.get("path"):
+        return None
+    text = ckpt["path"]
+    if ckpt.get("size"):
+        text += " (%s)" % _format_size(ckpt["size"])
+    text += ", written %s" % time.strftime("%H:%M", time.localtime(ckpt["mtime"]))
+    if end and end - ckpt["mtime"] >= 60:
+        text += ", %s before the end" % format_duration(end - ckpt["mtime"])
+    return text
+
+
+def _time_limit_text(result):
+    sched = result.scheduler or {}
+    end_time = sched.get("end_time")
+    if not end_time or not result.start:
+        return None
+    limit = end_time - result.start
+    used = _duration_s(result) or 0
+    return "%s of %s allowed (%s left)" % (format_duration(used), format_duration(limit),
+                                          format_duration(max(0.0, limit - used)))
+
+
+def _resubmit_text(result):
+    sched = result.scheduler or {}
+    if sched.get("kind") != "slurm" or not sched.get("job_id") or result.status == "SUCCESS":
+        return None
+    text = "scontrol requeue %s" % sched["job_id"]
+    if sched.get("submit_dir"):
+        text += "  (while Slurm still lists the job; else sbatch again from %s)" % sched["submit_dir"]
+    return text
+
+
+def _gpu_brief(gpu):
+    parts = []
+    for g in (gpu or {}).get("gpus") or []:
+        bit = "GPU%s" % g.get("index")
+        if g.get("util_mean_pct") is not None:
+            bit += " %s%% busy" % g["util_mean_pct"]
+        if g.get("mem_used_peak_mib") is not None and g.get("mem_total_mib"):
+            bit += ", %.0f/%.0f GiB peak" % (g["mem_used_peak_mib"] / 1024.0, g["mem_total_mib"] / 1024.0)
+        parts.append(bit)
+    return "; ".join(parts[:4]) + ("; ..." if len(parts) > 4 else "")
+
+
+def essentials(result):
+    """'What you need' (label, value) rows, shared by both parts, in the order they matter."""
+    c, m = _classification(result), result.metrics or {}
+    ok = result.status in ("SUCCESS", "TEST")
+    verdict = result.status + (": %s" % c.cls if c.cls else "")
+    if ok and result.status == "SUCCESS" and _duration_s(result) is not None:
+        verdict += " after %s" % format_duration(_duration_s(result))
+    rank = failing_rank(result) if not ok else None
+    if rank is not None:
+        verdict += " on rank %d" % rank
+    if c.detail:
+        verdict += " (%s)" % c.detail
+    rows = [("What", verdict)]
+    frame = None if ok else user_frame(result.tail)
+    if frame:
+        rows.append(("Where", frame))
+    if c.evidence:
+        rows.append(("Line", ("line %s: " % c.line if c.line else "") + str(c.evidence)))
+    progress = progress_text(m)
+    if progress:
+        rows.append(("Result" if ok else "Progress", progress))
+    if m.get("throughput"):
+        rows.append(("Speed", "%s (last stated in the log)" % m["throughput"]))
+    if ok and _gpu_brief(result.gpu):
+        rows.append(("GPUs", _gpu_brief(result.gpu)))
+    ckpt = checkpoint_text(m.get("checkpoint"), result.end)
+    if ckpt:
+        rows.append(("Checkpoint", ckpt + ("" if ok or "before the end" not in ckpt
+                                            else ": work since then is lost")))
+    if _time_limit_text(result):
+        rows.append(("Time", _time_limit_text(result)))
+    rows += _file_rows(result, m)
+    if c.remediation and not ok:
+        rows.append(("Next", c.remediation))
+    if _resubmit_text(result):
+        rows.append(("Resubmit", _resubmit_text(result)))
+    return [(label, _clean(value, 2000)) for label, value in rows]
+
+
+def _file_rows(result, metrics):
+    rows = []
+    if metrics.get("job_output") and metrics["job_output"] != result.log_path:
+        rows.append(("Job output", metrics["job_output"]))
+    if result.log_path:
+        rows.append(("Log", result.log_path))
+    if result.run_dir:
+        rows.append(("Run dir", result.run_dir))
+    return rows
+
+
+def metric_lines(metrics):
+    """One line per main metric for the plain part: a sparkline, first -> last, best."""
+    metrics = metrics or {}
+    lines = []
+    for name in metrics.get("main") or []:
+        s = metrics["series"][name]
+        if "last" not in s:
+            continue
+        spark = sparkline([p[1] for p in s.get("points") or []])
+        text = "%-14s %-24s %s -> %s" % (name, spark, format_number(s["first"]["value"]),
+                                         format_number(s["last"]["value"]))
+        if s.get("best"):
+            text += ", best %s at %s %s" % (format_number(s["best"]["value"]), s["x"],
+                                            format_number(s["best"]["x"]))
+        if s.get("nonfinite"):
+            text += ", %d non-finite" % s["nonfinite"]
+        lines.append(text)
+    return lines
+
+
+def plot_alt_text(metrics, gpu):
+    """What the picture shows, for mail clients that block images and for screen readers."""
+    parts = []
+    for name in (metrics or {}).get("main") or []:
+        s = metrics["series"][name]
+        if "last" in s:
+            parts.append("%s from %s to %s over %s %s" % (
+                name, format_number(s["first"]["value"]), format_number(s["last"]["value"]),
+                s["x"], format_number(s["last"]["x"])))
+    if len((gpu or {}).get("series") or []) >= 2:
+        parts.append("GPU utilisation and memory over time")
+    return "Curves: " + "; ".join(parts) if parts else "Curves of the run"
+
+
 def render_text(result, manifest):
     """The plain-text body (pure)."""
     c = _classification(result)
-    lines = [render_subject(result)[len("[gpualert] "):], ""]
-    lines += ["%-11s %s" % (label + ":", value) for label, value in _summary_rows(result)]
+    lines = [render_subject(result)[len("[gpualert] "):], "", "What you need:"]
+    lines += ["  %-11s %s" % (label + ":", value) for label, value in essentials(result)]
+    if metric_lines(result.metrics):
+        lines += ["", "Metrics (%s):" % _metrics_source(result.metrics)]
+        lines += ["  " + line for line in metric_lines(result.metrics)]
+    lines += ["", "Details:"]
+    lines += ["  %-11s %s" % (label + ":" if label else "", value)
+              for label, value in _summary_rows(result)]
     if result.notes:
         lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
     tail = _tail_lines(result)
@@ -2969,29 +3454,61 @@ def render_text(result, manifest):
     return "\n".join(lines) + "\n"
 
 
-def render_html(result, manifest):
-    """The HTML alternative (pure): a table, evidence highlighted, tail in <pre>."""
+def _metrics_source(metrics):
+    if metrics.get("sampled"):
+        return "from a sample of the log: first and last values exact, best among %d records" % (
+            metrics.get("records") or 0)
+    return "from the log, %d records" % (metrics.get("records") or 0)
+
+
+_HTML_WRAP = "overflow-wrap:anywhere;word-break:break-word"
+
+
+def _html_table(rows, highlight=("Line",), code=("Line", "Command", "Resubmit")):
+    import html
+    esc = html.escape
+    out = ['<table cellpadding="4" style="border-collapse:collapse;width:100%%;'
+           'table-layout:fixed;%s">' % _HTML_WRAP,
+           '<col style="width:7.5em"><col>']
+    for label, value in rows:
+        style = ' style="background:#fff3b0"' if label in highlight else ""
+        value = "<code>%s</code>" % esc(value) if label in code else esc(value)
+        out.append('<tr><th align="left" valign="top">%s</th><td%s>%s</td></tr>' % (
+            esc(label), style, value))
+    return out + ["</table>"]
+
+
+def render_html(result, manifest, image_cid=None):
+    """The HTML alternative (pure): what you need, the picture (an inline image by Content-ID
+    when image_cid is given), details, the tail. Wraps at any width: nothing scrolls sideways."""
     import html
     esc = html.escape
     c = _classification(result)
     color = {"SUCCESS": "#1a7f37", "COMPLETED": "#9a6700", "TEST": "#0969da"}.get(
         result.status, "#cf222e")
-    out = ['<html><body style="font-family:sans-serif">',
+    out = ['<html><head><meta name="viewport" content="width=device-width, initial-scale=1">'
+           '</head><body style="font-family:sans-serif;margin:8px;%s">' % _HTML_WRAP,
            '<h2 style="color:%s">%s</h2>' % (color, esc(render_subject(result)[11:])),
-           '<table cellpadding="4" style="border-collapse:collapse">']
-    for label, value in _summary_rows(result):
-        style = ' style="background:#fff3b0"' if label == "Evidence" else ""
-        value = "<code>%s</code>" % esc(value) if label in ("Evidence", "Command") else esc(value)
-        out.append('<tr><th align="left" valign="top">%s</th><td%s>%s</td></tr>' % (
-            esc(label), style, value))
-    out.append("</table>")
+           "<h3>What you need</h3>"]
+    out += _html_table(essentials(result))
+    if image_cid:
+        out.append('<p><img src="cid:%s" alt="%s" width="%d" style="max-width:100%%;'
+                   'height:auto;border:0"></p>' % (esc(image_cid), esc(plot_alt_text(
+                       result.metrics, result.gpu)), PLOT_WIDTH))
+    if metric_lines(result.metrics) and not image_cid:
+        out.append('<pre style="white-space:pre-wrap;%s;font-size:12px">%s</pre>' % (
+            _HTML_WRAP, esc("\n".join(metric_lines(result.metrics)))))
+    out.append("<h3>Details</h3>")
+    out += _html_table(_summary_rows(result))
     if result.notes:
         out.append("<h3>Notes</h3><ul>%s</ul>" % "".join(
             "<li>%s</li>" % esc(_clean(n, 1000)) for n in result.notes))
     tail = _tail_lines(result)
     out.append("<h3>Last %d lines of output</h3>" % len(tail))
-    out.append('<pre style="background:#f6f8fa;padding:8px;font-size:12px">%s</pre>' % "\n".join(
-        ('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t) for t in tail))
+    shown = "\n".join(('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t)
+                      for t in tail)
+    out.append('<pre style="background:#f6f8fa;padding:8px;font-size:12px;white-space:pre-wrap;'
+               '%s">%s</pre>' % (_HTML_WRAP, shown))
     out.append("<h3>Attachments and artifacts</h3>" + _manifest_html(manifest))
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -3004,8 +3521,10 @@ def _manifest_html(manifest):
     rows = ["<tr><td>%s</td><td align=\"right\">%s</td><td>%s</td></tr>" % (
         html.escape(r["name"]), html.escape(_format_size(r["size"])),
         html.escape(r["disposition"])) for r in manifest]
-    return ('<table cellpadding="3" border="1" style="border-collapse:collapse">'
-            "<tr><th>file</th><th>size</th><th>disposition</th></tr>%s</table>" % "".join(rows))
+    rows = [r.replace("<td>", '<td style="%s">' % _HTML_WRAP) for r in rows]
+    return ('<table cellpadding="3" border="1" style="border-collapse:collapse;%s">'
+            "<tr><th>file</th><th>size</th><th>disposition</th></tr>%s</table>" % (
+                _HTML_WRAP, "".join(rows)))
 
 
 # ==== Pure core: attachment planning ====
@@ -3290,12 +3809,14 @@ def build_message(result, cfg):
 def _build_full(result, cfg):
     budget = int(cfg.get("budget") or MAIL_BUDGET_BYTES)
     artifacts = _collect_artifacts(result, cfg)
+    picture = None if cfg.get("no_plots") else _safely(
+        lambda: render_plot(result.metrics, result.gpu)[0], None)
     probe = [{"name": "x" * 50, "size": 0, "disposition": "y" * 90, "path": None}] * (
         len(artifacts) + 2)
-    body_cost = _wire_size(_assemble(result, cfg, [], probe)) + BODY_SAFETY_BYTES
+    body_cost = _wire_size(_assemble(result, cfg, [], probe, picture=picture)) + BODY_SAFETY_BYTES
     log_path = None if result.status == "TEST" else result.log_path
     plan, manifest = plan_attachments(log_path, artifacts, budget - body_cost, base=result.cwd)
-    msg = _fit_budget(result, cfg, plan, manifest, budget)
+    msg = _fit_budget(result, cfg, plan, manifest, budget, picture)
     msg.gpualert_slim = lambda reason: _slim_rebuild(result, cfg, manifest, reason, msg)
     return msg, manifest
 
@@ -3310,24 +3831,41 @@ def _collect_artifacts(result, cfg):
         return []
 
 
-def _assemble(result, cfg, plan, manifest, html=True):
+def _assemble(result, cfg, plan, manifest, html=True, picture=None):
+    """The message: text, HTML (with the picture as an inline multipart/related image),
+    then the attachments. Mail clients show a cid: image; Gmail blocks data: URIs."""
     from email.message import EmailMessage
+    from email.utils import make_msgid
     msg = EmailMessage()
     _set_headers(msg, result, cfg)
     msg.set_content(render_text(result, manifest), subtype="plain", cte="quoted-printable")
     if html:
-        msg.add_alternative(render_html(result, manifest), subtype="html", cte="quoted-printable")
+        cid = make_msgid("plot", domain=_hostname()) if picture else None
+        msg.add_alternative(render_html(result, manifest, cid and cid[1:-1]), subtype="html",
+                            cte="quoted-printable")
+        if picture:
+            msg.get_payload()[1].add_related(picture, maintype="image", subtype="png", cid=cid,
+                                             filename="run.png", disposition="inline")
     for it in plan:
         msg.add_attachment(it["data"], maintype=it["maintype"], subtype=it["subtype"],
                            filename=it["filename"])
+    _unfolded_headers(msg)
     return msg
 
 
-def _fit_budget(result, cfg, plan, manifest, budget):
+def _unfolded_headers(msg):
+    """The top-level headers are written unfolded up to 998 characters (RFC 5322's hard
+    limit; the subject is at most SUBJECT_MAX_CHARS). Python folds a 70-77 character
+    subject as an empty first line followed by the whole value, which some clients show
+    as an empty subject. The body parts keep their own policy: QP and base64 stay at 76."""
+    msg.policy = msg.policy.clone(max_line_length=998)
+
+
+def _fit_budget(result, cfg, plan, manifest, budget, picture=None):
     """Assemble; while over budget drop the biggest attachment (saying so), then thin the body."""
     plan = list(plan)
     while True:
-        msg = _assemble(result, cfg, plan, manifest)
+        msg = _assemble(result, cfg, plan, manifest, picture=picture)
         if _wire_size(msg) <= budget or not plan:
             break
         victim = max(plan, key=lambda it: it["cost"])
@@ -4454,6 +4992,7 @@ def _slim_message(msg, data, reason):
             slim[key] = value
     note = "NOTE: attachments removed (%s): %s\n\n" % (reason, ", ".join(names) or "none")
     slim.set_content(note + text, cte="quoted-printable")
+    _unfolded_headers(slim)
     return slim.as_bytes()
 
 
@@ -5723,6 +6262,68 @@ def _consider_entry(entry, depth, cutoff, queue, out):
         pass
 
 
+#: Names a checkpoint has in PyTorch, Lightning, HF, Keras, JAX/orbax and DeepSpeed runs.
+CHECKPOINT_PATTERNS = ("*.pt", "*.pth", "*.ckpt", "*.safetensors", "*.h5", "*.keras",
+                       "*.msgpack", "*.distcp", "checkpoint*", "ckpt*", "*checkpoint*.bin",
+                       "pytorch_model*.bin", "global_step*")
+CHECKPOINT_MAX_SCAN = 3000
+
+
+def newest_checkpoint(cwd, since, exclude=()):
+    """The newest checkpoint-like file or folder under cwd written at/after `since`:
+    {"path", "mtime", "size"} or None. Bounded like find_artifacts; never follows links."""
+    import fnmatch
+    if not cwd or not os.path.isdir(cwd):
+        return None
+    skip = [os.path.realpath(p) for p in exclude if p]
+    best, queue, scanned = None, collections.deque([(cwd, 0)]), 0
+    while queue and scanned < CHECKPOINT_MAX_SCAN:
+        folder, depth = queue.popleft()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries[:CHECKPOINT_MAX_SCAN - scanned]:
+            scanned += 1
+            try:
+                if entry.is_symlink() or _is_under(os.path.realpath(entry.path), skip):
+                    continue
+                hit = any(fnmatch.fnmatchcase(entry.name.lower(), p) for p in CHECKPOINT_PATTERNS)
+                if entry.is_dir() and not hit:
+                    if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS:
+                        queue.append((entry.path, depth + 1))
+                    continue
+                st = entry.stat()
+            except OSError:
+                continue
+            if hit and st.st_mtime >= (since or 0) - ARTIFACT_MTIME_SLACK_S and (
+                    best is None or st.st_mtime > best["mtime"]):
+                best = {"path": os.path.abspath(entry.path), "mtime": st.st_mtime,
+                        "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
+    return best
+
+
+def job_output_file():
+    """The regular file this process's stdout goes to (sbatch's slurm-%j.out), else None."""
+    try:
+        path = os.readlink("/proc/self/fd/1")
+        return path if path.startswith("/") and os.path.isfile(path) else None
+    except OSError:
+        return None
+
+
+def run_metrics(log_path, cwd, start, run_dir, wanted=None):
+    """After exit: the log's metrics, plus the newest checkpoint and the job's output file."""
+    metrics = _safely(lambda: extract_log_metrics(log_path, wanted), {}) or {}
+    ckpt = _safely(lambda: newest_checkpoint(cwd, start, [run_dir]), None)
+    if ckpt:
+        metrics["checkpoint"] = ckpt
+    out = _safely(job_output_file, None)
+    if out:
+        metrics["job_output"] = out
+    return metrics
+
+
 # ==== Notification policy: ranks, arrays, the hourly cap, early notices ====
 
 def should_notify(status, policy):
@@ -6088,7 +6689,8 @@ class Run(object):
         wait = min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0))
         reason = self.end_reason.result(wait) if self.end_reason else None
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
-        metrics = _safely(lambda: extract_log_metrics(self.log.path, self.cfg.get("metric")), {})
+        metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
+                                              self.cfg.get("metric")), {})
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
                              metrics=metrics)
 

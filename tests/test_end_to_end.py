@@ -202,7 +202,7 @@ def test_scheduler_early_warning_notifies_and_reaches_the_child(tmp_path, smtp_p
     out, err = proc.communicate(timeout=30)
     assert b"got USR1" in out and proc.returncode == 0
     subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(2)]
-    assert any(s.startswith("[gpualert] WARNING walltime") and "job 4242" in s for s in subjects), subjects
+    assert any(s.startswith("[gpualert] WARNING job 4242 ") and "walltime" in s for s in subjects), subjects
     assert any(s.startswith("[gpualert] SUCCESS") for s in subjects), subjects  # a warning is not an end
 
 

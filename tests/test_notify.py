@@ -77,30 +77,30 @@ def outbox_files(cfg):
 
 def test_subject_forms(tmp_path):
     r = make_result(tmp_path)
-    assert N.render_subject(r) == "[gpualert] FAILED cuda_oom: train.py on gpu041 (exit 1, 2h13m)"
+    assert N.render_subject(r) == "[gpualert] FAILED train.py: cuda_oom on gpu041 (exit 1, 2h13m)"
     seg = r._replace(classification=N.Classification("segfault", None, None, None, None, None),
                      signal_name="SIGSEGV", exit_code=-11, end=r.start + 4 * HOUR + 2 * 60)
     assert N.render_subject(seg) == \
-        "[gpualert] FAILED segfault: train.py on gpu041 (SIGSEGV, 4h02m)"
+        "[gpualert] FAILED train.py: segfault on gpu041 (SIGSEGV, 4h02m)"
     ok = r._replace(status="SUCCESS", exit_code=0, end=r.start + 12 * 60 + 5,
                     classification=N.Classification(None, None, None, None, None, None))
-    assert N.render_subject(ok) == "[gpualert] SUCCESS: train.py on gpu041 (exit 0, 12m)"
+    assert N.render_subject(ok) == "[gpualert] SUCCESS train.py on gpu041 (exit 0, 12m)"
     to = r._replace(status="TIMEOUT", signal_name="SIGTERM", exit_code=-15,
                     end=r.start + 12 * HOUR,
                     classification=N.Classification("walltime", None, None, None, None, None),
                     scheduler={"kind": "slurm", "job_id": "4249", "array_job_id": "4242",
                                "array_task_id": "7", "label": "4242_7"})
     assert N.render_subject(to) == \
-        "[gpualert] TIMEOUT walltime: train.py on gpu041 (SIGTERM, 12h00m, job 4242_7)"
+        "[gpualert] TIMEOUT job 4242_7 train.py: walltime on gpu041 (SIGTERM, 12h00m)"
     stalled = r._replace(status="STALLED", end=None, exit_code=None, start=time.time() - HOUR,
                          classification=N.Classification("stall", None, None, None, None, None))
     assert N.render_subject(stalled) == \
-        "[gpualert] STALLED stall: train.py on gpu041 (running, 1h00m)"
+        "[gpualert] STALLED train.py: stall on gpu041 (running, 1h00m)"
     nostart = r._replace(exit_code=None, exit_status=127, end=r.start + 1,
                          classification=N.Classification("exec_failure", None, None, None,
                                                          None, None))
     assert N.render_subject(nostart) == \
-        "[gpualert] FAILED exec_failure: train.py on gpu041 (not started, 1s)"
+        "[gpualert] FAILED train.py: exec_failure on gpu041 (not started, 1s)"
 
 
 def test_subject_header_injection_and_length(tmp_path):
@@ -109,7 +109,7 @@ def test_subject_header_injection_and_length(tmp_path):
     s = N.render_subject(r)
     assert "\r" not in s and "\n" not in s and "\x1b" not in s
     assert len(s) <= N.SUBJECT_MAX_CHARS
-    assert s.startswith("[gpualert] FAILED cuda_oom: evil Bcc: victim@example.com")
+    assert s.startswith("[gpualert] FAILED evil Bcc: victim@example.co")
 
 
 def test_message_has_no_injected_headers(tmp_path, cfg):
@@ -134,7 +134,7 @@ def test_render_text_contents(tmp_path):
     manifest = [{"name": "metrics.json", "path": "/x/metrics.json", "size": 2048,
                  "disposition": "attached", "kind": "artifact"}]
     text = N.render_text(r, manifest)
-    for needle in ("FAILED cuda_oom", "Cause:", "tried to allocate 2.00 GiB",
+    for needle in ("FAILED job 4242 train.py: cuda_oom", "Cause:", "tried to allocate 2.00 GiB",
                    "line 1234: RuntimeError: CUDA out of memory.", "Reduce the batch size.",
                    "python train.py --note 'a b'", "gpu041", str(tmp_path), "2h13m",
                    "exit code 1", "12.0 GiB", "user 7000.5 s, system 12.2 s",
@@ -169,9 +169,9 @@ def test_build_message_headers_and_parts(tmp_path, cfg, monkeypatch):
     assert "@" in msg["From"] and "carol" in msg["From"]
     assert msg["X-Gpualert-Status"] == "FAILED" and msg["X-Gpualert-Class"] == "cuda_oom"
     assert msg["Message-ID"] and msg["Date"]
-    assert msg["Subject"].startswith("[gpualert] FAILED cuda_oom:")
+    assert msg["Subject"].startswith("[gpualert] FAILED train.py: cuda_oom")
     parsed = parse(msg.as_bytes())
-    assert parsed.get_body(("plain",)).get_content().startswith("FAILED cuda_oom")
+    assert parsed.get_body(("plain",)).get_content().startswith("FAILED train.py: cuda_oom")
     assert "<table" in parsed.get_body(("html",)).get_content()
     names = [a.get_filename() for a in parsed.iter_attachments()]
     assert names == ["job.log"] and manifest[0]["disposition"] == "attached"
@@ -448,7 +448,7 @@ def test_misbehaving_relay_goes_to_outbox_within_bound(tmp_path, cfg, kind, requ
               "reject_RCPT": "554", "reject_DATA": "554"}[kind]
     assert expect in out["detail"], out["detail"]
     saved = open(out["outbox_path"], "rb").read()
-    assert parse(saved)["Subject"].startswith("[gpualert] FAILED cuda_oom")
+    assert parse(saved)["Subject"].startswith("[gpualert] FAILED train.py: cuda_oom")
     assert b"X-Gpualert-Outbox-Reason:" in saved
 
 
@@ -532,7 +532,7 @@ def test_nothing_writable_still_returns_and_dumps(tmp_path, cfg, monkeypatch, ca
     out, _ = _deliver(tmp_path, cfg)
     assert out["outcome"] == "outbox" and out["outbox_path"] is None
     assert "could not be saved" in out["detail"]
-    assert "FAILED cuda_oom" in capsys.readouterr().err
+    assert "FAILED train.py: cuda_oom" in capsys.readouterr().err
 
 
 def test_deliver_never_raises_on_garbage(cfg):
@@ -553,7 +553,7 @@ def test_outbox_then_resend_delivers_oldest_first(tmp_path, cfg, refusing_port, 
     assert N.cmd_resend(None, cfg) == 0
     assert "3 sent, 0 failed, 0 remaining" in capsys.readouterr().out
     subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(3)]
-    assert [s.split(": ")[1].split(" ")[0] for s in subjects] == ["first.py", "second.py",
+    assert [s.split(": ")[0].split(" ")[-1] for s in subjects] == ["first.py", "second.py",
                                                                   "third.py"]
     assert outbox_files(cfg) == []
 

@@ -287,5 +287,5 @@ def test_watch_command_sends_the_classified_message(workdir):
     (name,) = os.listdir(outbox)
     with open(os.path.join(outbox, name), "rb") as f:
         msg = BytesParser(policy=policy.default).parse(f)
-    assert msg["Subject"].startswith("[gpualert] FAILED missing_module: watchme"), msg["Subject"]
+    assert msg["Subject"].startswith("[gpualert] FAILED job %s watchme: missing_module" % job), msg["Subject"]
     assert "job %s" % job in msg["Subject"]
