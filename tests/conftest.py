@@ -40,6 +40,17 @@ Sendmail stand-in:
   fake_sendmail        factory: fake_sendmail(mode="ok"|"fail"|"hang") -> FakeSendmail with
                        .path (an executable /bin/sh script), .stdin_file (what it read, for ok),
                        .args_file (its argv), .pid_file (hang: pid of its sleeping child).
+
+A real Postfix (installed and started by .ci/postfix-setup.sh; skips with the reason otherwise):
+  postfix              .sendmail ("/usr/sbin/sendmail"), .mailbox ("/var/mail/root"),
+                       .delivered(marker) -> [raw message bytes containing marker] and
+                       .wait_for(marker, n=1, timeout=20) -> the same, polled;
+                       .set_size_limit(n): `postconf -e message_size_limit=n` + `postfix reload`,
+                       restored at teardown (a lock file serializes this between test processes).
+
+A second Unix user (root only: `useradd`; skips with the reason otherwise):
+  other_user           .name, .uid, .gid, .run(argv, **kw) -> CompletedProcess run as that user
+                       (setpriv --reuid/--regid/--clear-groups), .popen(argv, **kw).
 """
 import collections
 import os
@@ -415,3 +426,132 @@ def fake_sendmail(tmp_path):
         os.chmod(fake.path, 0o755)
         return fake
     return make
+
+
+# ---- a real Postfix ----
+
+POSTFIX = "/usr/sbin/postfix"
+POSTFIX_MAILBOX = "/var/mail/root"
+POSTFIX_SIZE_LOCK = "/tmp/gpualert-test-postfix-size.lock"
+
+
+def _postfix_problem():
+    if not os.path.exists(POSTFIX):
+        return "no Postfix at %s (.ci/postfix-setup.sh installs it, as root)" % POSTFIX
+    if os.geteuid() != 0:
+        return "the Postfix tests read %s and change main.cf: they need root" % POSTFIX_MAILBOX
+    status = subprocess.run([POSTFIX, "status"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if status.returncode != 0:
+        return "Postfix is installed but not running (postfix start; .ci/postfix-setup.sh)"
+    return None
+
+
+class RealPostfix(object):
+    sendmail = "/usr/sbin/sendmail"
+    mailbox = POSTFIX_MAILBOX
+
+    def __init__(self):
+        self._restore = None
+        self._lock = None
+
+    def delivered(self, marker):
+        """Raw messages in /var/mail/root that contain `marker` (bytes or str)."""
+        marker = marker.encode() if isinstance(marker, str) else marker
+        try:
+            with open(self.mailbox, "rb") as handle:
+                text = handle.read()
+        except OSError:
+            return []
+        parts = [b"From " + p for p in text.split(b"\nFrom ") if p]
+        return [p for p in parts if marker in p]
+
+    def wait_for(self, marker, n=1, timeout=20.0):
+        end = time.monotonic() + timeout
+        while True:
+            found = self.delivered(marker)
+            if len(found) >= n or time.monotonic() >= end:
+                return found
+            time.sleep(0.1)
+
+    def set_size_limit(self, limit):
+        import fcntl
+        if self._lock is None:
+            self._lock = open(POSTFIX_SIZE_LOCK, "w")
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+            self._restore = _postconf("message_size_limit")
+        _postconf_set("message_size_limit", str(int(limit)))
+
+    def close(self):
+        if self._restore is not None:
+            _postconf_set("message_size_limit", self._restore)
+        if self._lock is not None:
+            self._lock.close()
+
+
+def _postconf(name):
+    out = subprocess.run(["postconf", "-h", name], stdout=subprocess.PIPE, check=True)
+    return out.stdout.decode().strip()
+
+
+def _postconf_set(name, value):
+    subprocess.run(["postconf", "-e", "%s=%s" % (name, value)], check=True)
+    subprocess.run([POSTFIX, "reload"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+
+
+@pytest.fixture
+def postfix():
+    problem = _postfix_problem()
+    if problem:
+        pytest.skip(problem)
+    real = RealPostfix()
+    yield real
+    real.close()
+
+
+# ---- a second Unix user ----
+
+OTHER_USER = "gpualert-other"
+
+
+class OtherUser(object):
+    def __init__(self, name):
+        import pwd
+        entry = pwd.getpwnam(name)
+        self.name, self.uid, self.gid = name, entry.pw_uid, entry.pw_gid
+
+    def argv(self, argv):
+        return ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.gid,
+                "--clear-groups", "--"] + list(argv)
+
+    def run(self, argv, **kw):
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        kw.setdefault("timeout", 60)
+        return subprocess.run(self.argv(argv), **kw)
+
+
+def _ensure_other_user():
+    import pwd
+    import shutil
+    if os.geteuid() != 0:
+        return "a second Unix user needs root (useradd, setpriv)"
+    if not shutil.which("setpriv"):
+        return "setpriv (util-linux) is not installed"
+    try:
+        pwd.getpwnam(OTHER_USER)
+        return None
+    except KeyError:
+        pass
+    made = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                           OTHER_USER], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if made.returncode not in (0, 9):  # 9: it exists (another test process made it)
+        return "useradd %s failed: %s" % (OTHER_USER, made.stderr.decode().strip())
+    return None
+
+
+@pytest.fixture
+def other_user():
+    problem = _ensure_other_user()
+    if problem:
+        pytest.skip(problem)
+    return OtherUser(OTHER_USER)
