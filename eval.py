@@ -1357,6 +1357,24 @@ CONDITIONS = (
     ("held_by_cap", "closed", ["--max-per-hour", "1"], "hourly cap reached (1/h, one message already sent)"),
     ("held_by_cap_unwritable", "closed", ["--max-per-hour", "1"], "hourly cap reached AND --outbox under a regular file"),
 )
+# Chat/push channels (--notify-url): the e-mail goes to the healthy sink while each channel
+# (a json:// POST of the run record to a real local HTTP server) meets the fault.
+CHANNEL_FAULTS = (
+    ("ch_healthy", ("ok",), "channel: HTTP 200"),
+    ("ch_refused", ("refused",), "channel: connection refused"),
+    ("ch_mute", ("mute",), "channel: accepts TCP, never answers"),
+    ("ch_slow", ("slow",), "channel: answers after 5 s (> timeout)"),
+    ("ch_429", ("429",), "channel: 429 Retry-After 1, then 200"),
+    ("ch_429_long", ("429_long",), "channel: 429 Retry-After 3600"),
+    ("ch_500", ("500",), "channel: HTTP 500"),
+    ("ch_404", ("404",), "channel: HTTP 404 (permanent: dead letter)"),
+    ("ch_tls_untrusted", ("tls",), "channel: HTTPS, certificate from an untrusted CA"),
+    ("ch_proxy_required", ("proxy_required",), "channel: host only a proxy knows, no proxy set"),
+    ("ch_proxied", ("proxied",), "channel: that host through HTTPS_PROXY (a CONNECT proxy)"),
+    ("ch_four_at_once", ("mute", "refused", "500", "ok"), "four channels at once: mute, refused, 500, 200"),
+)
+CONDITIONS += tuple((name, "sink", [], desc) for name, _, desc in CHANNEL_FAULTS)
+CHANNEL_OF = dict((name, faults) for name, faults, _ in CHANNEL_FAULTS)
 SMTP_TIMEOUT_S = 3
 SLACK_S = 2.0
 QUICK_CLASSES = ("cuda_oom", "segfault", "oom_killer", "success")
@@ -1405,6 +1423,10 @@ def _start_relays(work):
         stops.append(sink.stop)
         relays["_sink"] = sink
     relays["closed"] = "127.0.0.1:%d" % closed_port()
+    if shutil.which("openssl"):  # the channel conditions' certificates
+        sys.path.insert(0, os.path.join(ROOT, "tests"))
+        import channel_servers
+        relays["_pki"] = channel_servers.make_channel_pki(tempfile.mkdtemp(dir=work))
     relays["dns"] = "no-such-host.invalid:25"
     for mode in ("mute", "slow", "slow_drip", "mail_5xx", "rcpt_5xx", "data_5xx", "auth_fail", "tls_garbage"):
         fake = FakeRelay(mode)
@@ -1436,15 +1458,95 @@ def isolation_cell(work, env, relays, script, case, cond, idx):
     stamp = os.path.join(cell, "stamp")
     opts = ["--notify", "always", "--to", "me@example.com", "--from", "g@example.com", "--name", token,
             "--smtp", relays[kind], "--smtp-timeout", str(SMTP_TIMEOUT_S)] + extra
+    channels = ChannelCell(relays.get("_pki"), CHANNEL_OF[name]) if name in CHANNEL_OF else None
+    if channels:
+        opts += channels.options()
+        env.update(channels.env)
     argv = gpualert_argv(os.path.join(cell, "logs"), outbox, opts, [REL_PY, script, log_path, str(code), stamp])
-    with open(os.path.join(cell, "stderr"), "wb") as err:
-        r = run_proc(argv, env, cell, stderr=err, timeout=120)
+    try:
+        with open(os.path.join(cell, "stderr"), "wb") as err:
+            r = run_proc(argv, env, cell, stderr=err, timeout=120)
+        ch_where = channels.kept(token, outbox) if channels else []
+    finally:
+        if channels:
+            channels.close()
     with open(os.path.join(cell, "stderr"), "rb") as f:
         stderr = f.read().decode("utf-8", "replace")
     post = r["end"] - float(open(stamp).read()) if os.path.exists(stamp) else None
     _, record = find_run(os.path.join(cell, "logs"))
     delivery = record.get("delivery") or {}
-    return _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, cls, name)
+    verdict = _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, cls, name)
+    if channels:
+        verdict = _with_channel_verdict(verdict, ch_where, delivery)
+    return verdict
+
+
+class ChannelCell(object):
+    """The channel side of one isolation cell: real local HTTP(S) servers (and a proxy)
+    from tests/channel_servers.py, one json:// channel per fault, the env it needs."""
+
+    SCRIPTS = {"ok": [("ok",)], "mute": [("mute",)], "slow": [("slow", 5.0)], "500": [("status", 500, {}, b"")],
+               "429": [("status", 429, {"Retry-After": "1"}, b""), ("ok",)],
+               "429_long": [("status", 429, {"Retry-After": "3600"}, b"")],
+               "404": [("status", 404, {}, b"Unknown Webhook")]}
+
+    def __init__(self, pki, faults):
+        sys.path.insert(0, os.path.join(ROOT, "tests"))
+        import channel_servers as cs
+        self.servers, self.urls, self.proxy = [], [], None
+        self.env = {"SSL_CERT_FILE": pki.ca}
+        for fault in faults:
+            if fault == "refused":
+                self.urls.append("json://127.0.0.1:%d/hook" % cs.refused_port())
+            elif fault in ("proxy_required", "proxied", "tls"):
+                tls = (pki.untrusted_cert, pki.untrusted_key) if fault == "tls" else (pki.cert, pki.key)
+                server = cs.RecordingServer(tls=tls)
+                self.servers.append(server)
+                if fault == "tls":
+                    self.urls.append("jsons://127.0.0.1:%d/hook" % server.port)
+                    continue
+                self.urls.append("jsons://proxy-only.invalid/hook")
+                if fault == "proxied":
+                    self.proxy = cs.ForwardProxy(server.port)
+                    self.env["HTTPS_PROXY"] = self.proxy.url
+            else:
+                server = cs.RecordingServer(script=self.SCRIPTS[fault])
+                self.servers.append(server)
+                self.urls.append("json://127.0.0.1:%d/hook" % server.port)
+
+    def options(self):
+        return sum((["--notify-url", url] for url in self.urls), [])
+
+    def kept(self, token, outbox):
+        """Where each channel's message is: received, spooled in the outbox, or a dead letter."""
+        received = sum(1 for s in self.servers for r in s.requests
+                       if token.encode() in r.body and 200 <= (r.answered or 0) < 300)
+        where = ["ch:sent"] * received
+        for sub, tag in (("", "ch:outbox"), ("dead", "ch:dead")):
+            for path in glob.glob(os.path.join(outbox, sub, "*.channel.json")):
+                with open(path, "rb") as handle:
+                    if token.encode() in handle.read():
+                        where.append(tag)
+        return where
+
+    def close(self):
+        for server in self.servers:
+            server.close()
+        if self.proxy:
+            self.proxy.close()
+
+
+def _with_channel_verdict(verdict, ch_where, delivery):
+    """A channel cell keeps its messages only if every channel's message is somewhere."""
+    expected = len(delivery.get("channels") or []) or 1
+    posted = [c for c in delivery.get("channels") or []]
+    lost = len(ch_where) < max(expected, len(posted))
+    verdict = dict(verdict)
+    verdict["where"] = "+".join([verdict["where"]] + sorted(set(ch_where)) + (["ch:LOST"] if lost else []))
+    verdict["lost"] = verdict["lost"] or lost
+    verdict["detail"] = "; ".join(c.get("outcome", "?") + ": " + (c.get("detail") or "")[:80]
+                                  for c in posted)[:200] or verdict["detail"]
+    return verdict
 
 
 def _use_up_cap(cell, env, relays):
@@ -1499,6 +1601,9 @@ def cmd_isolation(args):
         for cond in CONDITIONS:
             if cond[1] == "sink" and "sink" not in relays:
                 skipped.append([case[0], cond[0], "skipped: aiosmtpd absent"])
+                continue
+            if cond[0] in CHANNEL_OF and "_pki" not in relays:
+                skipped.append([case[0], cond[0], "skipped: openssl absent"])
                 continue
             jobs.append((case, cond, len(jobs)))
     try:

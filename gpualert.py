@@ -7,6 +7,7 @@ Synopsis
     python3 gpualert.py watch [OPTIONS] JOBID...     follow submitted Slurm jobs, notify when each ends
     python3 gpualert.py resend                       retry every message in the outbox
     python3 gpualert.py test-email                   send a test message through the configured transport
+    python3 gpualert.py test-notify [URL...]         post a test to every chat/push channel (or the given ones)
     python3 gpualert.py config                       print the effective configuration and its sources
     python3 gpualert.py --version | --help
 
@@ -86,6 +87,8 @@ RUN_OPTIONS = (
     ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
     ("--name", "name", "str", "NAME", "job name in the subject (default: the script)"),
     ("--notify", "notify", "choice:always|failure|never", "WHEN", "always (default), failure or never"),
+    ("--notify-url", "notify_url", "urls", "URL", "chat/push channel, repeatable (Slack, Discord, "
+     "Teams, ntfy, matrix://, tgram://...)"),
     ("--log-dir", "log_dir", "path", "DIR", "where run directories go"),
     ("--artifacts", "artifacts", "list", "GLOB", "files to attach, repeatable"),
     ("--metric", "metric", "list", "NAME", "metric to report and plot, repeatable (default: loss/accuracy-like)"),
@@ -193,7 +196,7 @@ def default_config():
     """The embedded defaults: with none of them changed, a run works on a fresh machine."""
     state = os.path.join(_state_home(), "gpualert")
     return {
-        "to": [], "from_addr": None, "name": None, "notify": "always",
+        "to": [], "from_addr": None, "name": None, "notify": "always", "notify_url": [],
         "log_dir": os.path.join(state, "runs"), "artifacts": [], "metric": [], "no_plots": False,
         "budget": MAIL_BUDGET_BYTES, "timeout": None, "grace": GRACE_S,
         "smtp": None, "smtp_user": None, "smtp_password": None, "smtp_tls": None,
@@ -4649,6 +4652,7 @@ def extract_log_metrics(path, wanted=None):
 def child_env(environ, tweaks=True):
     """The child's environment: the wrapper's, plus unbuffered Python and its faulthandler."""
     env = dict(environ)
+    env.pop(ENV_PREFIX + "NOTIFY_URL", None)  # channel URLs carry tokens: not the job's business
     if tweaks:
         env.setdefault("PYTHONUNBUFFERED", "1")
         env.setdefault("PYTHONFAULTHANDLER", "1")
@@ -5455,14 +5459,15 @@ def _run_apprise(argv, deadline):
         proc.returncode, (": " + last) if last else ""))
 
 
-def deliver_channels(channels, summary, deadline, record=None, opener=None):
+def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_ids=None):
     """Post to every channel at once, each in a daemon thread; what has not answered by the
     deadline counts as failed (not permanent). Returns [(channel, ChannelResult)] in order."""
     import threading
     results = [None] * len(channels)
+    txn_ids = txn_ids or [None] * len(channels)
 
     def work(i, channel):
-        results[i] = post_channel(channel, summary, deadline, record, opener=opener)
+        results[i] = post_channel(channel, summary, deadline, record, txn_ids[i], opener=opener)
 
     threads = []
     for i, channel in enumerate(channels):
@@ -5729,6 +5734,169 @@ def _unlock(fd):
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+# ---- channel records: a chat/push message that is not delivered yet ----
+# One JSON file per channel and message, beside the .eml files, mode 0600 (it holds the
+# channel's URL with its token, like the config file). Written before the first attempt
+# (spool first: a SIGKILL mid-post leaves it here for `resend`), claimed by the process
+# that posts it, removed once the service took it, moved to dead/ when the service refused
+# it for good (4xx other than 408/429).
+
+CHANNEL_RECORD_SUFFIX = ".channel.json"
+CHANNEL_CLAIM_LEASE_S = 600.0  # a claim older than this is stale, whoever holds it
+
+
+def channel_record(channel, summary, record=None, txn_id=None):
+    """The JSON-ready spool record of one channel's message (pure)."""
+    return {"kind": "gpualert-channel", "version": 1, "url": channel.url, "service": channel.service,
+            "masked": channel.masked, "summary": dict(summary._asdict()),
+            "record": record if channel.service == "json" else None,
+            "txn_id": txn_id, "reason": "not sent yet", "claim": None}
+
+
+def _record_name():
+    now = time.time()
+    return "%s.%06dZ-%d-%s%s" % (time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)),
+                                 int((now % 1) * 1e6), os.getpid(), os.urandom(3).hex(),
+                                 CHANNEL_RECORD_SUFFIX)
+
+
+def write_channel_record(folder, data, name=None):
+    """Atomically (temp file, fsync, rename) write a record; returns its path."""
+    import json
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, name or _record_name())
+    tmp = os.path.join(folder, ".tmp-%d-%s" % (os.getpid(), os.urandom(3).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, default=str)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _safely(lambda: os.unlink(tmp), None)
+        raise
+    return path
+
+
+def read_channel_record(path):
+    import json
+    with open(path) as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or data.get("kind") != "gpualert-channel":
+        raise ValueError("not a gpualert channel record")
+    return data
+
+
+def _claim_is_live(claim, now=None):
+    """A claim holds while it is fresh and, on this host, its process still exists."""
+    if not claim:
+        return False
+    now = time.time() if now is None else now
+    if now - float(claim.get("time") or 0) > CHANNEL_CLAIM_LEASE_S:
+        return False
+    if claim.get("host") == _hostname():
+        try:
+            os.kill(int(claim.get("pid")), 0)
+        except ProcessLookupError:
+            return False
+        except (OSError, TypeError, ValueError):
+            return True
+    return True
+
+
+def _dead_letter(path, reason):
+    """Move a record the service refused for good to <outbox>/dead/, with the reason."""
+    data = read_channel_record(path)
+    data.update(reason=reason, claim=None, dead=iso_time(time.time()))
+    dead = os.path.join(os.path.dirname(path), "dead")
+    new = write_channel_record(dead, data, os.path.basename(path))
+    _remove_quietly(path)
+    return new
+
+
+def _update_record(path, **changes):
+    data = read_channel_record(path)
+    data.update(changes)
+    return write_channel_record(os.path.dirname(path), data, os.path.basename(path))
+
+
+def channel_record_files(outbox):
+    try:
+        names = sorted(n for n in os.listdir(outbox) if n.endswith(CHANNEL_RECORD_SUFFIX)
+                       and not n.startswith("."))
+    except OSError:
+        return []
+    return [os.path.join(outbox, n) for n in names]
+
+
+def _channel_from_record(data):
+    channel = parse_channel(data["url"])
+    summary = ChannelSummary(**dict((k, data["summary"].get(k)) for k in ChannelSummary._fields))
+    return channel, summary._replace(fields=[tuple(f) for f in summary.fields or []])
+
+
+def _channel_record_places(cfg):
+    """The outbox and the fallback places a record may have gone when it was unusable."""
+    places = []
+    for folder in _fallback_dirs(cfg, b""):
+        if folder not in places:
+            places.append(folder)
+    return places
+
+
+def resend_channel_records(cfg, max_s=None):
+    """Post every spooled channel message whose claim is not live; remove the delivered,
+    move the refused to dead/. -> {"sent", "failed", "dead", "remaining", "details"}."""
+    places = _channel_record_places(cfg)
+    files = [path for folder in places for path in channel_record_files(folder)]
+    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": len(files), "details": []}
+    stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
+    for path in files:
+        if time.monotonic() >= stop_at:
+            counts["details"].append("stopped: resend time limit reached")
+            break
+        outcome = _resend_record(path, cfg, stop_at)
+        counts[outcome[0]] += 1
+        if outcome[1]:
+            counts["details"].append(outcome[1])
+    counts["remaining"] = sum(len(channel_record_files(folder)) for folder in places)
+    return counts
+
+
+def _resend_record(path, cfg, stop_at):
+    """('sent'|'failed'|'dead'|'remaining', detail) for one record."""
+    try:
+        data = read_channel_record(path)
+        if _claim_is_live(data.get("claim")):
+            return "remaining", None
+        _update_record(path, claim=_new_claim())
+        channel, summary = _channel_from_record(data)
+    except (OSError, ValueError, KeyError, TypeError, ConfigError) as exc:
+        return "failed", "%s: %s" % (os.path.basename(path), _describe(exc))
+    deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
+    res = post_channel(channel, summary, deadline, data.get("record"), data.get("txn_id"))
+    return _settle_record(path, res)
+
+
+def _new_claim():
+    return {"pid": os.getpid(), "host": _hostname(), "time": time.time()}
+
+
+def _settle_record(path, res):
+    """After an attempt: remove (sent), dead-letter (refused for good) or release the claim."""
+    try:
+        if res.ok:
+            _remove_quietly(path)
+            return "sent", None
+        if res.permanent:
+            return "dead", "dead letter: %s -> %s" % (res.detail, _dead_letter(path, res.detail))
+        _update_record(path, claim=None, reason=res.detail)
+    except (OSError, ValueError) as exc:
+        return "failed", "%s: %s" % (res.detail, _describe(exc))
+    return "failed", res.detail
 
 
 # ==== Edges: scheduler queries ====
@@ -6529,8 +6697,78 @@ def _summary_line(result, delivery):
     where = delivery.get("detail") or delivery.get("outcome")
     if delivery.get("outbox_path") and delivery["outbox_path"] not in where:
         where = "%s: %s" % (where, delivery["outbox_path"])
-    return "%s %s\ngpualert: log: %s\ngpualert: message: %s" % (
-        result.status, cause, result.log_path, where)
+    lines = ["%s %s" % (result.status, cause), "gpualert: log: %s" % result.log_path,
+             "gpualert: message: %s" % where] + ["gpualert: " + c for c in _channel_lines(delivery)]
+    return "\n".join(lines)
+
+
+def _channel_lines(delivery):
+    return ["channel %s: %s" % (c.get("outcome"), c.get("detail")) for c in delivery.get("channels") or []]
+
+
+# ---- chat and push channels ----
+
+def configured_channels(cfg):
+    """(channels, problems) from cfg notify_url; an unusable URL is a problem, not a crash."""
+    channels, problems = [], []
+    for url in cfg.get("notify_url") or []:
+        try:
+            channels.append(parse_channel(url))
+        except ConfigError as exc:
+            problems.append(str(exc))
+    return channels, problems
+
+
+def notify_channels(result, cfg, deadline, record=None, channels=None):
+    """Tell every channel that wants this status, all at once, before the monotonic deadline.
+    Each message is spooled first (a record in the outbox), so a failure or a SIGKILL leaves
+    it for `resend`; a service's permanent refusal moves it to dead/. Never raises.
+    Returns one dict per channel: channel (masked), service, outcome, detail, path."""
+    try:
+        if channels is None:
+            channels = configured_channels(cfg)[0]
+        wanted = [c for c in channels if channel_wants(c, result.status, cfg["notify"])]
+        if not wanted:
+            return []
+        summary = channel_summary(result)
+        if cfg.get("dry_run"):
+            return [_channel_outcome(c, "dry-run", "dry run: not posted") for c in wanted]
+        txn_ids = [_txn_id(summary) for _ in wanted]
+        paths = [_spool_channel(c, summary, cfg, record, t) for c, t in zip(wanted, txn_ids)]
+        posted = deliver_channels(wanted, summary, deadline, record, txn_ids=txn_ids)
+        return [_settle_channel(c, res, path) for (c, res), path in zip(posted, paths)]
+    except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
+        return [{"channel": "*", "outcome": "failed", "detail": "internal error: %s" % _describe(exc)}]
+
+
+def _channel_outcome(channel, outcome, detail, path=None):
+    return {"channel": channel.masked, "service": channel.service, "outcome": outcome,
+            "detail": mask_text(detail, channel.secrets), "path": path}
+
+
+def _spool_channel(channel, summary, cfg, record, txn_id):
+    """Write the record (claimed by us) to the first place that takes it; None if none."""
+    data = dict(channel_record(channel, summary, record, txn_id), claim=_new_claim())
+    for folder in _fallback_dirs(cfg, b""):
+        try:
+            return write_channel_record(folder, data)
+        except OSError:
+            continue
+    return None
+
+
+def _settle_channel(channel, res, path):
+    if path is None:
+        outcome = "sent" if res.ok else "failed"
+        return _channel_outcome(channel, outcome, res.detail + ("" if res.ok else
+                                "; could not be spooled (no writable outbox)"))
+    state, detail = _settle_record(path, res)
+    if state == "sent":
+        return _channel_outcome(channel, "sent", res.detail)
+    if state == "dead":
+        return _channel_outcome(channel, "dead", detail, os.path.join(
+            os.path.dirname(path), "dead", os.path.basename(path)))
+    return _channel_outcome(channel, "outbox", "not sent (%s); saved to %s" % (res.detail, path), path)
 
 
 # ==== Orchestrator: the run ====
@@ -6648,10 +6886,17 @@ class Run(object):
                 classification=make_verdict("walltime" if status == "WARNING" else None, detail),
                 log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
                 tail=tail_lines(self.pump.tail) if self.pump else [], notes=[detail])
-            delivery, _ = self.deliver(result, time.monotonic() + _mail_timeout(self.cfg))
+            deadline = time.monotonic() + _mail_timeout(self.cfg)
+            posts = _start_channels(result, self.cfg, deadline)
+            delivery = {"outcome": "skipped", "detail": "--notify never"}
+            if self.cfg["notify"] != "never":
+                delivery, _ = self.deliver(result, deadline)
+            delivery = _with_channels(delivery, posts, deadline)
             if not self.cfg["quiet"]:
                 _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
-        if self.cfg["notify"] != "never":
+                for line in _channel_lines(delivery):
+                    _warn(line)
+        if self.cfg["notify"] != "never" or self.cfg.get("notify_url"):
             self.early.append(Background(send))
 
     # ---- after the child exited ----
@@ -6735,9 +6980,12 @@ class Run(object):
                 result = summary
             elif result.status == "SUCCESS":  # failures still report (a task may never finish)
                 return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
-        if not should_notify(result.status, cfg["notify"]):
-            return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
-        return self.deliver(result, self.deadline - 1.0)
+        deadline = self.deadline - 1.0
+        posts = _start_channels(result, cfg, deadline)  # at once with the e-mail, same deadline
+        delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
+        if should_notify(result.status, cfg["notify"]):
+            delivery, manifest = self.deliver(result, deadline)
+        return _with_channels(delivery, posts, deadline), manifest
 
     def deliver(self, result, deadline):
         """The one place a message of this run leaves: built, then delivered (or held, or
@@ -6871,6 +7119,28 @@ def _with_note(result, note):
     if note is None or note in result.notes:
         return result
     return result._replace(notes=list(result.notes) + [note])
+
+
+def _start_channels(result, cfg, deadline):
+    """notify_channels in a daemon thread, by the monotonic deadline (at most the e-mail's
+    --smtp-timeout from now); None when no channel is configured."""
+    if not cfg.get("notify_url"):
+        return None
+    deadline = min(deadline, time.monotonic() + _mail_timeout(cfg))
+    record = _safely(lambda: result_record(result), None)
+    return Background(lambda: notify_channels(result, cfg, deadline, record))
+
+
+def _with_channels(delivery, posts, deadline):
+    """The delivery dict with the channels' outcomes (their records are spooled already)."""
+    if posts is None:
+        return delivery
+    outcomes = posts.result(max(0.0, deadline - time.monotonic()) + 0.5)
+    delivery = dict(delivery)
+    delivery["channels"] = outcomes if outcomes is not None else [
+        {"channel": "*", "outcome": "outbox", "detail": "still posting at the deadline; "
+                                                        "spooled for resend"}]
+    return delivery
 
 
 # ==== Orchestrator: watch ====
@@ -7025,10 +7295,13 @@ class Watch(object):
         cfg = self.cfg
         result = watched_result(info, verdict, cfg["log_dir"])
         result = _with_note(result, _write_run_json(result, None, None))
-        if not should_notify(result.status, cfg["notify"]):
-            return {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}
-        msg, manifest = build_message(result, cfg)
-        delivery = deliver_capped(msg, cfg, time.monotonic() + _mail_timeout(cfg))
+        deadline = time.monotonic() + _mail_timeout(cfg)
+        posts = _start_channels(result, cfg, deadline)
+        delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
+        if should_notify(result.status, cfg["notify"]):
+            msg, manifest = build_message(result, cfg)
+            delivery = deliver_capped(msg, cfg, deadline)
+        delivery = _with_channels(delivery, posts, deadline)
         _write_run_json(result, delivery, manifest)
         return delivery
 
@@ -7096,6 +7369,8 @@ def convert_option(kind, raw):
         return os.path.expanduser(os.path.expandvars(raw))
     if kind == "list":
         return [item.strip() for item in str(raw).split(",") if item.strip()]
+    if kind == "urls":  # comma- or whitespace-separated (a comma inside a URL: write %2C)
+        return [item for item in re.split(r"[,\s]+", str(raw)) if item]
     return raw
 
 
@@ -7146,7 +7421,18 @@ def load_config(flags, environ):
         cfg[key], sources[key] = value, "flag"
     if problems:
         cfg["config_broken"] = "; ".join(problems)
+    bad = configured_channels(cfg)[1]
+    if bad:  # the other channels and the e-mail still go; this one is named at start
+        cfg["notify_url"] = [u for u in cfg["notify_url"] if _parses(u)]
+        problems = problems + ["%s (ignored)" % p for p in bad]
     return types.MappingProxyType(cfg), sources, problems
+
+
+def _parses(url):
+    try:
+        return bool(parse_channel(url))
+    except ConfigError:
+        return False
 
 
 def _merge_file(cfg, sources, problems, path):
@@ -7226,13 +7512,18 @@ def cmd_classify(args):
 
 
 def cmd_resend(args, cfg):
-    """`gpualert resend`: flush the outbox. 0 if nothing is left, else 1."""
+    """`gpualert resend`: flush the outbox (e-mail and channel messages). 0 if nothing is
+    left, else 1 (dead letters in outbox/dead/ do not count)."""
     counts = resend_outbox(cfg)
+    posts = resend_channel_records(cfg)
     print("gpualert: resend: %d sent, %d failed, %d remaining in %s" % (
         counts["sent"], counts["failed"], counts["remaining"], counts["outbox"]))
-    for line in counts["details"][:20]:
+    if posts["sent"] or posts["failed"] or posts["dead"] or posts["remaining"]:
+        print("gpualert: resend: channels: %d sent, %d failed, %d dead, %d remaining" % (
+            posts["sent"], posts["failed"], posts["dead"], posts["remaining"]))
+    for line in (counts["details"] + posts["details"])[:20]:
         sys.stderr.write("gpualert:   %s\n" % line)
-    return 0 if counts["remaining"] == 0 else 1
+    return 0 if counts["remaining"] == 0 and posts["remaining"] == 0 else 1
 
 
 def _test_result(cfg):
@@ -7251,6 +7542,26 @@ def cmd_test_email(args, cfg):
     print("gpualert: test email %s via %s: %s" % (out["outcome"], out["transport"],
                                                    out["detail"]))
     return 0 if out["outcome"] in ("sent", "dry-run") else 1
+
+
+def cmd_test_notify(args, cfg):
+    """`gpualert test-notify [URL...]`: post a test message to the given channels, else to
+    every configured one; one line each. 0 if all took it, 1 otherwise. Nothing is spooled."""
+    urls = list(getattr(args, "urls", None) or [])
+    channels = [parse_channel(url) for url in urls] if urls else configured_channels(cfg)[0]
+    if not channels:
+        _warn("error: no channel to test (give URLs, or set --notify-url, notify_url or "
+              "GPUALERT_NOTIFY_URL)")
+        return 1
+    result = _test_result(cfg)._replace(name="test-notify", argv=["gpualert", "test-notify"])
+    deadline = time.monotonic() + _mail_timeout(cfg)
+    failed = 0
+    for channel, res in deliver_channels(channels, channel_summary(result), deadline,
+                                         result_record(result)):
+        failed += 0 if res.ok else 1
+        print("gpualert: test-notify: %s: %s" % ("sent" if res.ok else (
+            "REFUSED" if res.permanent else "FAILED"), res.detail))
+    return 0 if failed == 0 else 1
 
 
 def cmd_watch(args, cfg):
@@ -7272,6 +7583,8 @@ def cmd_config(cli, cfg, sources, problems):
         value = cfg[key]
         if key in SECRET_KEYS and value:
             value = "********"
+        if key == "notify_url":
+            value = [mask_url(url) for url in value]
         if isinstance(value, list):
             value = ",".join(value)
         print("%-14s = %-40s (%s)" % (key, "" if value is None else value, sources.get(key, "default")))
@@ -7282,7 +7595,7 @@ def cmd_config(cli, cfg, sources, problems):
 
 # ==== CLI: command line ====
 
-SUBCOMMANDS = ("run", "classify", "watch", "resend", "test-email", "config")
+SUBCOMMANDS = ("run", "classify", "watch", "resend", "test-email", "test-notify", "config")
 # Extra options of some subcommands: (flag, key, kind, metavar, help).
 SUB_OPTIONS = {
     "classify": (("--exit-code", "exit_code", "int", "N", "the exit code (negative: signal)"),
@@ -7364,7 +7677,13 @@ def _store_option(cli, row, value):
             converted = convert_option(kind, value)
     except ConfigError as exc:
         raise UsageError("option %s: %s" % (flag, exc))
-    if kind == "list":
+    if kind == "urls":
+        for url in converted:
+            try:
+                parse_channel(url)
+            except ConfigError as exc:
+                raise UsageError("option %s: %s" % (flag, exc))
+    if kind in ("list", "urls"):
         target[key] = target.get(key, []) + converted
     else:
         target[key] = converted
@@ -7378,6 +7697,13 @@ def _check_positional(cli):
         cli.extra["logs" if cli.sub == "classify" else "job_ids"] = list(cli.positional)
         for key, kind in (("exit_code", None), ("json", False), ("interval", 60.0)):
             cli.extra.setdefault(key, kind)
+    elif cli.sub == "test-notify":
+        for url in cli.positional:
+            try:
+                parse_channel(url)
+            except ConfigError as exc:
+                raise UsageError(str(exc))
+        cli.extra["urls"] = list(cli.positional)
     elif cli.positional:
         raise UsageError("unexpected argument %r" % cli.positional[0])
 
@@ -7401,6 +7727,7 @@ def _dispatch(cli, cfg, sources, problems):
                 "classify": lambda c, *_: cmd_classify(c),
                 "resend": lambda c, cfg, *_: cmd_resend(c, cfg),
                 "test-email": lambda c, cfg, *_: cmd_test_email(c, cfg),
+                "test-notify": lambda c, cfg, *_: cmd_test_notify(c, cfg),
                 "watch": lambda c, cfg, *_: cmd_watch(c, cfg)}
     return handlers[cli.sub](cli, cfg, sources, problems)
 

@@ -86,6 +86,7 @@ class Recorded(object):
 
     def __init__(self, method, path, headers, body, when):
         self.method, self.path, self.headers, self.body, self.when = method, path, headers, body, when
+        self.answered = None  # the status the server answered with (None: no answer)
 
     @property
     def json(self):
@@ -102,6 +103,9 @@ class Recorded(object):
 class _Server(ThreadingMixIn, HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        pass  # a client that gave up (deadline) and closed: nothing to report
 
 
 class RecordingServer(object):
@@ -163,13 +167,13 @@ class RecordingServer(object):
             time.sleep(step[1])
             step = ("ok",)
         if step[0] == "ok":
-            self._answer(h, 200, {"Content-Type": "text/plain"}, b"ok")
+            code, headers, body = 200, {"Content-Type": "text/plain"}, b"ok"
         elif step[0] == "json":
-            self._answer(h, step[1], {"Content-Type": "application/json"},
-                         json.dumps(step[2]).encode())
+            code, headers, body = step[1], {"Content-Type": "application/json"}, json.dumps(step[2]).encode()
         else:
-            self._answer(h, step[1], step[2] if len(step) > 2 else {},
-                         step[3] if len(step) > 3 else b"")
+            code, headers, body = step[1], step[2] if len(step) > 2 else {}, step[3] if len(step) > 3 else b""
+        self._answer(h, code, headers, body)
+        rec.answered = code  # only once the answer is written: a client that left never saw it
 
     @staticmethod
     def _answer(h, code, headers, body):

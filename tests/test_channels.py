@@ -391,3 +391,229 @@ def test_unknown_scheme_without_apprise_is_permanent(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     res, _ = _post("pbul://SECRET99")
     assert not res.ok and res.permanent and "apprise" in res.detail and "SECRET99" not in res.detail
+
+
+# ---- end to end: the wrapper with --notify-url ----
+
+def run_wrapper(tmp_path, args, child="raise SystemExit(3)", env=None, timeout=90):
+    """Run gpualert.py as a user would; -> (CompletedProcess, seconds). No mail transport:
+    the e-mail goes to the outbox, so only the channels are under test."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    full = dict(os.environ, HOME=str(home), XDG_STATE_HOME=str(home / "state"),
+                XDG_CONFIG_HOME=str(home / "config"), PATH=os.environ.get("PATH", ""),
+                GPUALERT_SENDMAIL="", TMPDIR=str(tmp_path))
+    full.update(env or {})
+    args = list(args)
+    sub = [args.pop(0)] if args and not args[0].startswith("-") else []
+    argv = [sys.executable, str(SCRIPT)] + sub + ["--sendmail", "/nonexistent/sendmail"] + args
+    if child is not None:
+        argv += ["--", sys.executable, "-c", child]
+    start = time.monotonic()
+    proc = subprocess.run(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout)
+    return proc, time.monotonic() - start
+
+
+def state_dir(tmp_path):
+    return tmp_path / "home" / "state" / "gpualert"
+
+
+def spooled(tmp_path, dead=False):
+    folder = state_dir(tmp_path) / "outbox"
+    if dead:
+        folder = folder / "dead"
+    return sorted(folder.glob("*.channel.json")) if folder.exists() else []
+
+
+def every_file_text(folder):
+    out = []
+    for root, _, names in os.walk(str(folder)):
+        for name in names:
+            if not name.endswith(".channel.json"):  # the spool record must hold the URL
+                with open(os.path.join(root, name), "rb") as handle:
+                    out.append(handle.read().decode("utf-8", "replace"))
+    return "\n".join(out)
+
+
+def test_run_posts_to_channels_and_keeps_the_exit_status(proxied, tmp_path):
+    server = proxied()
+    urls = [SERVICE_URLS["slack"], SERVICE_URLS["discord"], SERVICE_URLS["telegram"]]
+    args = sum((["--notify-url", u] for u in urls), [])
+    proc, _ = run_wrapper(tmp_path, args, env={"GPUALERT_NOTIFY_URL": SERVICE_URLS["ntfy"]})
+    assert proc.returncode == 3
+    # flags replace the environment's list, as for every option
+    assert sorted(r.header("host") for r in server.wait_for(3)) == sorted(
+        _host_of(s) for s in ("slack", "discord", "telegram"))
+    for rec in server.requests:
+        service = {"hooks.slack.com": "slack", "discord.com": "discord",
+                   "api.telegram.org": "telegram"}[rec.header("host")]
+        assert check_request(service, rec) == []
+    assert proc.stderr.count("channel sent:") == 3, proc.stderr
+    written = proc.stdout + proc.stderr + every_file_text(state_dir(tmp_path))
+    for secret in SECRETS:
+        assert secret not in written
+    assert spooled(tmp_path) == []
+
+
+def test_the_job_never_sees_the_channel_urls(tmp_path, servers):
+    server = servers(tls=False)
+    url = "json://127.0.0.1:%d/hook" % server.port
+    proc, _ = run_wrapper(tmp_path, [], env={"GPUALERT_NOTIFY_URL": url},
+                          child="import os; print('seen:', os.environ.get('GPUALERT_NOTIFY_URL'))")
+    assert proc.returncode == 0
+    assert "seen: None" in proc.stdout
+    assert len(server.wait_for(1)) == 1
+
+
+def test_a_bad_notify_url_flag_is_a_usage_error_before_anything_runs(tmp_path):
+    marker = tmp_path / "ran"
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", "https://example.org/SECRET99"],
+                          child="open(%r, 'w').close()" % str(marker))
+    assert proc.returncode == 2 and not marker.exists()
+    assert "SECRET99" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_bad_url_in_the_environment_is_a_warning_and_the_rest_still_goes(tmp_path, servers):
+    server = servers(tls=False)
+    good = "json://127.0.0.1:%d/hook" % server.port
+    proc, _ = run_wrapper(tmp_path, [], env={"GPUALERT_NOTIFY_URL": "https://x.example/SECRET99," + good})
+    assert proc.returncode == 3
+    assert "ignored" in proc.stderr and "SECRET99" not in proc.stderr
+    assert len(server.wait_for(1)) == 1
+    # the e-mail is not held back by it: its outbox reason is the missing transport
+    eml = list((state_dir(tmp_path) / "outbox").glob("*.eml"))
+    assert eml and b"configuration problem" not in eml[0].read_bytes()[:400]
+
+
+def test_when_per_url_overrides_notify(tmp_path, servers):
+    always, default = servers(tls=False), servers(tls=False)
+    args = ["--notify", "failure",
+            "--notify-url", "json://127.0.0.1:%d/a?gpualert_when=always" % always.port,
+            "--notify-url", "json://127.0.0.1:%d/d" % default.port]
+    proc, _ = run_wrapper(tmp_path, args, child="pass")
+    assert proc.returncode == 0
+    rec = always.wait_for(1)[0]
+    assert rec.path == "/a" and rec.json["status"] == "SUCCESS"
+    assert default.requests == []
+
+
+# (fault, script, expected end) for one channel; the run's exit status must stay 3
+FAULTS = [
+    ("refused", None, "outbox"),
+    ("mute", [("mute",)], "outbox"),
+    ("slow", [("slow", 1.0)], "sent"),
+    ("429", [("status", 429, {"Retry-After": "1"}, b""), ("ok",)], "sent"),
+    ("500", [("status", 500, {}, b"oops")], "outbox"),
+    ("404", [("status", 404, {}, b"Unknown Webhook")], "dead"),
+    ("tls", "untrusted", "outbox"),
+]
+
+
+@pytest.mark.parametrize("fault,script,end", FAULTS, ids=[f[0] for f in FAULTS])
+def test_faults_end_delivered_or_spooled_within_the_bound(servers, tmp_path, fault, script, end):
+    if script is None:
+        url = "jsons://127.0.0.1:%d/hook" % refused_port()
+    elif script == "untrusted":
+        url = "jsons://127.0.0.1:%d/hook" % servers(tls="untrusted").port
+    else:
+        url = "jsons://127.0.0.1:%d/hook" % servers(script).port
+    timeout_s = 3.0
+    proc, took = run_wrapper(tmp_path, ["--smtp-timeout", str(timeout_s), "--notify-url", url])
+    assert proc.returncode == 3
+    assert took < timeout_s + 10 + 5  # the post-exit bound (smtp_timeout + 10 s) plus start-up
+    assert "channel %s:" % end in proc.stderr, proc.stderr
+    assert len(spooled(tmp_path)) == (1 if end == "outbox" else 0)
+    assert len(spooled(tmp_path, dead=True)) == (1 if end == "dead" else 0)
+
+
+def test_proxy_required_end_to_end(proxied, tmp_path):
+    url = "jsons://proxy-only.invalid/hook"
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", url])
+    assert proc.returncode == 3 and "channel outbox:" in proc.stderr
+    server = proxied()
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None,
+                          env={"HTTPS_PROXY": server.proxy.url, "SSL_CERT_FILE": os.environ["SSL_CERT_FILE"]})
+    assert "channels: 1 sent" in proc.stdout, proc.stdout + proc.stderr
+    assert len(server.wait_for(1)) == 1 and spooled(tmp_path) == []
+
+
+def test_resend_delivers_a_spooled_post_exactly_once(servers, tmp_path):
+    server = servers([("status", 503, {}, b"down"), ("ok",)], tls=False)
+    url = "json://127.0.0.1:%d/hook" % server.port
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", url])
+    assert proc.returncode == 3 and len(spooled(tmp_path)) == 1
+    record = json.loads(spooled(tmp_path)[0].read_text())
+    assert record["url"] == url and record["claim"] is None
+    assert oct(spooled(tmp_path)[0].stat().st_mode & 0o777) == "0o600"
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "channels: 1 sent" in proc.stdout
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert len(server.requests) == 2 and spooled(tmp_path) == []
+    assert server.requests[0].body == server.requests[1].body
+
+
+def test_resend_moves_a_refused_post_to_dead_letters(servers, tmp_path):
+    server = servers([("status", 503, {}, b"down"), ("status", 410, {}, b"gone")], tls=False)
+    run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/hook" % server.port])
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "1 dead, 0 remaining" in proc.stdout
+    assert spooled(tmp_path) == [] and len(spooled(tmp_path, dead=True)) == 1
+    run_wrapper(tmp_path, ["resend"], child=None)
+    assert len(server.requests) == 2
+
+
+def test_test_notify_reports_each_channel_and_spools_nothing(servers, tmp_path):
+    good = servers(tls=False)
+    args = ["test-notify", "json://127.0.0.1:%d/t" % good.port]
+    proc, _ = run_wrapper(tmp_path, args, child=None)
+    assert proc.returncode == 0 and "test-notify: sent: json" in proc.stdout
+    assert good.wait_for(1)[0].json["status"] == "TEST"
+    proc, _ = run_wrapper(tmp_path, ["test-notify", "ntfy://127.0.0.1:%d/SECRET99" % refused_port()],
+                          child=None)
+    assert proc.returncode == 1 and "FAILED" in proc.stdout and "SECRET99" not in proc.stdout
+    assert spooled(tmp_path) == []
+    proc, _ = run_wrapper(tmp_path, ["test-notify"], child=None,
+                          env={"GPUALERT_NOTIFY_URL": "json://127.0.0.1:%d/env" % good.port})
+    assert proc.returncode == 0 and good.wait_for(2)[1].path == "/env"
+    proc, _ = run_wrapper(tmp_path, ["test-notify", "nonsense"], child=None)
+    assert proc.returncode == 2
+
+
+def test_config_lists_channels_masked(tmp_path):
+    conf = tmp_path / "gpualert.ini"
+    conf.write_text("[gpualert]\nnotify_url = %s, %s\n" % (SERVICE_URLS["slack"], SERVICE_URLS["pushover"]))
+    proc, _ = run_wrapper(tmp_path, ["config", "--config", str(conf)], child=None,
+                          env={"GPUALERT_CONFIG": str(conf)})
+    line = [l for l in proc.stdout.splitlines() if l.startswith("notify_url")][0]
+    assert "hooks.slack.com/services/***" in line and "pover://***@***" in line
+    for secret in SECRETS:
+        assert secret not in proc.stdout + proc.stderr
+
+
+def test_stalled_notice_reaches_the_channel(servers, tmp_path):
+    server = servers(tls=False)
+    url = "json://127.0.0.1:%d/hook" % server.port
+    proc, _ = run_wrapper(tmp_path, ["--notify", "failure", "--stall", "1s", "--notify-url", url],
+                          child="import time; time.sleep(4)")
+    assert proc.returncode == 0
+    statuses = [r.json["status"] for r in server.wait_for(1)]
+    assert statuses == ["STALLED"]
+
+
+def test_matrix_end_to_end_on_a_real_synapse(synapse, tmp_path):
+    before = len(synapse.messages())
+    url = "matrix://gpualert-bot:%s@127.0.0.1:%d/#alerts:localhost" % (synapse.token, synapse.port)
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", url])
+    assert proc.returncode == 3 and "channel sent: matrix" in proc.stderr, proc.stderr
+    assert synapse.token not in proc.stderr + every_file_text(state_dir(tmp_path))
+    events = synapse.messages()
+    assert len(events) == before + 1 and "FAILED" in events[-1]["content"]["body"]
+
+
+def test_apprise_bridge_end_to_end(servers, apprise_on_path, tmp_path):
+    server = servers(tls=False)
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", "form://127.0.0.1:%d/bridge" % server.port],
+                          env={"PATH": os.environ["PATH"]})
+    assert proc.returncode == 3 and "channel sent: apprise" in proc.stderr, proc.stderr
+    assert server.wait_for(1)[0].path == "/bridge"
