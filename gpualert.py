@@ -5851,19 +5851,33 @@ def resend_channel_records(cfg, max_s=None):
     """Post every spooled channel message whose claim is not live; remove the delivered,
     move the refused to dead/. -> {"sent", "failed", "dead", "remaining", "details"}."""
     places = _channel_record_places(cfg)
-    files = [path for folder in places for path in channel_record_files(folder)]
-    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": len(files), "details": []}
+    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": []}
     stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
+    locks = [_lock_outbox(folder) for folder in places if os.path.isdir(folder)]
+    try:  # one resend at a time per place; a run's own records are claimed by the run
+        if False in locks:
+            counts["details"].append("another resend is running")
+        else:
+            _resend_records(places, cfg, counts, stop_at)
+    finally:
+        for lock in locks:
+            if lock:
+                os.close(lock)
+    counts["remaining"] = sum(len(channel_record_files(folder)) for folder in places)
+    return counts
+
+
+def _resend_records(places, cfg, counts, stop_at):
+    files = [path for folder in places for path in channel_record_files(folder)]
     for path in files:
         if time.monotonic() >= stop_at:
             counts["details"].append("stopped: resend time limit reached")
             break
         outcome = _resend_record(path, cfg, stop_at)
-        counts[outcome[0]] += 1
+        if outcome[0] != "remaining":
+            counts[outcome[0]] += 1
         if outcome[1]:
             counts["details"].append(outcome[1])
-    counts["remaining"] = sum(len(channel_record_files(folder)) for folder in places)
-    return counts
 
 
 def _resend_record(path, cfg, stop_at):
@@ -5877,7 +5891,9 @@ def _resend_record(path, cfg, stop_at):
     except (OSError, ValueError, KeyError, TypeError, ConfigError) as exc:
         return "failed", "%s: %s" % (os.path.basename(path), _describe(exc))
     deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
-    res = post_channel(channel, summary, deadline, data.get("record"), data.get("txn_id"))
+    # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
+    [(_, res)] = deliver_channels([channel], summary, deadline, data.get("record"),
+                                  txn_ids=[data.get("txn_id")])
     return _settle_record(path, res)
 
 
@@ -6735,10 +6751,32 @@ def notify_channels(result, cfg, deadline, record=None, channels=None):
             return [_channel_outcome(c, "dry-run", "dry run: not posted") for c in wanted]
         txn_ids = [_txn_id(summary) for _ in wanted]
         paths = [_spool_channel(c, summary, cfg, record, t) for c, t in zip(wanted, txn_ids)]
+        held = _channel_cap_reason(cfg)
+        if held:  # like the e-mail: kept in the outbox until `resend`
+            return [_hold_channel(c, path, held) for c, path in zip(wanted, paths)]
         posted = deliver_channels(wanted, summary, deadline, record, txn_ids=txn_ids)
         return [_settle_channel(c, res, path) for (c, res), path in zip(posted, paths)]
     except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
         return [{"channel": "*", "outcome": "failed", "detail": "internal error: %s" % _describe(exc)}]
+
+
+def _channel_cap_reason(cfg):
+    """--max-per-hour counts channel messages too (one per run, whatever the channel count),
+    so a thousand failing array tasks cannot flood a chat."""
+    if not cfg.get("max_per_hour"):
+        return None
+    limiter = RateLimiter(os.path.join(_state_home(), "gpualert"), cfg["max_per_hour"],
+                          key="channels")
+    if limiter.allow():
+        return None
+    return "held: more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
+
+
+def _hold_channel(channel, path, reason):
+    if path:
+        _safely(lambda: _update_record(path, claim=None, reason=reason), None)
+    return _channel_outcome(channel, "held" if path else "failed", "%s%s" % (
+        reason, ("; saved to %s" % path) if path else "; could not be spooled"), path)
 
 
 def _channel_outcome(channel, outcome, detail, path=None):

@@ -617,3 +617,59 @@ def test_apprise_bridge_end_to_end(servers, apprise_on_path, tmp_path):
                           env={"PATH": os.environ["PATH"]})
     assert proc.returncode == 3 and "channel sent: apprise" in proc.stderr, proc.stderr
     assert server.wait_for(1)[0].path == "/bridge"
+
+
+def _spool_records(tmp_path, url, count):
+    outbox = str(state_dir(tmp_path) / "outbox")
+    channel = gpualert.parse_channel(url)
+    for i in range(count):
+        summary = gpualert.channel_summary(make_result(name="rec%02d" % i))
+        gpualert.write_channel_record(outbox, gpualert.channel_record(
+            channel, summary, gpualert.result_record(make_result(name="rec%02d" % i))))
+    return outbox
+
+
+def test_concurrent_resends_deliver_each_record_exactly_once(servers, tmp_path):
+    server = servers([("slow", 0.05)], tls=False)
+    _spool_records(tmp_path, "json://127.0.0.1:%d/hook" % server.port, 10)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_STATE_HOME=str(tmp_path / "home" / "state"),
+               XDG_CONFIG_HOME=str(tmp_path / "home" / "config"), TMPDIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, str(SCRIPT), "resend", "--sendmail", "/nonexistent"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(3)]
+    for proc in procs:
+        proc.communicate(timeout=120)
+    if spooled(tmp_path):  # a resend that found the lock taken leaves the rest to the next one
+        run_wrapper(tmp_path, ["resend"], child=None)
+    names = sorted(r.json["name"] for r in server.requests)
+    assert names == ["rec%02d" % i for i in range(10)]
+    assert spooled(tmp_path) == []
+
+
+def test_resend_is_bounded_by_a_mute_service(servers, tmp_path):
+    server = servers([("mute",)], tls=False)
+    _spool_records(tmp_path, "json://127.0.0.1:%d/hook" % server.port, 2)
+    proc, took = run_wrapper(tmp_path, ["resend", "--smtp-timeout", "2"], child=None)
+    assert "2 failed" in proc.stdout and took < 2 * 2 + 5
+    assert len(spooled(tmp_path)) == 2
+    assert all(json.loads(p.read_text())["claim"] is None for p in spooled(tmp_path))
+
+
+def test_dry_run_posts_nothing(servers, tmp_path):
+    server = servers(tls=False)
+    proc, _ = run_wrapper(tmp_path, ["--dry-run", "--notify-url", "json://127.0.0.1:%d/h" % server.port])
+    assert proc.returncode == 3 and "channel dry-run:" in proc.stderr
+    assert server.requests == [] and spooled(tmp_path) == []
+
+
+def test_hourly_cap_holds_channel_messages_for_resend(servers, tmp_path):
+    server = servers(tls=False)
+    args = ["--max-per-hour", "1", "--notify-url", "json://127.0.0.1:%d/h" % server.port]
+    first, _ = run_wrapper(tmp_path, args)
+    second, _ = run_wrapper(tmp_path, args)
+    assert first.returncode == second.returncode == 3
+    assert "channel held:" in second.stderr and len(server.requests) == 1
+    assert len(spooled(tmp_path)) == 1
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "channels: 1 sent" in proc.stdout and len(server.requests) == 2
