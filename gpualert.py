@@ -3331,7 +3331,8 @@ def _time_limit_text(result):
 
 def _resubmit_text(result):
     sched = result.scheduler or {}
-    if sched.get("kind") != "slurm" or not sched.get("job_id") or result.status == "SUCCESS":
+    if sched.get("kind") != "slurm" or not sched.get("job_id") or result.end is None \
+            or result.status == "SUCCESS":
         return None
     text = "scontrol requeue %s" % sched["job_id"]
     if sched.get("submit_dir"):
@@ -3905,6 +3906,32 @@ def _set_headers(msg, result, cfg):
         msg["X-Gpualert-Run-Dir"] = _clean(result.run_dir, 500)
 
 
+def set_thread(msg, message_id, earlier):
+    """Make msg one message of a run's thread: its Message-ID, and In-Reply-To/References to
+    the run's earlier messages (WARNING, STALLED), so mail clients group them."""
+    msg.replace_header("Message-ID", message_id)
+    for name, value in (("In-Reply-To", earlier[-1:]), ("References", earlier)):
+        if name in msg:
+            del msg[name]
+        if value:
+            msg[name] = " ".join(value)
+    msg.gpualert_bytes = None  # serialized before: sized again with the new headers
+
+
+def warning_signal_note(signals, checkpoint):
+    """What the job did after a forwarded warning signal (--signal=B:USR1@120), from the
+    newest checkpoint's time: a line for the final message, or None."""
+    warned = [(name, at) for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2")]
+    if not warned:
+        return None
+    name, at = warned[0]
+    note = "%s at %s was passed on to the job" % (name, time.strftime("%H:%M:%S", time.localtime(at)))
+    if checkpoint and checkpoint.get("mtime", 0) >= at:
+        return note + "; it then wrote %s at %s" % (
+            checkpoint["path"], time.strftime("%H:%M:%S", time.localtime(checkpoint["mtime"])))
+    return note + "; no checkpoint was written after it"
+
+
 def _from_addr(cfg, host):
     if _first_line(cfg.get("from_addr")):
         return _first_line(cfg["from_addr"])
@@ -3963,6 +3990,9 @@ def _slim_rebuild(result, cfg, manifest, reason, original):
     thin = result._replace(notes=[note] + list(result.notes or []))
     msg = _assemble(thin, cfg, [], rows)
     msg.replace_header("Message-ID", original["Message-ID"])
+    for name in ("In-Reply-To", "References"):
+        if original[name]:
+            msg[name] = original[name]
     return msg
 
 
@@ -6831,6 +6861,8 @@ class Run(object):
         self.header_lines, self.mem_before = 0, {}
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
         self.early = []    # Background notices (stalled, time limit near)
+        self.early_sent = []  # (status, time, detail) of each early notice, for the final one
+        self.thread_ids = []  # Message-IDs of this run's messages, in order (one thread)
         self.pending = []  # messages being delivered now: saved if the deadline cuts them off
         self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
 
@@ -6919,8 +6951,9 @@ class Run(object):
     def _notify_early(self, status, detail):
         """A notice while the child still runs (stalled, time limit near); never blocks it."""
         def send():
+            self.early_sent.append((status, time.time(), detail))
             result = make_result(
-                status, self.name, host=self.host, cwd=self.cwd, start=time.time(),
+                status, self.name, argv=self.argv, host=self.host, cwd=self.cwd, start=self.start,
                 classification=make_verdict("walltime" if status == "WARNING" else None, detail),
                 log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
                 tail=tail_lines(self.pump.tail) if self.pump else [], notes=[detail])
@@ -6954,6 +6987,8 @@ class Run(object):
         outcome = self.gather(child, end)
         verdict = classify_text(outcome.tail.decode("utf-8", "replace"), facts_for(outcome))
         result = result_for(outcome, verdict)
+        for note in self._thread_notes(child, result):
+            result = _with_note(result, note)
         self.log.record("cause", _cause_fields(verdict))
         result = _with_note(result, _write_run_json(result, None, None, sync=False))
         delivery, manifest = self.notify(result)
@@ -6964,6 +6999,13 @@ class Run(object):
             _warn(_summary_line(result, delivery))
         if delivery.get("outcome") == "sent":
             _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S)
+
+    def _thread_notes(self, child, result):
+        """The early notices this run sent, and what the job did after a warning signal."""
+        notes = ["earlier notice: %s at %s (%s)" % (status, time.strftime("%H:%M:%S", time.localtime(at)),
+                                                    detail) for status, at, detail in self.early_sent]
+        notes.append(warning_signal_note(child.signals, (result.metrics or {}).get("checkpoint")))
+        return [n for n in notes if n]
 
     def gather(self, child, end):
         """The run's Outcome, read once: the cgroup after, the scheduler's answer about a
@@ -7029,10 +7071,21 @@ class Run(object):
         """The one place a message of this run leaves: built, then delivered (or held, or
         saved) by `deadline`, a time.monotonic() value. -> (delivery, manifest)."""
         msg, manifest = build_message(result, self.cfg)
+        _safely(lambda: self._thread(msg), None)
         self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
         delivery = deliver_capped(msg, self.cfg, deadline)
         self.pending.remove(msg)
         return delivery, manifest
+
+    def _thread(self, msg):
+        """Give msg the next Message-ID of this run's thread, referring to the earlier ones.
+        Early notices are built in their own threads: list.append is atomic, and each
+        message refers to those appended before its own."""
+        from email.utils import make_msgid
+        message_id = make_msgid("gpualert", domain=_hostname())
+        self.thread_ids.append(message_id)
+        earlier = self.thread_ids[:self.thread_ids.index(message_id)]
+        set_thread(msg, message_id, earlier)
 
 
 def _getcwd():

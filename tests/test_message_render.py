@@ -262,3 +262,60 @@ class TestBrowser(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestThread(unittest.TestCase):
+    """The real wrapper under a (simulated) Slurm job: the time-limit warning and the final
+    message are one thread, the warning tells the real start and command, and the final one
+    says the warning was passed on and what the job wrote after it."""
+
+    def test_warning_and_final_are_one_thread(self):
+        import signal
+        import sys
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        try:
+            from conftest import SmtpServer
+            sink = SmtpServer(None)
+        except ImportError:
+            self.skipTest("aiosmtpd is not installed (pip install aiosmtpd)")
+        self.addCleanup(sink.close)
+        from wrapper_helpers import PY, SCRIPT, child, isolated_env
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="gpualert-thread-"))
+        self.addCleanup(shutil.rmtree, str(tmp), True)
+        code = ("import signal, sys, time\n"
+                "def save(s, f):\n"
+                "    open('ckpt.pt', 'wb').write(b'w' * 10)\n"
+                "    print('checkpoint saved', flush=True)\n"
+                "    sys.exit(0)\n"
+                "signal.signal(signal.SIGUSR1, save)\n"
+                "print('step=1 loss=2.0', flush=True)\n"
+                "time.sleep(1.5)\n"  # the warning's Duration must be the run's, not 0s
+                "print('ready', flush=True)\n"
+                "time.sleep(30)\n")
+        env = isolated_env(tmp, SLURM_JOB_ID="4242", SLURM_JOB_NAME="train", GPUALERT_SENDMAIL="none")
+        args = ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox"), "--to", "o@example.org",
+                "--smtp", sink.addr, "--"]
+        started = time.time()
+        proc = subprocess.Popen([PY, SCRIPT] + args + child(code), env=env, cwd=str(tmp),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        while proc.stdout.readline() not in (b"ready\n", b""):
+            pass
+        proc.send_signal(signal.SIGUSR1)
+        proc.communicate(timeout=60)
+        msgs = [email.message_from_bytes(m.data, policy=email.policy.default) for m in sink.wait_for(2, timeout=30)]
+        warning = [m for m in msgs if m["X-Gpualert-Status"] == "WARNING"][0]
+        final = [m for m in msgs if m["X-Gpualert-Status"] == "SUCCESS"][0]
+        ids = {m["Message-ID"] for m in msgs}
+        self.assertEqual(len(ids), 2)
+        later, earlier = (final, warning) if final["In-Reply-To"] else (warning, final)
+        self.assertEqual(later["In-Reply-To"], earlier["Message-ID"])
+        self.assertEqual(later["References"], earlier["Message-ID"])
+        text = warning.get_body(("plain",)).get_content()
+        self.assertIn("ready", text)
+        self.assertRegex(text, r"Command:\s+\S*python\S* -c")
+        start_line = [l for l in text.splitlines() if "Started:" in l][0]
+        self.assertIn(time.strftime("%H:%M:%S", time.localtime(started))[:5], start_line)
+        self.assertRegex(text, r"Duration:\s+[1-9]\d*s")
+        body = final.get_body(("plain",)).get_content()
+        self.assertIn("earlier notice: WARNING at", body)
+        self.assertRegex(body, r"SIGUSR1 at [\d:]+ was passed on to the job; it then wrote \S*ckpt.pt")
