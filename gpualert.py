@@ -1391,16 +1391,15 @@ def _tail_start(kinds, want):
 
 
 _SEARCHED = frozenset(("text", "native"))
-#: End-of-job rules are also searched on lines a log level marks as noise: a scheduler's or a
-#: requeue handler's line logged at WARNING is still the job's end.
-_END_SEARCHED = frozenset(("text", "native", "noise"))
 
 
-def _region_parts(bodies, kinds, start, searched=_SEARCHED):
+def _region_parts(bodies, kinds, start, searched=_SEARCHED, warned=False):
     """Region lines to search: noise, frames and lines without a trigger word left empty.
-    The trigger words are found in one pass over the lower-cased region, not line by line."""
+    The trigger words are found in one pass over the lower-cased region, not line by line.
+    warned: also the noise lines that a WARN/WARNING level made noise."""
     import bisect
-    parts = [b if kinds[i] in searched else "" for i, b in enumerate(bodies[start:], start)]
+    parts = [b if kinds[i] in searched or (warned and kinds[i] == "noise" and "WARN" in b) else ""
+             for i, b in enumerate(bodies[start:], start)]
     low = "\n".join(parts).lower()
     starts, offset = [], 0
     for part in parts:
@@ -1515,10 +1514,15 @@ class _Region(object):
 
     @property
     def end_text(self):
-        """The text with noise lines in, for end-of-job rules: built on first use. Its lines
-        have other lengths, so its offsets are its own (see locate_end)."""
+        """The text for end-of-job rules: also the lines a WARNING level made noise (a scheduler's
+        or a requeue handler's line logged at WARNING is still the job's end). Built on first
+        use, and only when there are such lines; its offsets are its own."""
         if self._end_text is None:
-            parts = _region_parts([b for _, b in self.lines], self.kinds, self.start, _END_SEARCHED)
+            if not any(k == "noise" and "WARN" in b
+                       for k, (_, b) in zip(self.kinds[self.start:], self.lines[self.start:])):
+                self._end_text, self._end_offsets = self.text, self.offsets
+                return self._end_text
+            parts = _region_parts([b for _, b in self.lines], self.kinds, self.start, warned=True)
             self._end_offsets, pos = [], 0
             for p in parts:
                 self._end_offsets.append(pos)

@@ -1342,6 +1342,357 @@ PLAN = [
 ]
 
 
+# ---------------------------------------------------------------- round two (issue 11)
+# Appended after the original plan with a random generator of its own, so the first 666
+# logs are unchanged. Captured: real torch (CPU build, gloo) and Python programs run here:
+# torchrun with a failing rank, DataLoader worker exceptions and deaths, stop-signal handlers
+# that exit 0, NaN runs that finish, timeout(1). Composed: exact wording from the cited
+# sources for what needs a GPU, a scheduler or a cloud.
+P2 = {
+    "torchrun": "captured: torchrun --nproc-per-node 2 --master-port P, gloo backend (torch 2.13.0 CPU build); one rank raises",
+    "dl": "captured: torch.utils.data.DataLoader(num_workers=2); the exception/death happens in a worker",
+    "sigterm": "captured: a training loop whose SIGTERM/SIGINT handler saves a checkpoint and exits 0",
+    "nan": "captured: torch SGD with a learning rate that diverges; the run finishes (exit 0)",
+    "timeout": "captured: coreutils `timeout -v` around the training loop (exit 124)",
+    "lightning": "Lightning pytorch/trainer/connectors/signal_connector.py _slurm_sigusr_handler_fn: 'Handling auto-requeue signal: {signum}', 'requeing job {job_id}...', 'Requeued SLURM job: {job_id}' (printed by a real SIGUSR1 handler here)",
+    "submitit": "facebookincubator/submitit submitit/core/job_environment.py SignalHandler: 'Job has timed out. Ran N minutes out of requested M minutes.', 'Caught signal SIGUSR1 on HOST: this job is preempted.'/'timed-out.', 'Exiting gracefully after preemption/timeout.'",
+    "spot": "AWS EC2 docs spot-instance-termination-notices ('Spot Instance interruption notice', instance-action); Kubernetes kubelet graceful node shutdown 'Pod was terminated in response to imminent node shutdown.'; GCE 'Instance was preempted' (ray-project/ray#63968 on reclaim notices)",
+    "mpirun": "open-mpi mpirun help text 'Primary job  terminated normally, but 1 process returned a non-zero exit code...' and 'The first process to do so was: Process name: [[J,1],R] Exit code: C' (E3SM-Project/scream#2188, SPECFEM/specfem2d#1210)",
+    "deepspeed": "deepspeedai/DeepSpeed deepspeed/launcher/launch.py sigkill_handler '[launch.py:N:sigkill_handler] Killing subprocess PID' / \"['python', '-u', 'train.py', '--local_rank=R', ...] exits with return code = C\" (DeepSpeed#5302, #3232)",
+    "cudnn": "pytorch c10 CUDA/cuDNN/cuBLAS errors re-raised in RuntimeError: 'cuDNN error: CUDNN_STATUS_EXECUTION_FAILED', 'cublas runtime error : the GPU program failed to execute at .../THCBlas.cu:450' (SYSU-SAIL/DASR#89), 'CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm(...)`' (jadore801120/attention-is-all-you-need-pytorch#193), 'GET was unable to find an engine to execute this computation', 'Unable to find a valid cuDNN algorithm to run convolution'",
+    "meta": "pytorch torch/_prims_common check_same_device 'Tensor on device meta is not on the expected device cpu!' (rupeshs/fastsdcpu#209, lm-sys/FastChat#580); MPS 'Placeholder storage has not been allocated on MPS device!'",
+    "xid": "NVIDIA NVRM Xid kernel-log format (Xid 79 'GPU has fallen off the bus', NVIDIA/open-gpu-kernel-modules#507) with pytorch ProcessGroupNCCL watchdog timeouts on the other ranks (pytorch/pytorch#118369)",
+    "hf_nan": "huggingface/transformers Trainer log dicts {'loss': ..., 'grad_norm': ..., 'learning_rate': ..., 'epoch': ...}; fp16 divergence shows loss 0.0 with grad_norm nan",
+    "k8s_oom": "kubectl describe pod: Last State Terminated, Reason: OOMKilled, Exit Code: 137 (Kubernetes container status)",
+}
+
+TORCHRUN_SCRIPT = r'''
+import os, sys, time
+import torch, torch.distributed as dist
+{record_import}
+def emit_noise():
+    path = os.environ.get("NOISE_FILE")
+    if path and os.environ.get("RANK") == "0":
+        with open(path) as f:
+            for line in f:
+                sys.stdout.write(line)
+        sys.stdout.flush()
+{record_deco}
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    emit_noise()
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for step in range({steps}):
+        loss = model(torch.randn(16, 8)).pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        print("rank %d step %d loss=%.4f" % (rank, step, loss.item()), flush=True)
+    if rank == {bad_rank}:
+        {failure}
+    dist.barrier()
+main()
+'''
+
+TORCHRUN_FAILURES = [
+    ("file_not_found", "open('/data/shards/train-%05d.tar' % (17 + rank), 'rb')"),
+    ("traceback", "cfg = {'lr': 0.1}; cfg['optimizer']"),
+    ("div_zero", "tokens_per_step = 4096 // int(os.environ.get('GRAD_ACCUM', '0'))"),
+    ("assertion", "assert torch.randn(3).shape[0] == 4, 'shard shape mismatch'"),
+    ("missing_module", "import flash_attn_cuda_kernels"),
+    ("traceback", "raise ValueError('shard %d has 0 samples' % (rank + 16))"),
+]
+
+DL_SCRIPT = r'''
+import os, sys, signal
+import torch
+from torch.utils.data import Dataset, DataLoader
+class Shards(Dataset):
+    def __init__(self):
+        self.index = dict((i, i * 2) for i in range(256) if i != {bad})
+    def __len__(self):
+        return 256
+    def __getitem__(self, i):
+        if i == {bad}:
+            {failure}
+        return torch.tensor([float(self.index[i])])
+with open(os.environ["NOISE_FILE"]) as f:
+    sys.stdout.write(f.read()); sys.stdout.flush()
+dl = DataLoader(Shards(), batch_size=4, num_workers=2)
+for epoch in range(2):
+    for step, b in enumerate(dl):
+        print("epoch %d step %d loss=%.4f" % (epoch, step, 1.0 / (1 + step)), flush=True)
+'''
+
+DL_FAILURES = [
+    ("traceback", "return torch.tensor([float(self.index[i])])"),
+    ("file_not_found", "open('/data/images/%08d.jpg' % i, 'rb')"),
+    ("div_zero", "return torch.tensor([1.0 / (i - i)])"),
+    ("assertion", "assert i != {bad}, 'corrupt sample %d' % i"),
+    ("oom_killer", "os.kill(os.getpid(), signal.SIGKILL)"),
+    ("segfault", "os.kill(os.getpid(), signal.SIGSEGV)"),
+]
+
+HANDLER_SCRIPT = r'''
+import os, sys, signal, time
+stop = []
+signal.signal(signal.{sig}, lambda s, f: stop.append(s))
+signal.signal(signal.SIGINT, lambda s, f: stop.append(s))
+with open(os.environ["NOISE_FILE"]) as f:
+    sys.stdout.write(f.read()); sys.stdout.flush()
+step = int(os.environ.get("START_STEP", "100"))
+print("Registered {sig} handler for checkpointing", flush=True)
+while not stop:
+    step += 1
+    print("step %d loss=%.4f" % (step, 0.2 + 30.0 / step), flush=True)
+    time.sleep(0.02)
+{after}
+print("checkpoint saved to ckpt/step_%d.pt; exiting" % step, flush=True)
+'''
+
+HANDLER_AFTER = {
+    "sigterm": "print('Received %s at step %d: saving checkpoint' % (signal.Signals(stop[0]).name, step), flush=True)",
+    "lightning": "print('Handling auto-requeue signal: %d' % stop[0], flush=True)\n"
+                 "print('requeing job %s...' % os.environ['JOBID'], flush=True)\n"
+                 "print('Requeued SLURM job: %s' % os.environ['JOBID'], flush=True)",
+    "submitit_pre": "import socket\nprint('submitit WARNING (%s) - Caught signal SIGUSR1 on %s: this job is preempted.' % (time.strftime('%Y-%m-%d %H:%M:%S,000'), os.environ['HOST_NAME']), flush=True)\n"
+                    "print('submitit INFO (%s) - Calling checkpoint method.' % time.strftime('%Y-%m-%d %H:%M:%S,000'), flush=True)",
+    "submitit_out": "print('submitit INFO (%s) - Job has timed out. Ran %d minutes out of requested %d minutes.' % (time.strftime('%Y-%m-%d %H:%M:%S,000'), 1437, 1440), flush=True)\n"
+                    "print('submitit WARNING (%s) - Caught signal SIGUSR1 on %s: this job is timed-out.' % (time.strftime('%Y-%m-%d %H:%M:%S,000'), os.environ['HOST_NAME']), flush=True)",
+}
+
+NAN_SCRIPT = r'''
+import os, sys
+import torch
+with open(os.environ["NOISE_FILE"]) as f:
+    sys.stdout.write(f.read()); sys.stdout.flush()
+torch.manual_seed({seed})
+model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt = torch.optim.SGD(model.parameters(), lr={lr})
+for step in range(1, {steps} + 1):
+    x = torch.randn(32, 16) * 10
+    loss = (model(x) - x.sum(1, keepdim=True)).pow(2).mean()
+    opt.zero_grad(); loss.backward()
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), float('inf'))
+    opt.step()
+    if step % 10 == 0:
+        print({fmt}, flush=True)
+print({final}, flush=True)
+'''
+
+NAN_FORMATS = [
+    ("'step %d loss=%.4f grad_norm=%.3f' % (step, loss.item(), gn.item())", "'done: final loss=%s' % loss.item()"),
+    ("\"{'loss': %.4f, 'grad_norm': %s, 'learning_rate': 0.5, 'epoch': %.2f}\" % (loss.item(), gn.item(), step / 100)",
+     "\"{'train_runtime': 81.2, 'train_loss': %s, 'epoch': 2.0}\" % loss.item()"),
+    ("'it %d | loss %s | gnorm %s' % (step, loss.item(), gn.item())", "'***** train metrics *****\\n  train_loss = %s' % loss.item()"),
+]
+
+
+def torch_available():
+    try:
+        return subprocess.call([PY, "-c", "import torch"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+    except OSError:
+        return False
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+
+
+def _noise_file(c, tmp, n):
+    path = os.path.join(tmp, "noise.txt")
+    _write(path, "\n".join(noise_body(c, n, nan_blip=False)) + "\n")
+    return path
+
+
+def _run(argv, env, cwd, timeout=180, stop=None):
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                         start_new_session=True)
+    if stop is not None:
+        time.sleep(stop[1])
+        os.kill(p.pid, stop[0])
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+    return out.decode("utf-8", "replace"), p.returncode
+
+
+def _env(noise, **extra):
+    env = dict(os.environ)
+    env.pop("PYTHONSTARTUP", None)
+    env.update({"NOISE_FILE": noise, "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"})
+    env.update(extra)
+    return env
+
+
+def r2_torchrun(rng, c, tmp, k):
+    label, failure = TORCHRUN_FAILURES[k % len(TORCHRUN_FAILURES)]
+    record = k % 2 == 1
+    tee = k % 3 == 2
+    script = os.path.join(tmp, os.path.basename(c.script))
+    _write(script, TORCHRUN_SCRIPT.format(record_import="from torch.distributed.elastic.multiprocessing.errors import record" if record else "",
+                                          record_deco="@record" if record else "", steps=rng.randint(2, 6),
+                                          bad_rank=rng.choice([0, 1]), failure=failure))
+    noise = _noise_file(c, tmp, pick_len(rng) // 2)
+    argv = [os.path.join(os.path.dirname(PY), "torchrun"), "--nproc-per-node", "2", "--master-port",
+            str(29500 + rng.randint(1, 2000))] + (["--tee", "3"] if tee else []) + [script]
+    text, code = _run(argv, _env(noise, OMP_NUM_THREADS="1"), tmp)
+    return text, code, label, "%s; %s%s" % (P2["torchrun"], "@record; " if record else "", "--tee 3" if tee else "plain")
+
+
+def r2_dataloader(rng, c, tmp, k):
+    label, failure = DL_FAILURES[k % len(DL_FAILURES)]
+    bad = rng.randint(40, 200)
+    script = os.path.join(tmp, os.path.basename(c.script))
+    _write(script, DL_SCRIPT.format(bad=bad, failure=failure.replace("{bad}", str(bad))))
+    text, code = _run([PY, script], _env(_noise_file(c, tmp, pick_len(rng) // 2)), tmp)
+    return text, code, label, P2["dl"] + "; " + failure
+
+
+def r2_handler(rng, c, tmp, k):
+    kind = ["sigterm", "sigterm", "lightning", "submitit_pre", "submitit_out", "sigint"][k % 6]
+    sig = {"lightning": "SIGUSR1", "submitit_pre": "SIGUSR1", "submitit_out": "SIGUSR1"}.get(kind, "SIGTERM")
+    after = HANDLER_AFTER["sigterm" if kind == "sigint" else kind]
+    script = os.path.join(tmp, os.path.basename(c.script))
+    _write(script, HANDLER_SCRIPT.format(sig=sig, after=after))
+    send = {"SIGUSR1": signal.SIGUSR1, "SIGTERM": signal.SIGTERM}[sig] if kind != "sigint" else signal.SIGINT
+    text, code = _run([PY, script], _env(_noise_file(c, tmp, pick_len(rng) // 2), START_STEP=str(rng.randint(100, 9000)),
+                                         JOBID=c.jobid, HOST_NAME=c.host), tmp, stop=(send, 1.0 + rng.random()))
+    tail, label, prov = [], "interrupted", P2["sigterm"]
+    if kind == "sigterm" and k % 12 == 1:
+        tail, label, prov = [slurm_line(c, "preempt")], "preempted", prov + "; " + P["slurm_pre"]
+    elif kind == "sigterm" and k % 12 == 7:
+        tail, label, prov = [slurm_line(c, "time")], "walltime", prov + "; " + P["slurm_tl"]
+    elif kind == "lightning":
+        label, prov = "preempted", prov + "; " + P2["lightning"]
+    elif kind == "submitit_pre":
+        label, prov = "preempted", prov + "; " + P2["submitit"]
+    elif kind == "submitit_out":
+        label, prov = "walltime", prov + "; " + P2["submitit"]
+    text = (text + "\n".join(tail) + "\n") if tail else text
+    return text, code, label, prov
+
+
+def r2_nan(rng, c, tmp, k):
+    fmt, final = NAN_FORMATS[k % len(NAN_FORMATS)]
+    script = os.path.join(tmp, os.path.basename(c.script))
+    _write(script, NAN_SCRIPT.format(seed=rng.randint(0, 999), lr=rng.choice([0.5, 1.0, 2.0]), steps=rng.choice([60, 120, 200]),
+                                     fmt=fmt, final=final))
+    text, code = _run([PY, script], _env(_noise_file(c, tmp, pick_len(rng) // 2)), tmp)
+    return text, code, "nan_loss", P2["nan"]
+
+
+def r2_timeout(rng, c, tmp, k):
+    script = os.path.join(tmp, os.path.basename(c.script))
+    _write(script, CHILD_TEMPLATE.format(helpers=HELPERS, noise=_noise_file(c, tmp, pick_len(rng) // 2),
+                                         body="run_training()", site_marker="/").replace("{site_marker}", "/"))
+    text, code = _run(["timeout", "-v", "%.1f" % (1.0 + rng.random()), PY, script], _env("/dev/null", START_STEP="500"), tmp)
+    return text, code, "walltime", P2["timeout"]
+
+
+def r2_composed(rng, c, k):
+    """(lines, exit code, label, provenance) of a composed round-two failure or success."""
+    kind = R2_COMPOSED[k % len(R2_COMPOSED)]
+    body = noise_body(c, pick_len(rng))
+    t = c.ts(200000, "%Y-%m-%dT%H:%M:%SZ")
+    if kind == "spot":
+        line = rng.choice(["Received EC2 Spot Instance interruption notice: instance-action terminate at %s" % t,
+                           "Pod was terminated in response to imminent node shutdown.",
+                           "GCE instance was preempted; saving checkpoint"])
+        return body + [line, "saving checkpoint to %s/ckpt/last.pt" % c.proot, "checkpoint saved"], 0, "preempted", P2["spot"]
+    if kind == "mpirun":
+        r = rng.randrange(1, 8)
+        exc = rng.choice([("ZeroDivisionError: division by zero", "div_zero"),
+                          ("FileNotFoundError: [Errno 2] No such file or directory: '/data/part-%03d.parquet'" % r, "file_not_found")])
+        lines = ["[1,%d]<stderr>:%s" % (r, l) for l in tb(user_frames(c)) + [exc[0]]]
+        lines += ["-" * 55, "Primary job  terminated normally, but 1 process returned",
+                  "a non-zero exit code. Per user-direction, the job has been aborted.", "-" * 55, "-" * 74,
+                  "mpirun detected that one or more processes exited with non-zero status, thus causing",
+                  "the job to be terminated. The first process to do so was:", "",
+                  "  Process name: [[%d,1],%d]" % (rng.randint(1000, 60000), r), "  Exit code:    1", "-" * 74]
+        return ["[1,0]<stdout>:" + l for l in body] + lines, 1, exc[1], P2["mpirun"]
+    if kind == "deepspeed":
+        r = rng.randrange(0, 4)
+        lines = tb(user_frames(c)) + ["KeyError: 'attention_mask'"]
+        lines += ["[%s,%03d] [INFO] [launch.py:315:sigkill_handler] Killing subprocess %d" % (c.ts(0), rng.randint(0, 999), c.pid + i) for i in range(2)]
+        lines += ["[%s,%03d] [ERROR] [launch.py:321:sigkill_handler] ['%s', '-u', '%s', '--local_rank=%d', '--deepspeed', 'ds.json'] exits with return code = 1"
+                  % (c.ts(0), rng.randint(0, 999), c.pybin, os.path.basename(c.script), r)]
+        return body + lines, 1, "traceback", P2["deepspeed"]
+    if kind == "xid":
+        xid = "[%s] NVRM: Xid (PCI:0000:%02x:00): 79, pid=%d, name=python, GPU has fallen off the bus." % (c.ts(0, "%a %b %d %H:%M:%S %Y"), rng.randint(0x10, 0xff), c.pid)
+        wd = ["[rank%d]:[E ProcessGroupNCCL.cpp:616] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%d, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600%03d milliseconds before timing out." % (r, r, 812, rng.randint(0, 999)) for r in range(3)]
+        chatter = ["[rank%d]: step %d waiting for collective" % (r % 3, 900 + r) for r in range(rng.randint(5, 40))]
+        return body + [xid] + chatter + wd + ["[rank0]:" + l for l in tb(user_frames(c)) + ["torch.distributed.DistBackendError: NCCL communicator was aborted on rank 0."]], 1, "gpu_hardware", P2["xid"]
+    if kind == "cudnn":
+        exc = rng.choice(["RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+                          "RuntimeError: cublas runtime error : the GPU program failed to execute at /pytorch/aten/src/THC/THCBlas.cu:450",
+                          "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+                          "RuntimeError: GET was unable to find an engine to execute this computation",
+                          "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution"])
+        return body + tb(forward_frames(c)) + [exc], 1, "cuda_runtime", P2["cudnn"]
+    if kind == "meta":
+        exc = rng.choice(["RuntimeError: Tensor on device meta is not on the expected device cpu!",
+                          "RuntimeError: Tensor on device cpu is not on the expected device meta!",
+                          "RuntimeError: Placeholder storage has not been allocated on MPS device!"])
+        return body + tb(forward_frames(c)) + [exc], 1, "device_mismatch", P2["meta"]
+    if kind == "hf_nan":
+        ok = ["{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': %.2e, 'epoch': %.2f}" % (rng.uniform(0.8, 2), rng.uniform(0.5, 3), 2e-5, i / 50.) for i in range(rng.randint(3, 20))]
+        bad = ["{'loss': 0.0, 'grad_norm': nan, 'learning_rate': %.2e, 'epoch': %.2f}" % (2e-5, 0.5 + i / 50.) for i in range(rng.randint(4, 30))]
+        end = ["{'train_runtime': %.4f, 'train_samples_per_second': %.3f, 'train_steps_per_second': %.3f, 'train_loss': %.6f, 'epoch': 1.0}" % (rng.uniform(100, 9000), rng.uniform(5, 50), rng.uniform(0.1, 5), rng.uniform(0.2, 0.9))]
+        return body + ok + bad + end, 0, "nan_loss", P2["hf_nan"]
+    if kind == "k8s_oom":
+        return body + ["+ kubectl describe pod trainer-0 | grep -A3 'Last State'", "    Last State:     Terminated",
+                       "      Reason:       OOMKilled", "      Exit Code:    137"], 137, "oom_killer", P2["k8s_oom"]
+    # noisy successes: harmless words after a run that ended well
+    extra = rng.choice([
+        ["[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768", "step 9000 loss=0.4121", "training done"],
+        ["final: val_loss nan (no val set)", "training done in %.1f h" % rng.uniform(1, 40)],
+        ["dedup: killed %d duplicates, kept %d samples" % (rng.randint(2, 90), rng.randint(1000, 99999)), "done"],
+        ["nanoGPT checkpoint written to out/ckpt.pt; best val_error=0.%03d" % rng.randint(10, 999)],
+        ["Registered SIGTERM handler for checkpointing", "step 9000 loss=0.4121", "training finished"],
+    ])
+    return body + extra, 0, "success", P["ds_overflow"] if "OVERFLOW" in extra[0] else "composed success: harmless words after a good end"
+
+
+R2_COMPOSED = ["spot", "mpirun", "deepspeed", "xid", "cudnn", "meta", "hf_nan", "k8s_oom", "success"]
+R2_CAPTURED = [(r2_torchrun, 6), (r2_dataloader, 6), (r2_handler, 12), (r2_nan, 6), (r2_timeout, 3)]
+R2_COMPOSED_N = 27
+
+
+def round_two(tmp_root, counts, labels):
+    """Append the round-two logs (see the section comment)."""
+    rng = random.Random(SEED + 2)
+    have_torch = torch_available()
+    if not have_torch:
+        print("round two: torch is not importable (pip install torch==2.13.0): captured torch runs skipped")
+    jobs = [(fn, k) for fn, n in R2_CAPTURED for k in range(n)] + [(None, k) for k in range(R2_COMPOSED_N)]
+    for n, (fn, k) in enumerate(jobs):
+        sub = random.Random(rng.getrandbits(64))
+        c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=fn is None)
+        if fn is None:
+            lines, code, label, prov = r2_composed(sub, c, k)
+            text, src, gpu, drv = "\n".join(lines) + "\n", "composed", c.gpu, c.driver
+        else:
+            if fn in (r2_torchrun, r2_dataloader, r2_nan) and not have_torch:
+                continue
+            tmp = os.path.join(tmp_root, "r2_%04d" % n)
+            os.makedirs(tmp)
+            text, code, label, prov = fn(sub, c, tmp, k)
+            text = scrub(text.replace(tmp, os.path.dirname(c.script)), c)
+            src, gpu, drv = "captured", "none", "none"
+        text += "\n".join(epilogue(c, "FAILED" if code else "COMPLETED", code))
+        counts[label] = counts.get(label, 0) + 1
+        name = "logs/%s-%04d.log" % (label, counts[label])
+        with open(os.path.join(HERE, name), "wb") as f:
+            f.write(text.encode("utf-8"))
+        labels.append({"id": "%s-%04d" % (label, counts[label]), "mode": label, "source": src, "log_path": name,
+                       "gpu": gpu, "driver": drv, "true_exit_code": code, "provenance": "round two: " + prov})
+
+
 def exec_failure(rng, tmp_root, idx):
     tmp = os.path.join(tmp_root, "exec%04d" % idx)
     os.makedirs(tmp)
@@ -1379,7 +1730,12 @@ def exec_failure(rng, tmp_root, idx):
         prov = "captured: shebang interpreter missing (bash 'cannot execute: required file not found' / 'bad interpreter')"
     with open(job, "w") as f:
         f.write("#!/bin/bash\ncd %s\n%s\n" % (tmp, body))
-    p = subprocess.Popen(["bash", job], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp, env={"PATH": os.path.dirname(PY) + ":/usr/bin:/bin", "HOME": "/tmp"})
+    # only the interpreter on PATH: launchers installed next to it (torchrun...) must stay "not found"
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir)
+    for name in ("python", "python3"):
+        os.symlink(PY, os.path.join(bindir, name))
+    p = subprocess.Popen(["bash", job], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp, env={"PATH": bindir + ":/usr/bin:/bin", "HOME": "/tmp"})
     out, _ = p.communicate()
     text = out.decode("utf-8", "replace").replace(tmp, c.proot)
     lines = pre + ["+ " + body.replace(tmp, c.proot)]
@@ -1395,6 +1751,7 @@ def main():
     os.chmod(tmp_root, 0o755)
     build_native(tmp_root)
     labels = []
+    counts = {}
     idx = 0
     t0 = time.time()
     try:
@@ -1409,10 +1766,12 @@ def main():
                 else:
                     text, code, src, prov, gpu, drv = build(mode, idx, sub, tmp_root, kind)
                 name = "logs/%s-%04d.log" % (mode, k + 1)
+                counts[mode] = k + 1
                 with open(os.path.join(HERE, name), "wb") as f:
                     f.write(text.encode("utf-8"))
                 labels.append({"id": "%s-%04d" % (mode, k + 1), "mode": mode, "source": src, "log_path": name,
                                "gpu": gpu, "driver": drv, "true_exit_code": code, "provenance": prov})
+        round_two(tmp_root, counts, labels)
     finally:
         subprocess.call("grep -q %s /proc/mounts && umount $(grep %s /proc/mounts | cut -d' ' -f2)" % (tmp_root, tmp_root), shell=True)
         shutil.rmtree(tmp_root, ignore_errors=True)
