@@ -4333,14 +4333,17 @@ _EMOJI = {"failure": ":rotating_light:", "warning": ":warning:", "ok": ":white_c
 
 
 def _slack_escape(text):
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack's three control characters, and no @channel/@here from a log line."""
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("@", "@\u200b")
 
 
 def build_slack(channel, summary):
     """Slack incoming webhook: fallback text plus blocks (header <= 150, section <= 3000)."""
     lines = "\n".join("*%s:* %s" % (k, _slack_escape(v)) for k, v in summary.fields
                       if k != "Decisive line")
-    blocks = [{"type": "header", "text": {"type": "plain_text", "text": _fit(summary.title, 150)}},
+    header = _fit(summary.title, 150).replace("@", "@\u200b")
+    blocks = [{"type": "header", "text": {"type": "plain_text", "text": header}},
               {"type": "section", "text": {"type": "mrkdwn", "text": _fit(lines, 3000)}}]
     if summary.evidence:
         quoted = "```%s```" % _fit(_slack_escape(summary.evidence).replace("```", "'''"), 2990)
@@ -4391,20 +4394,27 @@ def build_googlechat(channel, summary):
     return _json_request(channel.url, {"text": _fit(text, 4096)})
 
 
+def _no_mentions(text):
+    """@all, @channel, @here (and Slack-style <!here>) from a log line must not page a whole
+    chat: a zero-width space keeps the text and breaks the mention (Mattermost, Rocket.Chat)."""
+    return str(text).replace("@", "@\u200b").replace("<!", "<\u200b!")
+
+
 def build_mattermost(channel, summary):
     """Mattermost incoming webhook: text plus a Slack-style coloured attachment (<= 4,000)."""
-    fields = [{"short": k in ("Duration", "Exit", "Host"), "title": k, "value": _fit(v, 1000)}
-              for k, v in summary.fields]
-    attachment = {"fallback": _fit(summary.title, 300), "color": "#%06X" % _COLOUR[summary.severity],
-                  "title": _fit(summary.title, 300), "fields": fields}
-    return _json_request(channel.url, {"text": _fit(summary.title, 4000), "username": "gpualert",
-                                       "attachments": [attachment]})
+    fields = [{"short": k in ("Duration", "Exit", "Host"), "title": k,
+               "value": _no_mentions(_fit(v, 1000))} for k, v in summary.fields]
+    title = _no_mentions(_fit(summary.title, 300))
+    attachment = {"fallback": title, "color": "#%06X" % _COLOUR[summary.severity],
+                  "title": title, "fields": fields}
+    return _json_request(channel.url, {"text": _no_mentions(_fit(summary.title, 4000)),
+                                       "username": "gpualert", "attachments": [attachment]})
 
 
 def build_rocketchat(channel, summary):
     """Rocket.Chat incoming webhook: text plus one coloured attachment."""
-    return _json_request(channel.url, {"text": _fit(summary.title, 4000), "attachments": [
-        {"title": _fit(summary.title, 300), "text": _fit(summary.text, 4000),
+    return _json_request(channel.url, {"text": _no_mentions(_fit(summary.title, 4000)), "attachments": [
+        {"title": _no_mentions(_fit(summary.title, 300)), "text": _no_mentions(_fit(summary.text, 4000)),
          "color": "#%06X" % _COLOUR[summary.severity]}]})
 
 
@@ -5851,6 +5861,20 @@ def _dead_letter(path, reason):
     return new
 
 
+def _bury(path, reason):
+    """Dead-letter a record, even one that cannot be read as a record (moved as it is)."""
+    try:
+        return _dead_letter(path, reason)
+    except (OSError, ValueError, TypeError, AttributeError):
+        dead = os.path.join(os.path.dirname(path), "dead")
+        try:
+            os.makedirs(dead, mode=0o700, exist_ok=True)
+            os.replace(path, os.path.join(dead, os.path.basename(path)))
+        except OSError as exc:
+            return "(could not move it: %s)" % exc.strerror
+        return os.path.join(dead, os.path.basename(path))
+
+
 def _update_record(path, **changes):
     data = read_channel_record(path)
     data.update(changes)
@@ -5920,10 +5944,13 @@ def _resend_record(path, cfg, stop_at):
         data = read_channel_record(path)
         if _claim_is_live(data.get("claim")):
             return "remaining", None
-        _update_record(path, claim=_new_claim())
         channel, summary = _channel_from_record(data)
-    except (OSError, ValueError, KeyError, TypeError, ConfigError) as exc:
+        _update_record(path, claim=_new_claim())
+    except OSError as exc:  # unreadable now (permissions, a full disk): maybe not later
         return "failed", "%s: %s" % (os.path.basename(path), _describe(exc))
+    except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as exc:
+        why = "unusable record: %s" % _describe(exc)  # sending again cannot help
+        return "dead", "dead letter: %s -> %s" % (why, _bury(path, why))
     deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
     # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
     [(_, res)] = deliver_channels([channel], summary, deadline, data.get("record"),
@@ -7539,6 +7566,9 @@ def _merge_file(cfg, sources, problems, path):
         return
     if raw.get("smtp_password") and _group_readable(path):
         _warn("warning: %s holds a password and is readable by others (chmod 600 it)" % path)
+    elif raw.get("notify_url") and _group_readable(path):
+        _warn("warning: %s holds channel URLs (their tokens) and is readable by others "
+              "(chmod 600 it)" % path)
     for key, value in raw.items():
         if key not in kinds:
             problems.append("config file %s: unknown key %r" % (path, key))

@@ -673,3 +673,36 @@ def test_hourly_cap_holds_channel_messages_for_resend(servers, tmp_path):
     assert len(spooled(tmp_path)) == 1
     proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
     assert "channels: 1 sent" in proc.stdout and len(server.requests) == 2
+
+
+@pytest.mark.parametrize("service", ["mattermost", "rocketchat", "discord", "slack"])
+def test_a_log_line_cannot_page_the_whole_chat(service):
+    summary = gpualert.channel_summary(make_result(evidence="Error @channel @all <!here> @everyone"))
+    body = gpualert.build_channel_request(gpualert.parse_channel(SERVICE_URLS[service]), summary).body
+    text = body.decode("utf-8")
+    for mention in ("@channel", "@all", "<!here>"):
+        assert mention not in json.loads(text).__repr__() or service == "discord"
+    if service == "discord":
+        assert json.loads(text)["allowed_mentions"] == {"parse": []}
+
+
+def test_an_unusable_record_becomes_a_dead_letter_not_a_retry_forever(tmp_path):
+    outbox = state_dir(tmp_path) / "outbox"
+    outbox.mkdir(parents=True)
+    (outbox / "20260101T000000.000000Z-1-abcdef.channel.json").write_text("{not json")
+    gpualert.write_channel_record(str(outbox), {"kind": "gpualert-channel", "url": "nonsense://",
+                                                "summary": {}})
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "2 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert len(spooled(tmp_path, dead=True)) == 2
+
+
+def test_a_readable_config_with_channel_urls_is_warned_about(tmp_path):
+    conf = tmp_path / "c.ini"
+    conf.write_text("[gpualert]\nnotify_url = %s\n" % SERVICE_URLS["slack"])
+    conf.chmod(0o644)
+    proc, _ = run_wrapper(tmp_path, ["config", "--config", str(conf)], child=None)
+    assert "readable by others" in proc.stderr
+    conf.chmod(0o600)
+    proc, _ = run_wrapper(tmp_path, ["config", "--config", str(conf)], child=None)
+    assert "readable by others" not in proc.stderr
