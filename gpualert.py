@@ -74,6 +74,13 @@ POLL_S = 0.1
 END_REASON_WAIT_S = 2.0  # for the scheduler's answer about a SIGTERM (asked when it came)
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # USR1/USR2 are warnings, not an end
+#: The one signal table: Linux numbers (exit codes and logs come from Linux nodes).
+SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
+                7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV",
+                12: "SIGUSR2", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 16: "SIGSTKFLT",
+                17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP", 20: "SIGTSTP", 21: "SIGTTIN",
+                22: "SIGTTOU", 23: "SIGURG", 24: "SIGXCPU", 25: "SIGXFSZ", 26: "SIGVTALRM",
+                27: "SIGPROF", 28: "SIGWINCH", 29: "SIGIO", 30: "SIGPWR", 31: "SIGSYS"}
 SCHEDULER_DAEMONS = ("slurmstepd", "pbs_mom", "sge_shepherd", "res", "sbatchd")
 SI_KERNEL = 0x80  # si_code of a signal the kernel (e.g. the terminal's Ctrl-C) generated
 ENV_PREFIX = "GPUALERT_"
@@ -168,6 +175,7 @@ IDLE_MIN_S = 600.0          # a run shorter than this is never called "idle"
 WATCH_INTERVAL_S = 60.0
 WATCH_MAX_INTERVAL_S = 600.0
 WATCH_UNKNOWN_RETRIES = 3   # polls a job may be unknown to squeue/scontrol/sacct alike
+WATCH_GIVE_UP_S = 600.0     # `watch` stops after this long of polls that all failed (--give-up)
 LOCK_WAIT_S = 3.0          # longest wait for the array-summary or rate-limit lock
 SLURM_NO_VAL = "4294967294"  # what %a becomes for a job that is not an array task
 
@@ -188,13 +196,15 @@ SLURM_STATE_REASONS = {"TIMEOUT": "walltime", "DEADLINE": "walltime",
                        "PREEMPTED": "preempted", "CANCELLED": "cancelled"}
 
 
-def _state_home():
-    return os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+def _state_dir():
+    """gpualert's own state: the runs, the outbox, array records, the hourly cap."""
+    home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(home, "gpualert")
 
 
 def default_config():
     """The embedded defaults: with none of them changed, a run works on a fresh machine."""
-    state = os.path.join(_state_home(), "gpualert")
+    state = _state_dir()
     return {
         "to": [], "from_addr": None, "name": None, "notify": "always", "notify_url": [],
         "log_dir": os.path.join(state, "runs"), "artifacts": [], "metric": [], "no_plots": False,
@@ -248,6 +258,13 @@ def make_result(status, name, **fields):
     return RunResult(**values)
 
 
+def _with_note(result, note):
+    """The result with one more note (none if note is None or already there)."""
+    if note is None or note in result.notes:
+        return result
+    return result._replace(notes=list(result.notes) + [note])
+
+
 def make_verdict(cls, detail=None):
     """A Classification that no rule made: a class and what it is about, nothing more."""
     return Classification(cls, None, detail, None, None, None)
@@ -274,11 +291,9 @@ class _ArtifactList(list):
 
 _UNITS_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _UNITS_B = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_CONTROL_RE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-_TAIL_CONTROL_RE = re.compile(u"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
-# Statuses worst first, for the array summary's examples.
-STATUS_SEVERITY = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED",
-                   "COMPLETED", "SUCCESS")
+#: The one definition of a control character: C0 but TAB and LF (a line's own business),
+#: DEL, C1 and the Unicode line and paragraph separators. Never shown to a reader as is.
+_CONTROL_RE = re.compile(u"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def parse_duration(text):
@@ -328,10 +343,8 @@ def format_duration(seconds):
 
 
 def signal_name(signum):
-    try:
-        return signal.Signals(signum).name
-    except (ValueError, AttributeError):
-        return "SIG%d" % signum
+    """SIGKILL for 9: Linux numbers, whatever machine reads the log (SIGNAL_NAMES)."""
+    return SIGNAL_NAMES.get(signum) or "SIG%d" % signum
 
 
 def exit_status_for(exit_code, exec_error=None):
@@ -384,13 +397,22 @@ def iso_time(epoch):
 
 
 def tail_lines(data, count=TAIL_LINES):
-    """The last `count` lines of raw output bytes, decoded and cleaned for a reader."""
-    text = bytes(data[-256 * 1024:]).decode("utf-8", "replace")
+    """The last `count` lines of output (raw bytes or text), cleaned for a reader: no
+    control characters, a long line cut at TAIL_LINE_MAX_CHARS with " [...]". The one tail
+    helper: the run's tail, a watched job's log and the rendered message all go through it."""
+    data = data[-256 * 1024:]
+    text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
-    return [clean_line(_last_redraw(line))[:500] for line in lines[-count:]]
+    return [_cut_line(clean_line(_last_redraw(line))) for line in lines[-count:]]
+
+
+def _cut_line(line):
+    if len(line) <= TAIL_LINE_MAX_CHARS:
+        return line
+    return line[:TAIL_LINE_MAX_CHARS] + " [...]"
 
 
 def _last_redraw(line):
@@ -406,8 +428,7 @@ def _clean(value, limit=None):
         return ""
     # Paths and argv from a non-UTF-8 locale carry surrogate escapes no mail encoder accepts.
     text = str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    text = _CONTROL_RE.sub(" ", text)
-    text = re.sub(r"\s{2,}", " ", text).strip()
+    text = re.sub(r"\s+", " ", _CONTROL_RE.sub(" ", text)).strip()
     if limit and len(text) > limit:
         text = text[:max(0, limit - 3)] + "..."
     return text
@@ -465,6 +486,12 @@ def _job_label(sched):
 
 
 # ==== Pure core: rules ====
+
+#: The status words are an interface too (subjects, X-Gpualert-Status, run.json), worst
+#: first: the array summary's examples follow this order. Only status_for and the notices
+#: (STALLED, WARNING, TEST) make them.
+STATUSES = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED", "WARNING", "COMPLETED",
+            "SUCCESS", "TEST")
 
 #: The class ids are an interface (subjects, mail filters, run.json): never rename.
 CLASS_IDS = (
@@ -1059,8 +1086,6 @@ _HINT_BY_ID = dict((row[0], row[4]) for row in FAILURE_RULES)
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _ERASE_RE = re.compile(r"^(?:\x1b\[[0-9;]*[A-HJf])*\x1b\[[02]?K")
-_CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_ODD_CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")  # not \t \n \r ESC
 #: Line prefixes that launchers and log collectors add: rank tags ([rank3]:, [default3]:, 3: ),
 #: MPI/SageMaker tags ([1,0]<stderr>:, [1,mpirank:0,algo-1]<stdout>:), Ray's (pid=...) tags,
 #: and leading timestamps (ISO 8601 / RFC 3339 as kubectl --timestamps and docker logs -t
@@ -1104,7 +1129,7 @@ def clean_line(s, controls=True):
     if "\x1b" in s:
         s = _ANSI_RE.sub("", s)
     if controls or "\x1b" in s:
-        return _CTRL_RE.sub("", s) if _CTRL_RE.search(s) else s
+        return _CONTROL_RE.sub("", s) if _CONTROL_RE.search(s) else s
     return s
 
 
@@ -1161,7 +1186,7 @@ def _prepare(text, raws=None):
         raws = text.split("\n")
     if raws and raws[-1] == "":
         raws = raws[:-1]
-    ctrl = _ODD_CTRL_RE.search(text) is not None
+    ctrl = _CONTROL_RE.search(text) is not None
     out = []
     for raw in raws:
         if ctrl or "\r" in raw or "\x1b" in raw:
@@ -1891,11 +1916,6 @@ def _as_exec_failure(hit, code):
 
 # ---- process-boundary facts ----
 
-_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS",
-            8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
-            14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ"}
-
-
 _SIGNAL_CLASS = {1: "interrupted", 2: "interrupted", 3: "interrupted", 15: "interrupted",
                  4: "native_abort", 6: "native_abort", 7: "native_abort", 8: "native_abort",
                  11: "segfault", 24: "walltime", 25: "disk_full", 9: "oom_killer"}
@@ -1947,7 +1967,7 @@ def _scheduler_fact(facts):
 
 def _resolve_signal(sig, log, facts):
     """The child died of a signal: keep log evidence only when it can explain that death."""
-    name = _SIGNALS.get(sig, "signal %d" % sig)
+    name = signal_name(sig)
     if log is not None and log.cls in _TERMINAL:
         return _check_weak_kill(log, facts)
     if log is not None and log.cls == "exec_failure" and sig != 9:
@@ -2122,9 +2142,7 @@ def read_tail(path, max_bytes=MAX_LOG_BYTES, total_lines=None):
         start = max(0, size - max_bytes)
         f.seek(start)
         data = f.read(max_bytes)
-        cut = data.find(b"\n") + 1 if start > 0 else 0
-        if start > 0 and cut == 0:
-            cut = 0  # one giant line: keep its end
+        cut = data.find(b"\n") + 1 if start > 0 else 0  # 0 for one giant line: keep its end
         data = data[cut:]
         if isinstance(total_lines, int) and total_lines > 0:
             lines_here = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
@@ -3237,13 +3255,10 @@ def _tail_without_noise(tail):
     return out
 
 
-def _tail_lines(result):
-    out = []
-    for line in _tail_without_noise(result.tail):
-        line = _TAIL_CONTROL_RE.sub("", str(line).rstrip("\r\n"))
-        out.append(line[:TAIL_LINE_MAX_CHARS] + (" [...]" if len(line) > TAIL_LINE_MAX_CHARS
-                                                 else ""))
-    return out
+def _shown_tail(result):
+    """The result's tail as a reader sees it (a tail from elsewhere is cleaned here too)."""
+    lines = [str(line).replace("\n", " ") for line in _tail_without_noise(result.tail)]
+    return tail_lines("\n".join(lines), len(lines)) if lines else []
 
 
 def _is_evidence(line, evidence):
@@ -3453,7 +3468,7 @@ def render_text(result, manifest):
               for label, value in _summary_rows(result)]
     if result.notes:
         lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
-    tail = _tail_lines(result)
+    tail = _shown_tail(result)
     mark = any(_is_evidence(t, c.evidence) for t in tail)
     lines += ["", "Last %d lines of output%s:" % (
         len(tail), " (>> marks the evidence line)" if mark else "")]
@@ -3511,7 +3526,7 @@ def render_html(result, manifest, image_cid=None):
     if result.notes:
         out.append("<h3>Notes</h3><ul>%s</ul>" % "".join(
             "<li>%s</li>" % esc(_clean(n, 1000)) for n in result.notes))
-    tail = _tail_lines(result)
+    tail = _shown_tail(result)
     out.append("<h3>Last %d lines of output</h3>" % len(tail))
     shown = "\n".join(('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t)
                       for t in tail)
@@ -3816,7 +3831,8 @@ def build_message(result, cfg):
 
 def _build_full(result, cfg):
     budget = int(cfg.get("budget") or MAIL_BUDGET_BYTES)
-    artifacts = _collect_artifacts(result, cfg)
+    artifacts, note = _collect_artifacts(result, cfg)
+    result = _with_note(result, note)
     picture = None if cfg.get("no_plots") else _safely(
         lambda: render_plot(result.metrics, result.gpu)[0], None)
     probe = [{"name": "x" * 50, "size": 0, "disposition": "y" * 90, "path": None}] * (
@@ -3830,13 +3846,14 @@ def _build_full(result, cfg):
 
 
 def _collect_artifacts(result, cfg):
+    """-> (artifact paths, None) or ([], a note saying why discovery failed)."""
     if result.status in ("TEST", "STALLED"):
-        return []
+        return [], None
     skip = [result.run_dir, os.path.dirname(result.log_path or "")]
     try:
-        return find_artifacts(result.cwd, cfg.get("artifacts") or (), result.start, skip)
-    except Exception:  # discovery is best effort; the log and the body still go out
-        return []
+        return find_artifacts(result.cwd, cfg.get("artifacts") or (), result.start, skip), None
+    except Exception as exc:  # discovery is best effort; the log and the body still go out
+        return [], "artifact discovery failed (%s); no artifacts attached" % _describe(exc)
 
 
 def _assemble(result, cfg, plan, manifest, html=True, picture=None):
@@ -4551,7 +4568,7 @@ class RunLog(object):
         self.path = path
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self.lines = 0
-        self.error = None
+        self.error = self.sync_error = None
         self.lost_bytes = 0
 
     def write(self, data):
@@ -4579,14 +4596,14 @@ class RunLog(object):
     def sync(self):
         try:
             os.fsync(self.fd)
-        except OSError:
-            pass
+        except OSError as exc:  # the bytes may not survive a crash of the node: say so
+            self.sync_error = "log not synced to disk (%s)" % exc.strerror
 
     def close(self):
         try:
             os.close(self.fd)
         except OSError:
-            pass
+            pass  # after the last sync: nothing more could be lost here
 
 
 def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
@@ -5268,25 +5285,13 @@ def _send_sendmail(data, path, deadline):
     try:
         _, err = proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _kill_session(proc)
         return SendResult(False, "%s -t -oi timed out" % path, False, True)
     if proc.returncode != 0:
         last = _clean(_text(err).strip().splitlines()[-1] if err.strip() else "", 200)
         return SendResult(False, "%s -t -oi exited with status %d%s" % (
             path, proc.returncode, (": " + last) if last else ""), False, False)
     return SendResult(True, "handed to %s -t -oi" % path, False, False)
-
-
-def _kill_group(proc):
-    import signal
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        proc.communicate(timeout=1)
-    except Exception:
-        pass
 
 
 # ==== Edges: HTTP channels ====
@@ -5494,7 +5499,7 @@ def _run_apprise(argv, deadline):
     try:
         out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _kill_session(proc)
         return ChannelResult(False, False, "apprise timed out (delivery deadline)")
     if proc.returncode == 0:
         return ChannelResult(True, False, "handed to apprise")
@@ -5529,7 +5534,7 @@ def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_
 # ==== Edges: the outbox ====
 
 def _outbox_dir(cfg):
-    return os.path.expanduser(cfg.get("outbox") or os.path.join("~", ".gpualert", "outbox"))
+    return os.path.expanduser(cfg.get("outbox") or os.path.join(_state_dir(), "outbox"))
 
 
 def _was_held(path):
@@ -5653,11 +5658,13 @@ def _emergency_dump(data, msg):
         pass
 
 
-def _outbox_files(outbox):
+def _outbox_files(outbox, notes):
     try:
         names = sorted(n for n in os.listdir(outbox) if n.endswith(".eml")
                        and not n.startswith(".tmp-"))
-    except OSError:
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:  # none yet is normal; unreadable is worth saying
+            notes.append("cannot list the outbox %s: %s" % (outbox, exc.strerror))
         return []
     return [os.path.join(outbox, n) for n in names]
 
@@ -5675,19 +5682,17 @@ def _stranded_files(cfg):
     return [path for path in found if not _stamped(path, b"dry run")]
 
 
-def _lock_outbox(outbox):
-    """An exclusive non-blocking lock fd, None if unsupported, False if another holds it."""
+def _lock_outbox(folder, notes):
+    """_locked on folder/.lock, without waiting. -> the fd; False when another process holds
+    it; None when it cannot be locked (no such folder: say nothing; else noted): go on."""
     try:
-        import fcntl
-        fd = os.open(os.path.join(outbox, ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
-    except (ImportError, OSError):
+        return _locked(os.path.join(folder, ".lock"), wait_s=0)
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            return False
+        if exc.errno != errno.ENOENT:
+            notes.append("%s not locked: %s" % (folder, exc.strerror or exc))
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return fd
-    except OSError:
-        os.close(fd)
-        return False
 
 
 def resend_outbox(cfg, max_s=None, skip_held=False):
@@ -5695,16 +5700,17 @@ def resend_outbox(cfg, max_s=None, skip_held=False):
     delivered one. Stops early when the relay itself is down or after max_s (RESEND_MAX_S).
     skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
     Returns {"sent", "failed", "remaining", "outbox", "details": [str]}."""
-    outbox = _outbox_dir(cfg)
-    files = _outbox_files(outbox) + _stranded_files(cfg)
+    outbox, notes = _outbox_dir(cfg), []
+    files = _outbox_files(outbox, notes) + _stranded_files(cfg)
     files = [f for f in files if not (skip_held and _was_held(f))]
-    counts = {"sent": 0, "failed": 0, "remaining": len(files), "outbox": outbox, "details": []}
+    counts = {"sent": 0, "failed": 0, "remaining": len(files), "outbox": outbox,
+              "details": notes}
     kind, where = _choose_transport(cfg)
     if not files or kind in ("outbox", "missing"):
         if files:
             counts["details"].append(where)
         return counts
-    lock = _lock_outbox(outbox)
+    lock = _lock_outbox(outbox, counts["details"])
     if lock is False:
         counts["details"].append("another resend is running on %s" % outbox)
         return counts
@@ -5712,7 +5718,7 @@ def resend_outbox(cfg, max_s=None, skip_held=False):
         _resend_files(files, cfg, (kind, where), counts, max_s)
     finally:
         if lock:
-            os.close(lock)
+            _unlock(lock)
     counts["remaining"] = len(files) - counts["sent"]
     return counts
 
@@ -5756,10 +5762,11 @@ def _remove_quietly(path):
 # ---- arrays and rate limits ----
 
 def _locked(path, wait_s=LOCK_WAIT_S):
-    """An exclusive fcntl lock on `path` (created if needed) -> the open fd. Gives up with
-    OSError after wait_s: a wedged shared filesystem must not hold up the job's exit."""
+    """The one lock helper: an exclusive flock on `path` (created 0600 if needed) -> the
+    open fd; release it with _unlock. Gives up with OSError (errno EAGAIN when another holds
+    it) after wait_s: a wedged shared filesystem must not hold up the job's exit."""
     import fcntl
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.time() + wait_s
     while True:
         try:
@@ -5911,7 +5918,7 @@ def resend_channel_records(cfg, max_s=None):
     places = _channel_record_places(cfg)
     counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": []}
     stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
-    locks = [_lock_outbox(folder) for folder in places if os.path.isdir(folder)]
+    locks = [_lock_outbox(folder, counts["details"]) for folder in places if os.path.isdir(folder)]
     try:  # one resend at a time per place; a run's own records are claimed by the run
         if False in locks:
             counts["details"].append("another resend is running")
@@ -5920,7 +5927,7 @@ def resend_channel_records(cfg, max_s=None):
     finally:
         for lock in locks:
             if lock:
-                os.close(lock)
+                _unlock(lock)
     counts["remaining"] = sum(len(channel_record_files(folder)) for folder in places)
     return counts
 
@@ -6011,16 +6018,17 @@ def run_command(argv, timeout=CMD_TIMEOUT_S):
 
 
 def _kill_session(proc):
+    """The one kill helper for helper commands (scheduler queries, sendmail, apprise): each
+    runs in its own session, so SIGKILL to the group ends it and whatever it started."""
     import subprocess
-    import signal
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
-        pass
+        pass  # already gone (ESRCH): nothing left to end
     try:
         proc.kill()
         proc.communicate(timeout=1.0)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, ValueError, subprocess.TimeoutExpired):
         pass  # a D-state process: leave it, it is in its own session
 
 
@@ -6661,7 +6669,7 @@ def summarize_array(array_job_id, entries, expected=None, examples=5):
 
     def severity(e):
         status = e.get("status")
-        rank = STATUS_SEVERITY.index(status) if status in STATUS_SEVERITY else 0
+        rank = STATUSES.index(status) if status in STATUSES else 0
         return (rank, str(e.get("task")))
     bad = [e for e in sorted(entries, key=severity) if e.get("status") not in ("SUCCESS", None)]
     durations = [e["duration_s"] for e in entries if isinstance(e.get("duration_s"), (int, float))]
@@ -6722,7 +6730,7 @@ def deliver_capped(msg, cfg, deadline=None):
     if cfg.get("config_broken") and not cfg["dry_run"]:
         reason = "configuration problem: %s" % cfg["config_broken"]
     elif cfg["max_per_hour"] and not cfg["dry_run"]:
-        limiter = RateLimiter(os.path.join(_state_home(), "gpualert"), cfg["max_per_hour"])
+        limiter = RateLimiter(_state_dir(), cfg["max_per_hour"])
         if not limiter.allow():
             reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
     if reason is None:
@@ -6733,7 +6741,7 @@ def deliver_capped(msg, cfg, deadline=None):
 def _array_report(result):
     """Record this task; the task that completes the array gets the summary to send."""
     sched = result.scheduler
-    summary = ArraySummary(os.path.join(_state_home(), "gpualert", "arrays"),
+    summary = ArraySummary(os.path.join(_state_dir(), "arrays"),
                            sched["array_job_id"]).record(
         sched.get("array_task_id"), result.status, result.classification.cls,
         result.exit_status, host=result.host, duration_s=round(result.end - result.start, 1),
@@ -6826,7 +6834,7 @@ def _channel_cap_reason(cfg):
     so a thousand failing array tasks cannot flood a chat."""
     if not cfg.get("max_per_hour"):
         return None
-    limiter = RateLimiter(os.path.join(_state_home(), "gpualert"), cfg["max_per_hour"],
+    limiter = RateLimiter(_state_dir(), cfg["max_per_hour"],
                           key="channels")
     if limiter.allow():
         return None
@@ -7052,8 +7060,7 @@ class Run(object):
 
     def _outcome(self, child, end, *, mem_after=None, gpu=None, end_reason=None, metrics=None):
         pump, notes = self.pump, list(self.notes)
-        if self.log.error:
-            notes.append(self.log.error)
+        notes += [note for note in (self.log.error, self.log.sync_error) if note]
         if child.stall_s:
             notes.append("the command was silent for %s at most (--stall %s)"
                          % (format_duration(child.stall_s), format_duration(self.cfg["stall"])))
@@ -7236,13 +7243,6 @@ def _write_run_json(result, delivery, manifest, sync=True):
     return None
 
 
-def _with_note(result, note):
-    """The result with one more note (none if note is None or already there)."""
-    if note is None or note in result.notes:
-        return result
-    return result._replace(notes=list(result.notes) + [note])
-
-
 def _start_channels(result, cfg, deadline):
     """notify_channels in a daemon thread, by the monotonic deadline (at most the e-mail's
     --smtp-timeout from now); None when no channel is configured."""
@@ -7269,12 +7269,13 @@ def _with_channels(delivery, posts, deadline):
 
 # ---- watch: follow submitted Slurm jobs ----
 
-def poll_job(job_id, run=None):
+def poll_job(job_id, run=None, notes=None):
     """One look at a Slurm job. -> list of job-info dicts (an array id gives one per task),
-    or [] when no source knows the job, or None when every source failed (retry later).
-    Sources in order: scontrol show job -o, squeue -t all, sacct."""
+    or [] when no source knows the job, or None when every source failed (retry later; the
+    reasons are appended to `notes`). Sources in order: scontrol show job -o, squeue -t all,
+    sacct."""
     run = run or run_command
-    notes = []
+    notes = [] if notes is None else notes
     out = _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
     recs = parse_scontrol(out)
     if recs:
@@ -7308,20 +7309,21 @@ def _job_info(job_id, state, exit_text, rec, source):
 
 def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
                max_interval=WATCH_MAX_INTERVAL_S, unknown_retries=WATCH_UNKNOWN_RETRIES,
-               max_wait=None, on_done=None):
+               max_wait=None, on_done=None, give_up_s=WATCH_GIVE_UP_S, warn=None):
     """Poll until every job has ended. -> list of job-info dicts (one per job, one per
     array task), in the order they ended; on_done(info) is called as each ends. A job no
     source knows for `unknown_retries` polls in a row ends as state "UNKNOWN". When the
-    scheduler fails to answer, the wait doubles up to max_interval."""
+    scheduler fails to answer, warn(line) says why (default: stderr), the wait doubles up
+    to max_interval, and after give_up_s of failing polls the jobs left end as UNKNOWN."""
+    warn = warn or (lambda line: _warn("watch: " + line))
     pending = [str(j) for j in job_ids]
     unknown = dict((j, 0) for j in pending)
-    results, wait, began = [], max(0.1, float(interval)), clock()
+    results, wait, began, failing_since = [], max(0.1, float(interval)), clock(), None
     while pending:
-        trouble = False
+        trouble = []
         for job_id in list(pending):
-            infos = _poll_safely(job_id, run)
+            infos = _poll_safely(job_id, run, trouble)
             if infos is None:
-                trouble = True
                 continue
             if not infos:
                 unknown[job_id] += 1
@@ -7336,19 +7338,38 @@ def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval
                     _call_safely(on_done, info)
         if not pending:
             break
-        if max_wait is not None and clock() - began >= max_wait:
-            for job_id in pending:
-                results.append(_unknown_info(job_id, None, "still running after %.0fs" % max_wait))
+        if not trouble:
+            failing_since = None
+        elif failing_since is None:
+            failing_since = clock()
+        why = _give_up_reason(clock(), began, failing_since, max_wait, give_up_s)
+        if why:
+            if trouble:
+                warn("giving up: %s (last: %s)" % (why, "; ".join(trouble)))
+            results += [_unknown_info(job_id, None, why) for job_id in pending]
             break
         wait = min(max_interval, wait * 2) if trouble else max(0.1, float(interval))
+        if trouble and give_up_s is not None:  # the last try comes at the bound, not after
+            wait = min(wait, max(0.1, failing_since + give_up_s - clock()))
+        if trouble:
+            warn("cannot poll: %s; trying again in %s" % ("; ".join(trouble), format_duration(wait)))
         sleep(wait)
     return results
 
 
-def _poll_safely(job_id, run):
+def _give_up_reason(now, began, failing_since, max_wait, give_up_s):
+    if max_wait is not None and now - began >= max_wait:
+        return "still running after %.0fs" % max_wait
+    if failing_since is not None and give_up_s is not None and now - failing_since >= give_up_s:
+        return "the scheduler did not answer for %s" % format_duration(now - failing_since)
+    return None
+
+
+def _poll_safely(job_id, run, notes):
     try:
-        return poll_job(job_id, run)
-    except Exception:
+        return poll_job(job_id, run, notes)
+    except Exception as exc:  # a broken seam or parser: said, and polled again later
+        notes.append("job %s: %s: %s" % (job_id, type(exc).__name__, exc))
         return None
 
 
@@ -7358,7 +7379,7 @@ def _call_safely(fn, *args):
     try:
         return fn(*args)
     except Exception as exc:
-        sys.stderr.write("gpualert: watch: %s: %s\n" % (type(exc).__name__, exc))
+        _warn("watch: %s: %s" % (type(exc).__name__, exc))
         return None
 
 
@@ -7390,15 +7411,18 @@ class Watch(object):
     """`watch`: follow submitted Slurm jobs until each ends, classify its log and send the
     message the wrapper would have sent. Owns the polling and one report per ended job."""
 
-    def __init__(self, job_ids, cfg, interval=None, max_wait=None):
+    def __init__(self, job_ids, cfg, interval=None, max_wait=None, give_up_s=None):
         self.job_ids, self.cfg, self.max_wait = list(job_ids), cfg, max_wait
         self.interval = max(1.0, float(interval or WATCH_INTERVAL_S))
+        self.give_up_s = WATCH_GIVE_UP_S if give_up_s is None else give_up_s
 
     def run(self):
-        """-> 0 when every job's end was seen, 1 when some job stayed unknown."""
+        """-> 0 when every job's end was seen, 1 when some job stayed unknown (or the
+        scheduler stopped answering for give_up_s)."""
         results = watch_jobs(self.job_ids, interval=self.interval,
                              max_interval=max(self.interval, WATCH_MAX_INTERVAL_S),
-                             max_wait=self.max_wait, on_done=self.report)
+                             max_wait=self.max_wait, on_done=self.report,
+                             give_up_s=self.give_up_s)
         return 0 if all(r["state"] != "UNKNOWN" for r in results) else 1
 
     def report(self, info):
@@ -7438,23 +7462,20 @@ def watched_result(info, verdict, log_dir):
     name = info.get("name") or "job %s" % label
     run_dir = make_run_dir(log_dir, "watch-" + name, host, {"dir_tag": str(label)}, start=end)
     log_path = info.get("log_path") or info.get("stdout") or ""
+    notes = ["Slurm state %s (seen by gpualert watch on %s)" % (info.get("state"), host)]
+    try:
+        tail = tail_lines(read_tail(log_path, 256 * 1024)[0]) if log_path else []
+    except OSError as exc:
+        tail = []
+        notes.append("cannot read the job's log %s: %s" % (log_path, exc.strerror or exc))
     return make_result(
         status_for(code, verdict.cls), name, argv=["sbatch job %s" % label], host=host,
         cwd=os.path.dirname(log_path), start=info.get("start_time") or end, end=end,
         exit_code=code, classification=verdict, log_path=log_path, run_dir=run_dir,
-        tail=_file_tail_lines(log_path),
+        tail=tail,
         scheduler={"kind": "slurm", "job_id": info.get("job_id"), "label": label,
                    "state": info.get("state")},
-        notes=["Slurm state %s (seen by gpualert watch on %s)" % (info.get("state"), host)])
-
-
-def _file_tail_lines(path, max_bytes=256 * 1024):
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - max_bytes))
-            return tail_lines(handle.read())
-    except (OSError, TypeError, ValueError):
-        return []
+        notes=notes)
 
 
 # ==== CLI: configuration ====
@@ -7694,7 +7715,7 @@ def cmd_watch(args, cfg):
     log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
     Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
     return Watch(args.job_ids, cfg, getattr(args, "interval", None),
-                 getattr(args, "max_wait", None)).run()
+                 getattr(args, "max_wait", None), getattr(args, "give_up", None)).run()
 
 
 def cmd_run(cli, cfg, sources, problems):
@@ -7725,7 +7746,9 @@ SUBCOMMANDS = ("run", "classify", "watch", "resend", "test-email", "test-notify"
 SUB_OPTIONS = {
     "classify": (("--exit-code", "exit_code", "int", "N", "the exit code (negative: signal)"),
                  ("--json", "json", "flag", "", "one JSON object a line")),
-    "watch": (("--interval", "interval", "seconds", "SECONDS", "poll interval (60)"),),
+    "watch": (("--interval", "interval", "seconds", "SECONDS", "poll interval (60)"),
+              ("--give-up", "give_up", "duration", "DURATION",
+               "stop after the scheduler fails to answer this long (10m)")),
 }
 
 

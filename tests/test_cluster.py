@@ -478,6 +478,32 @@ def test_watch_jobs_backs_off_while_the_scheduler_is_down():
     assert sleeps == [20, 40, 60, 60, 60, 60]
 
 
+def test_watch_says_why_it_cannot_poll_and_gives_up_after_the_bound():
+    clock, said = [0.0], []
+
+    def sleep(s):
+        clock[0] += s
+    run = FakeRun({"scontrol": None, "squeue": None, "sacct": None})  # nothing answers
+    out = cluster.watch_jobs(["3"], run=run, sleep=sleep, clock=lambda: clock[0], interval=60,
+                             max_interval=600, give_up_s=600, warn=said.append)
+    assert out[0]["state"] == "UNKNOWN" and "did not answer for" in out[0]["note"]
+    assert said[0].startswith("cannot poll: scontrol did not answer") and "trying again in 2m" in said[0]
+    assert said[-1].startswith("giving up: the scheduler did not answer for 10m") and "sacct" in said[-1]
+    assert clock[0] == 600  # the last try came at the bound, not a back-off later
+
+
+def test_watch_command_reports_polling_failures_and_exits_1(tmp_path):
+    from wrapper_helpers import isolated_env, run_gpualert
+    env = isolated_env(tmp_path, PATH=str(tmp_path))  # no scontrol, squeue or sacct here
+    began = time.monotonic()
+    proc = run_gpualert(tmp_path, ["watch", "--give-up", "2s", "--interval", "1", "4242"], env=env)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "gpualert: watch: cannot poll: scontrol did not answer" in err
+    assert "gpualert: watch: giving up: the scheduler did not answer for" in err
+    assert time.monotonic() - began < 30
+
+
 def test_watch_jobs_gives_up_on_a_job_nobody_knows():
     run = FakeRun({"scontrol": (1, ""), "squeue": (0, ""), "sacct": (1, "")})
     sleeps = []

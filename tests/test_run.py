@@ -75,3 +75,13 @@ def test_delivery_stops_at_the_callers_deadline_and_leaves_cfg_alone(tmp_path, s
     assert out["outcome"] == "outbox" and "timed out" in out["detail"], out
     assert cfg["smtp_timeout"] == 30.0
     assert os.listdir(str(tmp_path / "outbox"))
+
+
+def test_a_failing_artifact_discovery_is_said_in_the_message(tmp_path, monkeypatch):
+    def broken(*args, **kw):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+    monkeypatch.setattr(G, "find_artifacts", broken)
+    result = G.make_result("FAILED", "job", exit_code=1, cwd=str(tmp_path), start=1.0, end=2.0)
+    msg, _ = G.build_message(result, {"to": ["a@b.c"], "budget": 1 << 20})
+    text = msg.get_body(("plain",)).get_content()
+    assert "artifact discovery failed (PermissionError" in text
