@@ -69,7 +69,10 @@ READ_CHUNK_BYTES = 1 << 20  # the pipe buffer is raised to this, so a fast write
 # while streaming: any per-byte scan would cost more than tee and could throttle the child.
 TAIL_BYTES = 1024 * 1024
 TAIL_LINES = 60
-DRAIN_AFTER_EXIT_S = 2.0  # grandchildren may hold the pipes open after the child exits
+DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
+TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
+TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the child's pipe is not read
+SETTLE_S = 0.5  # at most this long reading the child's last output before the message is made
 POLL_S = 0.1
 END_REASON_WAIT_S = 2.0  # for the scheduler's answer about a SIGTERM (asked when it came)
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
@@ -103,6 +106,7 @@ RUN_OPTIONS = (
     ("--budget", "budget", "size", "SIZE", "largest message, e.g. 10M (default)"),
     ("--timeout", "timeout", "duration", "DURATION", "stop CMD after e.g. 90s, 12h"),
     ("--grace", "grace", "duration", "DURATION", "SIGTERM to SIGKILL delay (15s)"),
+    ("--drain", "drain", "duration", "DURATION", "log output of CMD's leftover processes this long (10s)"),
     ("--smtp", "smtp", "str", "HOST[:PORT]", "SMTP relay"),
     ("--smtp-user", "smtp_user", "str", "USER", "SMTP login (password: env/config)"),
     ("--smtp-tls", "smtp_tls", "choice:starttls|ssl|none", "MODE", "starttls, ssl or none (default: STARTTLS if offered)"),
@@ -208,7 +212,7 @@ def default_config():
     return {
         "to": [], "from_addr": None, "name": None, "notify": "always", "notify_url": [],
         "log_dir": os.path.join(state, "runs"), "artifacts": [], "metric": [], "no_plots": False,
-        "budget": MAIL_BUDGET_BYTES, "timeout": None, "grace": GRACE_S,
+        "budget": MAIL_BUDGET_BYTES, "timeout": None, "grace": GRACE_S, "drain": DRAIN_S,
         "smtp": None, "smtp_user": None, "smtp_password": None, "smtp_tls": None,
         "smtp_timeout": MAIL_TIMEOUT_S, "sendmail": None,
         "outbox": os.path.join(state, "outbox"), "stall": None, "gpu_interval": 60.0,
@@ -4560,35 +4564,69 @@ def build_channel_request(channel, summary, record=None):
 class RunLog(object):
     """The run's log file: a header before the child exists, raw output, then a footer.
 
-    Writes go through one O_APPEND descriptor. A write failure (disk full, quota) never
-    stops the run: the log stops growing and the failure becomes a note in the message.
+    Writes go through one O_APPEND descriptor, under a lock (the drain thread writes too).
+    A failed write (disk full, quota) never stops the run: the next write tries again, and
+    once one succeeds the gap is marked in the log, so the log goes on when space returns.
     """
 
     def __init__(self, path):
+        import threading
         self.path = path
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self.lines = 0
-        self.error = self.sync_error = None
-        self.lost_bytes = 0
+        self.sync_error = None
+        self.lost_bytes = 0  # all bytes never written
+        self.gap_bytes = 0  # lost since the last successful write: the next marker says so
+        self.reason = None
+        self.at_line_start = True
+        self._lock = threading.Lock()
 
-    def write(self, data):
-        if self.error is not None:
-            self.lost_bytes += len(data)
-            return
+    @property
+    def error(self):
+        if not self.lost_bytes:
+            return None
+        return ("log write failed (%s): %d bytes of output are not in the log; each gap is marked "
+                "there" % (self.reason, self.lost_bytes))
+
+    def write(self, data, own_line=False):
+        with self._lock:
+            if self.gap_bytes and not self._write_all(self._gap_marker(), lost=False):
+                self._lose(len(data))
+                return
+            self.gap_bytes = 0
+            if own_line and not self.at_line_start:
+                data = b"\n" + data
+            self._write_all(data)
+
+    def _gap_marker(self):
+        return ("%s[gpualert: %d bytes not logged: %s]\n" % (
+            "" if self.at_line_start else "\n", self.gap_bytes, self.reason)).encode()
+
+    def _write_all(self, data, lost=True):
+        """True if every byte went to disk; on a failure the rest is counted as lost output."""
+        view = memoryview(data)
         try:
-            view = memoryview(data)
             while view:
-                view = view[os.write(self.fd, view):]
+                n = os.write(self.fd, view)
+                self.at_line_start = view[n - 1:n] == b"\n"
+                view = view[n:]
+            return True
         except OSError as exc:
-            self.error = "log write failed (%s); output after that is not in the log" % exc.strerror
-            self.lost_bytes += len(view)
+            self.reason = exc.strerror
+            if lost:
+                self._lose(len(view))
+            return False
+
+    def _lose(self, count):
+        self.lost_bytes += count
+        self.gap_bytes += count
 
     def record(self, title, fields, sync=True):
-        """A delimited block of `key: value` lines, so readers can tell it from output."""
+        """A delimited block of `key: value` lines on lines of their own, so readers can tell
+        it from output, whatever the output's last byte was."""
         lines = ["%s %s ===" % (HEADER_MARK, title)]
         lines += ["%s: %s" % (k, _clean(v)) for k, v in fields if v not in (None, "", [])]
-        data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
-        self.write(data)
+        self.write(("\n".join(lines) + "\n").encode("utf-8", "replace"), own_line=True)
         self.lines += len(lines)
         if sync:
             self.sync()
@@ -4724,11 +4762,53 @@ def _signal_set():
     return set(getattr(signal, n) for n in FORWARDED_SIGNALS) | {signal.SIGCHLD}
 
 
-def spawn_child(argv, env, out_fd, err_fd):
-    """fork+exec with the signal mask restored; -> (pid, None) or (None, (errno, message)).
+def same_output(fd_a, fd_b):
+    """Are two of our outputs one file (one terminal, one pipe, `> log 2>&1`)? Then the child
+    gets one pipe for both, and the log has the order 2>&1 gives."""
+    try:
+        a, b = os.fstat(fd_a), os.fstat(fd_b)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def job_control_terminal():
+    """The controlling terminal's fd if a job-control shell runs us (so a stopped child must
+    stop us too, as a shell would see it), else None."""
+    try:
+        if os.getsid(0) == os.getpid():  # a session leader: no shell above us to hand the job to
+            return None
+        return os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return None
+
+
+def _set_foreground(tty, pgid):
+    """tcsetpgrp from the background too: SIGTTOU is ignored for the call, as shells do."""
+    old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    try:
+        os.tcsetpgrp(tty, pgid)
+    except OSError:
+        pass
+    finally:
+        signal.signal(signal.SIGTTOU, old)
+
+
+def _foreground(tty):
+    try:
+        return os.tcgetpgrp(tty)
+    except OSError:
+        return None
+
+
+def spawn_child(argv, env, out_fd, err_fd, tty=None):
+    """fork+exec in a process group of its own; -> (pid, None) or (None, (errno, message)).
 
     Not subprocess: the wrapper blocks its signals to read who sent them (sigtimedwait), and
-    the child must start with the mask and dispositions a shell would give it.
+    the child must start with the mask and dispositions a shell would give it. Its own group
+    means a signal sent to our group (timeout(1), kill -SIG -PGID, `kill 0`) reaches the child
+    only through us, once; with `tty` it becomes the terminal's foreground job, so Ctrl-C and
+    Ctrl-Z reach it, and only it, as they would without gpualert.
     """
     err_r, err_w = os.pipe()
     pid = os.fork()
@@ -4738,6 +4818,7 @@ def spawn_child(argv, env, out_fd, err_fd):
             signal.pthread_sigmask(signal.SIG_SETMASK, [])
             for name in ("SIGPIPE", "SIGXFSZ"):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
+            _own_group(tty)
             os.dup2(out_fd, 1)
             os.dup2(err_fd, 2)
             os.execvpe(argv[0], argv, env)
@@ -4747,6 +4828,29 @@ def spawn_child(argv, env, out_fd, err_fd):
             os.write(err_w, ("0:%s" % exc).encode())
         os._exit(EXIT_NOT_EXECUTABLE)
     os.close(err_w)
+    _own_group_of(pid, tty)  # both sides, as a shell does: whoever runs first wins the race
+    return _exec_report(pid, err_r, argv)
+
+
+def _own_group(tty):  # pragma: no cover - runs in the forked child
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        return
+    if tty is not None:
+        _set_foreground(tty, os.getpid())
+
+
+def _own_group_of(pid, tty):
+    try:
+        os.setpgid(pid, pid)
+    except OSError:  # it already did (or exec'd): fine either way
+        pass
+    if tty is not None:
+        _set_foreground(tty, pid)
+
+
+def _exec_report(pid, err_r, argv):
     report = b""
     while True:
         chunk = os.read(err_r, 4096)
@@ -4761,18 +4865,110 @@ def spawn_child(argv, env, out_fd, err_fd):
     return None, (int(code or 0), "%s: %s" % (message, argv[0]))
 
 
-class ChildPump(object):
-    """Streams the child's output to the terminal and the log, and relays signals.
+#: Our own outputs (fd -> TerminalCopy) while a run copies to them; _warn writes through them.
+TERMINAL_COPIES = {}
 
-    Signals are blocked and collected with sigtimedwait, so the sender is known: a signal
-    the terminal or a scheduler daemon sent reached the whole job already, so it is not
-    sent to the child a second time; one sent to the wrapper alone is forwarded.
+
+class TerminalCopy(object):
+    """Copies the child's output to one of our outputs from a thread of its own, so a reader
+    that stops reading (`| less`, `| sleep`, Ctrl-S) never blocks the control loop: signals,
+    --timeout, the log and the message go on. The backlog is bounded; when it is full the pump
+    stops reading that pipe, so a slow reader slows the child as tee would."""
+
+    def __init__(self, fd):
+        import threading
+        self.fd = fd
+        self.backlog = 0
+        self.dead = False  # the reader went away, or the copy was given up
+        self._queue = collections.deque()
+        self._changed = threading.Condition()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def put(self, data, limit=None):
+        """Queue data; past `limit` bytes of backlog the copy is given up instead (after the
+        child's exit nothing waits for a reader, and memory stays bounded)."""
+        with self._changed:
+            if self.dead:
+                return
+            if limit is not None and self.backlog + len(data) > limit:
+                self._stop()
+                return
+            self._queue.append(data)
+            self.backlog += len(data)
+            self._changed.notify_all()
+
+    def full(self):
+        return self.backlog >= TERMINAL_BACKLOG_BYTES
+
+    def wait_idle(self, seconds):
+        """True once everything queued is written (or the copy is dead), within seconds."""
+        deadline = time.time() + seconds
+        with self._changed:
+            while self.backlog and not self.dead and time.time() < deadline:
+                self._changed.wait(max(0.0, deadline - time.time()))
+            return not self.backlog or self.dead
+
+    def give_up(self):
+        with self._changed:
+            self._stop()
+
+    def _stop(self):
+        self.dead = True
+        self._queue.clear()
+        self.backlog = 0
+        self._changed.notify_all()
+
+    def _run(self):
+        while True:
+            with self._changed:
+                while not self._queue:
+                    self._changed.wait()
+                data = self._queue.popleft()
+            self._write(data)
+            with self._changed:
+                self.backlog = max(0, self.backlog - len(data))
+                self._changed.notify_all()
+
+    def _write(self, data):
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view):]
+        except OSError:  # a closed terminal or pipe: keep logging, stop copying
+            self.give_up()
+
+
+def terminal_copies(merged):
+    """One copy per output: fd 1 for both when stdout and stderr are one file."""
+    TERMINAL_COPIES.clear()
+    TERMINAL_COPIES[1] = TerminalCopy(1)
+    TERMINAL_COPIES[2] = TERMINAL_COPIES[1] if merged else TerminalCopy(2)
+    return TERMINAL_COPIES
+
+
+def flush_terminal(seconds):
+    """Wait (bounded) for what is queued for our outputs, e.g. the summary line, to be written."""
+    deadline = time.time() + seconds
+    for copy in set(TERMINAL_COPIES.values()):
+        copy.wait_idle(max(0.0, deadline - time.time()))
+
+
+class ChildPump(object):
+    """Streams the child's output to the log and our outputs, and relays signals.
+
+    Signals are blocked and collected with sigtimedwait, so the sender is known: one a
+    scheduler daemon sent reached the whole job already, so it is not sent to the child a
+    second time; any other is forwarded once (the child is in a group of its own, so a
+    signal sent to our group did not reach it). After the child exits, its last output is
+    read, a stalled terminal is given up after TERMINAL_GRACE_S, and pipes still held by
+    its leftover processes are drained in a thread (drain()), not closed on them.
     """
 
     def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
-                 on_signal=None):
+                 on_signal=None, tty=None):
         self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
-        self.fds = dict(fds)  # read fd -> our output fd
+        self.fds = dict(fds)  # read fd -> TerminalCopy
+        self.tty = tty  # our controlling terminal, when a job-control shell runs us
         self.tail = bytearray()
         self.output_lines = 0
         self.signals = []  # (name, epoch, sender), as ChildExit.signals
@@ -4785,75 +4981,143 @@ class ChildPump(object):
         self.stall_sent = False
         self.kill_at = None
         self.term_at = None
-        self.dead_outputs = set()
         self.signal_set = _signal_set()
         self.sigchld, self.reaped_at = True, 0.0
+        self.exited_at = None
+        self.bytes_read = self.bytes_at_exit = 0
+        self.paused = set()
+        self.drained = None  # Background of the drain, while leftover processes hold the pipes
 
     def run(self, timeout=None):
-        """Pump until the child has exited and its pipes are drained (or held open too long)."""
+        """Pump until the child has exited and its own output is in the log."""
         import select
-        poller = select.poll()
+        self.poller = select.poll()
         for fd in self.fds:
-            poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+            self.poller.register(fd, select.POLLIN)
         deadline = time.time() + timeout if timeout else None
-        exited_at = None
-        while self.fds or self.exit_code is None:
-            self._wait_for_events(poller)
+        while self.exit_code is None:
+            self._wait_for_events()
             now = time.time()
-            if self.exit_code is None and (self.sigchld or now - self.reaped_at > 1.0):
+            if self.sigchld or now - self.reaped_at > 1.0:
                 self.sigchld, self.reaped_at = False, now
-                self._reap(0)
+                self._reap()
             if self.exit_code is not None:
-                exited_at = exited_at or now
-                if now - exited_at > DRAIN_AFTER_EXIT_S:
-                    break  # a grandchild holds the pipes: stop reading, not waiting
-                continue
+                break
             if deadline and now >= deadline and not self.timed_out:
                 self.timed_out = True
                 self._stop_child(now)
             self._check_kill(now)
             self._check_stall(now)
-        for fd in list(self.fds):
-            os.close(fd)
+        self.exited_at, self.bytes_at_exit = time.time(), self.bytes_read
+        self._take_terminal()
+        self._resume_all()
+        self._settle()
 
-    def _wait_for_events(self, poller):
+    def _wait_for_events(self):
         if self.fds:
-            for fd, _ in poller.poll(POLL_S * 1000):
-                self._read(fd, poller)
+            self._apply_backpressure()
+            self._read_ready(0.02 if self.paused else POLL_S)
             self._take_signals(0)
         else:  # the child closed its outputs but runs on: still relay and time it
             self._take_signals(POLL_S)
 
-    def _read(self, fd, poller):
+    def _read_ready(self, wait_s):
+        """One poll round; returns how many pipes had data or hung up."""
+        events = self.poller.poll(wait_s * 1000)
+        for fd, _ in events:
+            self._read(fd)
+        return len(events)
+
+    def _apply_backpressure(self):
+        """A full terminal backlog: stop reading that pipe (as tee would block) for now."""
+        import select
+        for fd, copy in list(self.fds.items()):
+            if fd not in self.paused and copy.full():
+                self.poller.unregister(fd)
+                self.paused.add(fd)
+            elif fd in self.paused and not copy.full():
+                self.poller.register(fd, select.POLLIN)
+                self.paused.discard(fd)
+
+    def _resume_all(self):
+        import select
+        for fd in self.paused:
+            self.poller.register(fd, select.POLLIN)
+        self.paused.clear()
+
+    def _read(self, fd):
         try:
             data = os.read(fd, READ_CHUNK_BYTES)
         except OSError:
             data = b""
         if not data:
-            poller.unregister(fd)
+            self.poller.unregister(fd)
             del self.fds[fd]
             os.close(fd)
             return
-        self._forward(self.fds[fd], data)
+        self.fds[fd].put(data, None if self.exited_at is None else 2 * TERMINAL_BACKLOG_BYTES)
         self.log.write(data)
         self._remember(data)
 
-    def _forward(self, out_fd, data):
-        if out_fd in self.dead_outputs:
-            return
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out_fd, view):]
-        except OSError:
-            self.dead_outputs.add(out_fd)  # a closed terminal or pipe: keep logging
-
     def _remember(self, data):
         self.last_output = time.time()
+        self.bytes_read += len(data)
+        if self.drained is not None:  # the tail and line count stay those at the child's exit
+            return
         self.tail += data
         if len(self.tail) > 2 * TAIL_BYTES:
             del self.tail[:-TAIL_BYTES]
         self.output_lines += data.count(b"\n")
+
+    def _settle(self):
+        """The child's last output into the log, never waiting for a reader: read until no
+        pipe has data now (a leftover process may hold one open and write on; drain() goes on
+        with it), for at most SETTLE_S."""
+        until = self.exited_at + SETTLE_S
+        while self.fds and self._read_ready(0) and time.time() < until:
+            pass
+
+    def finish_terminal(self):
+        """Our outputs get until TERMINAL_GRACE_S after the exit to take what is queued; one
+        that has not is given up, with one line on stderr, so we exit with the child's status."""
+        left = max(0.05, self.exited_at + TERMINAL_GRACE_S - time.time())
+        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left)]
+        for copy in stuck:
+            copy.give_up()
+        if stuck:
+            what = "terminal" if any(_isatty(c.fd) for c in stuck) else "reader of our output"
+            _warn("the %s took no output for %.0fs after the command ended; stopped copying to it "
+                  "(the log has everything)" % (what, max(TERMINAL_GRACE_S, time.time() - self.exited_at)))
+            flush_terminal(0.5)
+
+    def drain(self, seconds):
+        """Leftover processes (a background uploader) still hold the pipes: keep logging their
+        output in a thread until end of file or `seconds` after the exit. Never blocks."""
+        if self.fds:
+            self.drained = Background(lambda: self._drain(self.exited_at + seconds), report=True)
+
+    def _drain(self, until):
+        while self.fds and time.time() < until:
+            self._read_ready(min(POLL_S, max(0.0, until - time.time())))
+        if not self.fds:
+            return False
+        hand_off_pipes(list(self.fds))
+        for fd in list(self.fds):
+            os.close(fd)
+        self.fds.clear()
+        return True
+
+    def finish_drain(self, seconds):
+        """Wait for the drain (until `seconds` after the exit) and say in the log what it did."""
+        if self.drained is None:
+            return
+        left = self.drained.result(max(0.0, self.exited_at + seconds + 1.0 - time.time()))
+        end = ("still held by processes the command left behind after %.1fs: what they write from "
+               "now on is discarded (they are not killed)" % seconds if left is not False
+               else "end of file")
+        self.log.record("output after the command ended", [
+            ("bytes", self.bytes_read - self.bytes_at_exit),
+            ("drained for", "%.1fs" % (time.time() - self.exited_at)), ("end", end)], sync=False)
 
     def _take_signals(self, wait_s):
         while True:
@@ -4870,7 +5134,7 @@ class ChildPump(object):
         name = signal_name(info.si_signo)
         now, sender = time.time(), _signal_sender(info)
         self.signals.append((name, now, sender))
-        if not _child_already_signalled(info, sender):
+        if not _child_already_signalled(info, sender, self.pid):
             _send(self.pid, info.si_signo)
         if name in STOP_SIGNALS and self.term_at is None:
             self.term_at = now
@@ -4899,17 +5163,72 @@ class ChildPump(object):
                 self.stall_sent = True
                 self.on_stall(silent)
 
-    def _reap(self, flags):
+    def _reap(self):
+        flags = os.WNOHANG | (os.WUNTRACED if self.tty is not None else 0)
         try:
-            pid, status, usage = os.wait4(self.pid, os.WNOHANG if flags == 0 else 0)
+            pid, status, usage = os.wait4(self.pid, flags)
         except ChildProcessError:
             self.exit_code = self.exit_code if self.exit_code is not None else -signal.SIGKILL
             return
         if pid == 0:
             return
+        if os.WIFSTOPPED(status):
+            self._follow_stop(os.WSTOPSIG(status))
+            return
         self.exit_code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         self.rusage = {"maxrss_kib": int(usage.ru_maxrss), "utime_s": round(usage.ru_utime, 3),
                        "stime_s": round(usage.ru_stime, 3)}
+
+    def _follow_stop(self, signum):
+        """Ctrl-Z (or a read from the terminal in the background) stopped the child: stop
+        too, so the shell sees the job stopped and takes the terminal; on `fg`/`bg`, go on."""
+        import threading
+        self._take_terminal()
+        if signum not in (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
+            signum = signal.SIGSTOP
+        # Thread-directed, so it stops us before returning; an orphaned group ignores it.
+        signal.pthread_kill(threading.current_thread().ident, signum)
+        if _foreground(self.tty) == os.getpgrp():  # fg: the job has the terminal again
+            _set_foreground(self.tty, self.pid)
+        try:
+            os.killpg(self.pid, signal.SIGCONT)
+        except OSError:
+            _send(self.pid, signal.SIGCONT)
+
+    def _take_terminal(self):
+        """The child's group has the terminal: give it back to ours (then the shell's)."""
+        if self.tty is not None and _foreground(self.tty) == self.pid:
+            _set_foreground(self.tty, os.getpgrp())
+
+
+_DISCARD_CODE = ("import os, select, signal, sys\n"
+                 "signal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
+                 "fds = [int(a) for a in sys.argv[1:]]\n"
+                 "p = select.poll()\n"
+                 "for fd in fds: p.register(fd, select.POLLIN)\n"
+                 "while fds:\n"
+                 "    for fd, _ in p.poll():\n"
+                 "        if not os.read(fd, 1 << 16):\n"
+                 "            p.unregister(fd); fds.remove(fd)\n")
+
+
+def hand_off_pipes(fds):
+    """Leftover processes still write to these pipes: give the read ends to a detached reader
+    that discards what comes, so their writes go on succeeding (no SIGPIPE) after we exit."""
+    import subprocess
+    try:
+        subprocess.Popen([sys.executable, "-I", "-S", "-c", _DISCARD_CODE] + [str(fd) for fd in fds],
+                         pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        pass  # cannot start one: closing the pipes is all that is left
+
+
+def _isatty(fd):
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def _grace(cfg):
@@ -4948,21 +5267,30 @@ def _send(pid, signum):
         pass
 
 
-def _child_already_signalled(info, sender):
+def _child_already_signalled(info, sender, pid):
     """Did this signal reach the child too? Then forwarding it would deliver it twice.
 
-    The terminal's Ctrl-C goes to the whole foreground process group (the child is in
-    ours); a scheduler's daemon signals every process of the job step. Slurm's
-    `--signal=B:SIG` reaches only the batch shell, so a USR1/USR2 that a daemon sent to a
-    batch-script wrapper (no SLURM_STEP_ID) must still be passed on.
+    The child has a process group of its own, so a signal sent to ours (timeout(1),
+    kill -SIG -PGID, the terminal's Ctrl-C if the child could not be made the foreground
+    job) did not reach it, unless setpgid failed and it is still in ours. A scheduler's
+    daemon signals every process of the job step. Slurm's `--signal=B:SIG` reaches only the
+    batch shell, so a USR1/USR2 that a daemon sent to a batch-script wrapper (no
+    SLURM_STEP_ID) must still be passed on.
     """
     if sender == "kernel":
-        return True
+        return _same_group(pid)
     if sender not in SCHEDULER_DAEMONS:
         return False
     if info.si_signo in (signal.SIGUSR1, signal.SIGUSR2):
         return bool(os.environ.get("SLURM_STEP_ID")) and os.environ.get("SLURM_STEP_ID") != "batch"
     return True
+
+
+def _same_group(pid):
+    try:
+        return os.getpgid(pid) == os.getpgrp()
+    except OSError:
+        return False
 
 
 def _signal_sender(info):
@@ -6924,6 +7252,7 @@ class Run(object):
             notice.result(self.left())
         for msg in list(self.pending):  # the bound cut a delivery off: never lose the message
             _outbox_result(msg, self.cfg, "notification ran out of time", "outbox")
+        self._finish_output()
         self.log.close()
         return exit_status_for(child.exit_code, child.exec_error)
 
@@ -6947,15 +7276,19 @@ class Run(object):
 
     def _run_child(self):
         signal.pthread_sigmask(signal.SIG_BLOCK, _signal_set())
+        merged = same_output(1, 2)  # one file: one pipe, so the log is in 2>&1 order
+        tty = job_control_terminal()
+        give_tty = tty if tty is not None and _foreground(tty) == os.getpgrp() else None
         try:
             out_r, out_w = _pipe()
-            err_r, err_w = _pipe()
+            err_r, err_w = (out_r, out_w) if merged else _pipe()
             env = child_env(os.environ, not self.cfg["no_env_tweaks"])
-            pid, exec_error = spawn_child(self.argv, env, out_w, err_w)
+            pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty)
         except OSError as exc:  # out of file descriptors or processes: the command never ran
             return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s"
                                         % exc.strerror), False, [], 0.0)
-        for fd in (out_w, err_w) + ((out_r, err_r) if exec_error else ()):
+        reads = [out_r] if merged else [out_r, err_r]
+        for fd in set((out_w, err_w) + (tuple(reads) if exec_error else ())):
             os.close(fd)
         if exec_error:
             return ChildExit(None, {}, exec_error, False, [], 0.0)
@@ -6963,11 +7296,24 @@ class Run(object):
         if self.scheduler:  # learned now, used if a SIGTERM comes: never delays the child
             self.time_limit = Background(lambda: read_time_limit(self.scheduler))
             self.kill_wait = Background(lambda: read_kill_wait(self.scheduler))
-        self.pump = ChildPump(pid, {out_r: 1, err_r: 2}, self.log, self.cfg,
-                              kill_wait=self._kill_wait_s, on_stall=self._on_stall, on_signal=self._on_signal)
+        copies = terminal_copies(merged)
+        self.pump = ChildPump(pid, dict((fd, copies[n]) for n, fd in enumerate(reads, 1)), self.log,
+                              self.cfg, kill_wait=self._kill_wait_s, on_stall=self._on_stall,
+                              on_signal=self._on_signal, tty=tty)
         self.pump.run(self.cfg["timeout"])
+        self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
         return ChildExit(self.pump.exit_code, self.pump.rusage, None, self.pump.timed_out,
                          self.pump.signals, self.pump.stall_s)
+
+    def _drain_s(self):
+        return DRAIN_S if self.cfg.get("drain") is None else float(self.cfg["drain"])
+
+    def _finish_output(self):
+        """Our outputs get their grace, leftover processes their drain; then we exit."""
+        if self.pump is not None:
+            self.pump.finish_terminal()
+            self.pump.finish_drain(self._drain_s())
+        flush_terminal(0.5)
 
     def _kill_wait_s(self):
         """The scheduler's SIGTERM-to-SIGKILL delay, if this is a batch job (else None)."""
@@ -7184,6 +7530,12 @@ def _safely(fn, default, report=False):
 
 
 def _warn(message):
+    """One line on stderr; through the run's terminal copy when there is one, so a reader
+    that stopped reading never blocks us."""
+    copy = TERMINAL_COPIES.get(2)
+    if copy is not None:
+        copy.put(("gpualert: %s\n" % message).encode("utf-8", "replace"), TERMINAL_BACKLOG_BYTES)
+        return
     try:
         sys.stderr.write("gpualert: %s\n" % message)
         sys.stderr.flush()

@@ -1,0 +1,356 @@
+"""The process boundary (issue 10): real processes, real pipes, a pty, a tiny tmpfs.
+
+A stalled reader never holds control, a group signal reaches the child once, the log is
+in 2>&1 order when stdout and stderr are one file, a full disk leaves a marked gap,
+grandchildren are drained and not killed, and the footer is on its own line.
+"""
+import os
+import pty
+import signal
+import subprocess
+import time
+
+import pytest
+
+from wrapper_helpers import (PY, SCRIPT, child, isolated_env, log_text, outbox_messages,
+                             run_gpualert, run_json)
+
+
+def base(tmp):
+    return ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox")]
+
+
+def closed_port():
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def wait_for(predicate, seconds=30.0, step=0.05):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    return predicate()
+
+
+def exited(proc):
+    return proc.poll() is not None
+
+
+def body_of(log):
+    """The child's output in the log: between the header block and the footer."""
+    start = log.index(b"=== gpualert run started")
+    start = log.index(b"\n", log.index(b"gpualert: ", start)) + 1
+    return log[start:log.index(b"=== gpualert command ended")]
+
+
+# ---- 1. control never waits on a reader ----
+
+BIG_THEN_SLEEP = "import os, time\nfor _ in range(160): os.write(1, b'x' * 65536)\ntime.sleep(60)\n"
+
+
+def test_a_stalled_reader_does_not_hold_the_timeout(tmp_path):
+    r, w = os.pipe()  # the reader: we hold its end and never read, like `| sleep 25`
+    try:
+        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--timeout", "2", "--"]
+                                + child(BIG_THEN_SLEEP), stdout=w, stderr=subprocess.PIPE,
+                                env=isolated_env(tmp_path), cwd=str(tmp_path))
+        os.close(w)
+        assert wait_for(lambda: exited(proc), 40), "the wrapper waited for the reader"
+        assert proc.returncode == 128 + signal.SIGTERM
+        assert run_json(tmp_path)["status"] == "TIMEOUT"
+    finally:
+        os.close(r)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_a_stalled_reader_does_not_hold_the_message_or_the_exit(tmp_path):
+    # 1.5 MiB: more than the reader's pipe takes, less than the wrapper holds for it (as tee
+    # would block, a child writing more than that waits for the reader while it runs)
+    code = "import os\nfor _ in range(24): os.write(1, b'x' * 65536)\nraise SystemExit(3)\n"
+    r, w = os.pipe()
+    try:
+        relay_down = ["--smtp", "127.0.0.1:%d" % closed_port()]
+        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + relay_down + ["--"] + child(code),
+                                stdout=w, stderr=subprocess.PIPE, env=isolated_env(tmp_path),
+                                cwd=str(tmp_path))
+        os.close(w)
+        assert wait_for(lambda: exited(proc), 40), "the wrapper waited for the reader"
+        assert proc.returncode == 3
+        assert len(outbox_messages(tmp_path)) == 1
+        assert b"stopped copying" in proc.stderr.read()
+    finally:
+        os.close(r)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_sigterm_reaches_the_child_while_the_reader_is_stalled(tmp_path):
+    code = ("import os, signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda s, f: os._exit(9))\n"
+            "open('ready', 'w').close()\n"
+            "while True: os.write(1, b'y' * 65536)\n")
+    r, w = os.pipe()
+    try:
+        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), stdout=w,
+                                stderr=subprocess.PIPE, env=isolated_env(tmp_path), cwd=str(tmp_path))
+        os.close(w)
+        assert wait_for(lambda: os.path.exists(str(tmp_path / "ready")))
+        assert wait_for(lambda: len(log_text(tmp_path)) > 1 << 20)
+        proc.send_signal(signal.SIGTERM)
+        assert wait_for(lambda: exited(proc), 40), "SIGTERM waited for the reader"
+        assert proc.returncode == 9
+    finally:
+        os.close(r)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_ctrl_s_on_a_terminal_does_not_hold_the_exit(tmp_path):
+    code = ("import os\nfor i in range(4000): os.write(1, b'line %05d ' % i + b'z' * 200 + b'\\n')\n"
+            "raise SystemExit(4)\n")
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the wrapper on the terminal
+        os.chdir(str(tmp_path))
+        os.execve(PY, [PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), isolated_env(tmp_path))
+    try:
+        _read_until(fd, b"line 00010")
+        os.write(fd, b"\x13")  # Ctrl-S: the terminal stops taking output (XOFF)
+        done = wait_for(lambda: os.waitpid(pid, os.WNOHANG)[0] == pid and True, 40)
+        assert done, "the wrapper waited for Ctrl-Q"
+    finally:
+        os.write(fd, b"\x11")
+        _read_until(fd, b"\x00", 1)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        os.close(fd)
+    assert b"=== gpualert command ended" in log_text(tmp_path)
+
+
+def _read_until(fd, token, seconds=30):
+    import select
+    data, deadline = b"", time.time() + seconds
+    while token not in data and time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+# ---- 2. a signal reaches the child exactly once, whoever sends it ----
+
+SIGNAL_COUNTER = (
+    "import signal, sys, time\n"
+    "seen = []\n"
+    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):\n"
+    "    signal.signal(s, lambda sig, frame: seen.append(sig))\n"
+    "print('ready', flush=True)\n"
+    "deadline = time.time() + 20\n"
+    "while time.time() < deadline and not seen:\n"
+    "    time.sleep(0.05)\n"
+    "time.sleep(1.0)\n"
+    "print('COUNT=%d' % len(seen), flush=True)\n"
+    "sys.exit(5)\n")
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGUSR1"])
+def test_a_signal_sent_to_the_process_group_reaches_the_child_once(tmp_path, signame):
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
+                            env=isolated_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path), start_new_session=True)
+    assert proc.stdout.readline() == b"ready\n"
+    subprocess.check_call(["kill", "-%s" % signame[3:], "--", "-%d" % proc.pid])  # kill -SIG -PGID
+    out, err = proc.communicate(timeout=40)
+    assert b"COUNT=1" in out, (out, err)
+    assert proc.returncode == 5
+
+
+def test_timeout_1_reaches_the_child_once(tmp_path):
+    proc = subprocess.run(["timeout", "3", PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
+                          env=isolated_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=str(tmp_path), timeout=60)
+    assert b"COUNT=1" in proc.stdout, proc.stderr
+    assert proc.returncode == 124  # timeout(1)'s own status: the command timed out
+
+
+def test_a_batch_script_trap_kill_0_reaches_the_child_once(tmp_path):
+    script = ("trap 'trap - TERM; kill 0' TERM\n%s %s %s -- %s -c \"$CODE\" &\nwait\nwait\n"
+              % (PY, SCRIPT, " ".join(base(tmp_path)), PY))
+    env = isolated_env(tmp_path, CODE=SIGNAL_COUNTER)
+    proc = subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path), start_new_session=True)
+    assert proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGTERM)  # to the batch shell alone; its trap signals the group
+    out, err = proc.communicate(timeout=40)
+    assert b"COUNT=1" in out, (out, err)
+
+
+TICKER = ("import signal, sys, time\n"
+          "signal.signal(signal.SIGINT, lambda s, f: (print('GOT-INT', flush=True), sys.exit(7)))\n"
+          "i = 0\n"
+          "while True:\n"
+          "    print('tick %d' % i, flush=True); i += 1; time.sleep(0.1)\n")
+
+
+def test_job_control_in_an_interactive_shell(tmp_path):
+    """Ctrl-Z stops the job and gives the prompt back, fg resumes it, Ctrl-C ends it once."""
+    (tmp_path / "ticker.py").write_text(TICKER)
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - an interactive shell on the terminal
+        os.chdir(str(tmp_path))
+        env = isolated_env(tmp_path, PS1="PROMPT$ ", TERM="dumb")
+        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"], env)
+    try:
+        _read_until(fd, b"PROMPT$ ")
+        os.write(fd, ("%s %s %s -- %s ticker.py\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
+        _read_until(fd, b"tick 3")
+        os.write(fd, b"\x1a")  # Ctrl-Z
+        out = _read_until(fd, b"PROMPT$ ", 20)
+        assert b"Stopped" in out, out
+        os.write(fd, b'echo "J""OBS=$(jobs -s | wc -l)"\n')
+        assert b"JOBS=1" in _read_until(fd, b"JOBS=1", 20)
+        os.write(fd, b"fg\n")
+        out = _read_until(fd, b"tick", 20)
+        out += _read_until(fd, b"tick", 20)
+        assert b"tick" in out, out
+        os.write(fd, b"\x03")  # Ctrl-C
+        out = _read_until(fd, b"PROMPT$ ", 20)
+        assert out.count(b"GOT-INT") == 1, out
+        os.write(fd, b'echo "R""C=$?"\n')  # the echoed command line has no RC= in it
+        assert b"RC=7" in _read_until(fd, b"RC=7", 20)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        os.close(fd)
+
+
+# ---- 3. 2>&1 order when stdout and stderr are one file ----
+
+ALTERNATING = ("import sys\n"
+               "for i in range(2000):\n"
+               "    s = (sys.stdout, sys.stderr)[i % 2]\n"
+               "    s.write('line %04d\\n' % i); s.flush()\n")
+
+
+def test_one_output_file_gets_the_2_and_1_order(tmp_path):
+    expected = b"".join(b"line %04d\n" % i for i in range(2000))
+    with open(str(tmp_path / "out"), "wb") as out:
+        proc = subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--"] + child(ALTERNATING), stdout=out,
+                              stderr=subprocess.STDOUT, env=isolated_env(tmp_path), cwd=str(tmp_path),
+                              timeout=60)
+    assert proc.returncode == 0
+    assert body_of(log_text(tmp_path)) == expected
+    terminal = (tmp_path / "out").read_bytes()
+    assert terminal[:len(expected)] == expected
+
+
+def test_separate_outputs_keep_every_line(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(ALTERNATING))
+    assert proc.stdout.count(b"\n") == 1000
+    assert proc.stderr.startswith(b"line 0001\n")
+    lines = body_of(log_text(tmp_path)).splitlines()
+    assert sorted(lines) == [b"line %04d" % i for i in range(2000)]
+
+
+# ---- 4. the log survives a full disk ----
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.call(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)]) != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    yield disk
+    subprocess.call(["umount", "-l", str(disk)])
+
+
+STEPS = ("import os, sys, time\n"
+         "for i in range(40):\n"
+         "    print('step %02d ' % i + 'x' * 9000, flush=True)  # past a page: tmpfs needs a new one\n"
+         "    if i == 9:\n"
+         "        open('filled', 'w').close()\n"
+         "        while not os.path.exists('freed'): time.sleep(0.02)\n"
+         "    time.sleep(0.02)\n")
+
+
+def test_a_transient_full_disk_leaves_a_marked_gap_and_the_log_goes_on(tmp_path, tiny_disk):
+    args = ["--log-dir", str(tiny_disk), "--outbox", str(tmp_path / "outbox"), "--"] + child(STEPS)
+    proc = subprocess.Popen([PY, SCRIPT] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=isolated_env(tmp_path), cwd=str(tmp_path))
+    try:
+        assert wait_for(lambda: os.path.exists(str(tmp_path / "filled")))
+        filler = str(tiny_disk / "filler")
+        subprocess.call(["dd", "if=/dev/zero", "of=" + filler, "bs=64k"], stderr=subprocess.DEVNULL)
+        open(str(tmp_path / "freed"), "w").close()  # steps 10-12 find the disk full
+        seen = b""
+        while b"step 13" not in seen:
+            line = proc.stdout.readline()
+            assert line, "the output stream ended early"
+            seen += line
+        os.unlink(filler)  # space returns mid-run
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    logs = [os.path.join(d, f) for d, _, fs in os.walk(str(tiny_disk)) for f in fs if f.endswith(".log")]
+    log = open(logs[0], "rb").read()
+    assert b"step 00" in log and b"step 39 " in log
+    assert b"bytes not logged: No space left on device]" in log, log[-3000:]
+    gap = log.index(b"bytes not logged: No space left on device]")
+    assert log.index(b"step 09") < gap < log.index(b"step 39")
+    assert b"=== gpualert command ended" in log
+
+
+# ---- 5. grandchildren are drained, not killed ----
+
+UPLOADER = ("import subprocess, sys\n"
+            "subprocess.Popen(['sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo upload $i; "
+            "sleep 0.25; done; echo finished > uploaded'])\n"
+            "print('child done', flush=True)\n"
+            "raise SystemExit(6)\n")
+
+
+def test_a_background_writer_is_drained_into_the_log(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(UPLOADER))
+    assert proc.returncode == 6
+    assert wait_for(lambda: (tmp_path / "uploaded").exists(), 20)
+    log = log_text(tmp_path)
+    assert b"upload 12\n" in log
+
+
+def test_a_background_writer_outliving_drain_is_not_killed(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--drain", "0.5", "--"] + child(UPLOADER))
+    assert proc.returncode == 6
+    assert wait_for(lambda: (tmp_path / "uploaded").exists(), 20), "the writer died of SIGPIPE"
+    assert b"discarded" in log_text(tmp_path)
+
+
+# ---- 6. footers on their own line ----
+
+def test_the_footer_starts_its_own_line(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child("import sys; sys.stdout.write('no newline')"))
+    assert proc.returncode == 0
+    assert b"no newline\n=== gpualert command ended ===" in log_text(tmp_path)
