@@ -116,7 +116,7 @@ RUN_OPTIONS = (
     ("--stall", "stall", "duration", "DURATION", "notify once if CMD is silent this long"),
     ("--gpu-interval", "gpu_interval", "seconds", "SECONDS", "nvidia-smi sampling (60, 0=off)"),
     ("--all-ranks", "all_ranks", "flag", "", "notify from every rank, not only rank 0"),
-    ("--array-summary", "array_summary", "flag", "", "one message per job array, not per task"),
+    ("--array-summary", "array_summary", "flag:each", "[=each]", "one message per job array (=each: and one per task)"),
     ("--max-per-hour", "max_per_hour", "int", "N", "cap on messages an hour (30; 0=none)"),
     ("--dry-run", "dry_run", "flag", "", "build the message, save it, send nothing"),
     ("--quiet", "quiet", "flag", "", "print nothing of gpualert's own"),
@@ -229,8 +229,9 @@ Classification = collections.namedtuple(
 
 RunResult = collections.namedtuple(
     "RunResult", "status name argv host cwd start end exit_code exit_status signal_name "
-    "classification log_path run_dir tail rusage scheduler notes gpu metrics")
-RunResult.__new__.__defaults__ = (None,)  # metrics: from the log after exit (metrics_from_chunks)
+    "classification log_path run_dir tail rusage scheduler notes gpu metrics array")
+# metrics: from the log after exit (metrics_from_chunks); array: an array summary (summarize_array)
+RunResult.__new__.__defaults__ = (None, None)
 
 
 # signals: (name, epoch, sender) in arrival order; sender "kernel" (a terminal's Ctrl-C) or
@@ -257,7 +258,8 @@ def make_result(status, name, **fields):
               "exit_code": None, "exit_status": None if code is None else exit_status_for(code),
               "signal_name": signal_name(-code) if code is not None and code < 0 else None,
               "classification": make_verdict(None), "log_path": None, "run_dir": None,
-              "tail": [], "rusage": {}, "scheduler": {}, "notes": [], "gpu": {}, "metrics": None}
+              "tail": [], "rusage": {}, "scheduler": {}, "notes": [], "gpu": {}, "metrics": None,
+              "array": None}
     values.update(fields, status=status, name=name)
     return RunResult(**values)
 
@@ -3127,6 +3129,10 @@ def render_subject(result):
     there): [gpualert] STATUS job ID name: class on host (exit|signal, duration). A success
     names its main metric's last value instead of a class."""
     status = _clean(result.status or "UNKNOWN", 20).upper().replace(" ", "_")
+    if result.array:  # counts first: they are what tells one array's summary from another
+        return _clean("[gpualert] %s on %s" % (array_subject(result.array),
+                                                _subject_word(result.host, 40) or "?"),
+                      SUBJECT_MAX_CHARS)
     what = _clean(_classification(result).cls, 40).replace(" ", "_") or _subject_metric(result)
     job = _job_label(result.scheduler)
     name = _subject_word(result.name, 30) or "job"
@@ -3462,7 +3468,13 @@ def plot_alt_text(metrics, gpu):
 def render_text(result, manifest):
     """The plain-text body (pure)."""
     c = _classification(result)
-    lines = [render_subject(result)[len("[gpualert] "):], "", "What you need:"]
+    lines = [render_subject(result)[len("[gpualert] "):], ""]
+    if result.array:  # a summary: the table of tasks is the message
+        lines += ["Tasks:"] + _array_text_table(result.array) + [""] + _array_facts(result.array)
+        if result.notes:
+            lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
+        return "\n".join(lines) + "\n"
+    lines += ["What you need:"]
     lines += ["  %-11s %s" % (label + ":", value) for label, value in essentials(result)]
     if metric_lines(result.metrics):
         lines += ["", "Metrics (%s):" % _metrics_source(result.metrics)]
@@ -3479,6 +3491,36 @@ def render_text(result, manifest):
     lines += [(">> " if _is_evidence(t, c.evidence) else "   ") + t for t in tail]
     lines += ["", "Attachments and artifacts:"] + _manifest_lines(manifest)
     return "\n".join(lines) + "\n"
+
+
+def _array_text_table(summary):
+    header = ("task", "status", "class", "duration", "last metric", "log")
+    rows = [header] + list(array_task_rows(summary))
+    widths = [max(len(str(r[i])) for r in rows) for i in range(5)]
+    return ["  " + "  ".join(str(r[i]).ljust(widths[i]) for i in range(5)) + "  " + str(r[5])
+            for r in rows]
+
+
+def _array_facts(summary):
+    d = summary.get("duration_s") or {}
+    lines = ["%d of %s tasks reported%s." % (summary["tasks"], summary.get("expected") or "?",
+                                            "; the others are listed with Slurm's state"
+                                            if summary.get("missing") else "")]
+    if d:
+        lines.append("Durations: %s to %s, mean %s." % (format_duration(d["min"]), format_duration(d["max"]),
+                                                        format_duration(d["mean"])))
+    lines.append("Each task's own log is listed above; nothing of one task is attached here.")
+    return lines
+
+
+def _array_html_table(summary):
+    import html
+    head = "".join("<th align=\"left\">%s</th>" % h for h in
+                   ("task", "status", "class", "duration", "last metric", "log"))
+    body = "".join("<tr>%s</tr>" % "".join('<td style="%s">%s</td>' % (_HTML_WRAP, html.escape(str(v)))
+                                            for v in row) for row in array_task_rows(summary))
+    return ['<table cellpadding="3" border="1" style="border-collapse:collapse;width:100%%;%s;'
+            'font-size:13px"><tr>%s</tr>%s</table>' % (_HTML_WRAP, head, body)]
 
 
 def _metrics_source(metrics):
@@ -3515,8 +3557,12 @@ def render_html(result, manifest, image_cid=None):
         result.status, "#cf222e")
     out = ['<html><head><meta name="viewport" content="width=device-width, initial-scale=1">'
            '</head><body style="font-family:sans-serif;margin:8px;%s">' % _HTML_WRAP,
-           '<h2 style="color:%s">%s</h2>' % (color, esc(render_subject(result)[11:])),
-           "<h3>What you need</h3>"]
+           '<h2 style="color:%s">%s</h2>' % (color, esc(render_subject(result)[11:]))]
+    if result.array:
+        out += ["<h3>Tasks</h3>"] + _array_html_table(result.array)
+        out += ["<p>%s</p>" % esc(line) for line in _array_facts(result.array)]
+        return "\n".join(out + ["</body></html>"]) + "\n"
+    out += ["<h3>What you need</h3>"]
     out += _html_table(essentials(result))
     if image_cid:
         out.append('<p><img src="cid:%s" alt="%s" width="%d" style="max-width:100%%;'
@@ -3851,8 +3897,10 @@ def _build_full(result, cfg):
 
 def _collect_artifacts(result, cfg):
     """-> (artifact paths, None) or ([], a note saying why discovery failed)."""
-    if result.status in ("TEST", "STALLED"):
+    if result.status in ("TEST", "STALLED") or result.array:
         return [], None
+    if (result.scheduler or {}).get("array_task_id") is not None and not cfg.get("artifacts"):
+        return [], None  # tasks of an array share a directory: new files may be another task's
     skip = [result.run_dir, os.path.dirname(result.log_path or "")]
     try:
         return find_artifacts(result.cwd, cfg.get("artifacts") or (), result.start, skip), None
@@ -6939,8 +6987,10 @@ class ArraySummary(object):
         self.path, self.lock_path, self.marker = base + ".jsonl", base + ".lock", base + ".summary-sent"
 
     def record(self, task_id, status, cls=None, exit_code=None, *, host=None, duration_s=None,
-               extra=None):
-        """Append this task's line. -> the summary dict if this task completed the set, else None."""
+               extra=None, ended_elsewhere=None):
+        """Append this task's line. -> the summary dict if this task completed the set, else None.
+        ended_elsewhere: a callable -> {task id: scheduler state} of tasks that ended (sacct);
+        a task that ended without reporting (node failure, cancelled) counts as done."""
         import json
         entry = {"task": str(task_id), "status": status, "class": cls, "exit": exit_code,
                  "host": host, "duration_s": duration_s, "time": self.clock()}
@@ -6962,9 +7012,17 @@ class ArraySummary(object):
         if self.task_count is None:
             self.notes.append("array summary: the number of tasks is unknown")
             return None
-        if len(entries) < self.task_count or not self._claim():
+        missing = []
+        if len(entries) < self.task_count and ended_elsewhere is not None:
+            reported = set(str(e.get("task")) for e in entries)
+            ended = _safely(ended_elsewhere, {}) or {}
+            missing = sorted(((t, st) for t, st in ended.items() if str(t) not in reported),
+                             key=lambda ts: _task_order(ts[0]))
+        if len(entries) + len(missing) < self.task_count or not self._claim():
             return None
-        return summarize_array(self.array_job_id, entries, self.task_count)
+        summary = summarize_array(self.array_job_id, entries, self.task_count)
+        summary["missing"] = missing
+        return summary
 
     def _read(self):
         import json
@@ -7003,8 +7061,45 @@ def summarize_array(array_job_id, entries, expected=None, examples=5):
     durations = [e["duration_s"] for e in entries if isinstance(e.get("duration_s"), (int, float))]
     return {"array_job_id": str(array_job_id), "tasks": len(entries), "expected": expected,
             "by_status": by_status, "by_class": by_class, "worst": bad[:examples],
+            "entries": sorted(entries, key=lambda e: _task_order(e.get("task"))),
             "duration_s": {"min": min(durations), "max": max(durations),
                            "mean": round(sum(durations) / len(durations), 1)} if durations else {}}
+
+
+def _task_order(task):
+    task = str(task)
+    return (0, int(task), "") if task.isdigit() else (1, 0, task)
+
+
+def array_subject(summary):
+    """'array 41: 30 ok, 10 failed (cuda_runtime 8, nan_loss 2)' - counts first."""
+    status = summary.get("by_status") or {}
+    ok = status.get("SUCCESS", 0)
+    parts = ["%d ok" % ok] if ok else []
+    for name, n in sorted(((k, v) for k, v in status.items() if k != "SUCCESS"),
+                          key=lambda kv: (-kv[1], str(kv[0]))):
+        parts.append("%d %s" % (n, str(name).lower()))
+    missing = summary.get("missing") or []
+    if missing:
+        parts.append("%d never reported" % len(missing))
+    classes = sorted((summary.get("by_class") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    text = "array %s: %s" % (summary["array_job_id"], ", ".join(parts) or "no tasks")
+    if classes:
+        text += " (%s)" % ", ".join("%s %d" % kv for kv in classes)
+    return text
+
+
+def array_task_rows(summary):
+    """One row per task: (task, status, class, duration, last metric, log), then the tasks
+    that never reported with the scheduler's state for them."""
+    rows = []
+    for e in summary.get("entries") or []:
+        rows.append((str(e.get("task")), str(e.get("status") or "?"), e.get("class") or "-",
+                     format_duration(e.get("duration_s")), e.get("metric") or "-",
+                     e.get("log") or "-"))
+    for task, state in summary.get("missing") or []:
+        rows.append((str(task), "never reported", "-", "-", "-", "scheduler: %s" % state))
+    return rows
 
 
 class RateLimiter(object):
@@ -7051,13 +7146,13 @@ class RateLimiter(object):
         return allowed
 
 
-def deliver_capped(msg, cfg, deadline=None):
+def deliver_capped(msg, cfg, deadline=None, capped=True):
     """Deliver, unless the configuration is broken or the hourly cap is reached: then the
     message waits in the outbox (never lost; `resend` sends it when the user chooses)."""
     reason = None
     if cfg.get("config_broken") and not cfg["dry_run"]:
         reason = "configuration problem: %s" % cfg["config_broken"]
-    elif cfg["max_per_hour"] and not cfg["dry_run"]:
+    elif cfg["max_per_hour"] and capped and not cfg["dry_run"]:
         limiter = RateLimiter(_state_dir(), cfg["max_per_hour"])
         if not limiter.allow():
             reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
@@ -7067,21 +7162,47 @@ def deliver_capped(msg, cfg, deadline=None):
 
 
 def _array_report(result):
-    """Record this task; the task that completes the array gets the summary to send."""
+    """Record this task; the task that completes the array gets the summary to send: a
+    result of its own (no log, no directory: nothing of one task is attached to it)."""
     sched = result.scheduler
+    ended = (lambda: slurm_array_ended(sched["array_job_id"])) if sched.get("kind") == "slurm" else None
     summary = ArraySummary(os.path.join(_state_dir(), "arrays"),
                            sched["array_job_id"]).record(
         sched.get("array_task_id"), result.status, result.classification.cls,
         result.exit_status, host=result.host, duration_s=round(result.end - result.start, 1),
-        extra={"log": result.log_path})
+        extra={"log": result.log_path, "metric": _last_metric_text(result.metrics)},
+        ended_elsewhere=ended)
     if summary is None:
         return None
-    lines = summary_lines(summary)
     worst = summary["worst"][0] if summary["worst"] else {}
-    fields = dict(result._asdict(), classification=make_verdict(worst.get("class"), lines[1]),
-                  tail=lines, scheduler=dict(sched, label=sched["array_job_id"]))
-    fields.update(status=worst.get("status") or "SUCCESS", name="array %s" % sched["array_job_id"])
-    return make_result(**fields)
+    status = worst.get("status") or ("FAILED" if summary.get("missing") else "SUCCESS")
+    return make_result(status, "array %s" % sched["array_job_id"], host=result.host,
+                       classification=make_verdict(worst.get("class"), array_subject(summary)),
+                       tail=summary_lines(summary), scheduler=dict(sched, label=sched["array_job_id"]),
+                       array=summary)
+
+
+def _last_metric_text(metrics):
+    for name in (metrics or {}).get("main") or []:
+        last = metrics["series"][name].get("last")
+        if last:
+            return "%s %s" % (name, format_number(last["value"]))
+    return None
+
+
+def slurm_array_ended(array_job_id, run=None):
+    """{task id: state} of the array's tasks Slurm says have ended (sacct), for tasks that
+    could not report themselves. {} when sacct cannot tell."""
+    out = (run or run_command)(["sacct", "-n", "-P", "-X", "-j", str(array_job_id),
+                                "-o", "JobID,State,ExitCode"])
+    if not out or out[0] != 0:
+        return {}
+    ended = {}
+    for job_id, state, _ in parse_sacct(out[1]):
+        task = job_id.split("_", 1)[1] if "_" in job_id else None
+        if task and task.isdigit() and state in SLURM_FINAL_STATES:
+            ended[task] = state
+    return ended
 
 
 def summary_lines(summary):
@@ -7440,9 +7561,11 @@ class Run(object):
             return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % self.rank}, []
         if cfg["array_summary"] and result.scheduler.get("array_job_id"):
             summary = _array_report(result)
-            if summary is not None:  # this task completed the array: one summary for all
-                result = summary
-            elif result.status == "SUCCESS":  # failures still report (a task may never finish)
+            if summary is not None:  # this task completed the array: one summary for all,
+                if cfg["array_summary"] == "each":  # never held by the hourly cap
+                    self.deliver(result, self.deadline - 1.0)
+                return self.deliver(summary, self.deadline - 1.0, capped=False)
+            if cfg["array_summary"] != "each":
                 return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
         deadline = self.deadline - 1.0
         posts = _start_channels(result, cfg, deadline)  # at once with the e-mail, same deadline
@@ -7451,13 +7574,14 @@ class Run(object):
             delivery, manifest = self.deliver(result, deadline)
         return _with_channels(delivery, posts, deadline), manifest
 
-    def deliver(self, result, deadline):
+    def deliver(self, result, deadline, capped=True):
         """The one place a message of this run leaves: built, then delivered (or held, or
-        saved) by `deadline`, a time.monotonic() value. -> (delivery, manifest)."""
+        saved) by `deadline`, a time.monotonic() value; capped=False: past the hourly cap
+        (an array's one summary). -> (delivery, manifest)."""
         msg, manifest = build_message(result, self.cfg)
         _safely(lambda: self._thread(msg), None)
         self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
-        delivery = deliver_capped(msg, self.cfg, deadline)
+        delivery = deliver_capped(msg, self.cfg, deadline, capped=capped)
         self.pending.remove(msg)
         return delivery, manifest
 
@@ -7849,7 +7973,9 @@ def convert_option(kind, raw):
         if raw not in choices:
             raise ConfigError("%r is not one of %s" % (raw, ", ".join(choices)))
         return raw
-    if kind == "flag":
+    if kind.startswith("flag:") and str(raw).lower() in kind[len("flag:"):].split("|"):
+        return str(raw).lower()  # a flag with named values: --array-summary=each
+    if kind.startswith("flag"):
         if str(raw).lower() in ("1", "true", "yes", "on", ""):
             return True
         if str(raw).lower() in ("0", "false", "no", "off"):
@@ -8155,14 +8281,14 @@ def _parse_options(cli, tokens):
             row = table.get(flag)
             if row is None:
                 raise UsageError("unknown option %s" % flag)
-            if not has_value and row[2] not in ("flag", "optpath"):
+            if not has_value and not row[2].startswith(("flag", "optpath")):
                 if i >= len(tokens):
                     raise UsageError("option %s needs a value (%s)" % (flag, row[3]))
                 value, i = tokens[i], i + 1
             elif not has_value and row[2] == "optpath" and i < len(tokens) \
                     and not tokens[i].startswith("-"):
                 value, i = tokens[i], i + 1
-            _store_option(cli, row, value if (has_value or row[2] != "flag") else "")
+            _store_option(cli, row, value if (has_value or not row[2].startswith("flag")) else "")
         else:
             cli.positional.append(token)
 

@@ -97,3 +97,24 @@ def timeout_after_warning():
 
 REPRESENTATIVE = {"failure_with_ranks": failure_with_ranks, "success_with_metrics": success_with_metrics,
                   "timeout_after_warning": timeout_after_warning}
+
+
+def array_summary():
+    entries = []
+    for task in range(12):
+        failed = task in (3, 7, 11)
+        entries.append({"task": str(task), "status": "FAILED" if failed else "SUCCESS",
+                        "class": ("nan_loss" if task == 11 else "cuda_runtime") if failed else None,
+                        "exit": 1 if failed else 0, "host": "gpu0%02d" % (task % 4),
+                        "duration_s": 600.0 + 30 * task, "metric": "loss %.3f" % (0.3 + task / 100.0),
+                        "log": "/home/ana/sweep/logs/task%d/output.log" % task})
+    summary = N.summarize_array("4301", entries, 13)
+    summary["missing"] = [("12", "NODE_FAIL")]
+    return N.make_result("FAILED", "array 4301", host="gpu003", array=summary,
+                         classification=N.make_verdict("cuda_runtime", N.array_subject(summary)),
+                         tail=N.summary_lines(summary),
+                         scheduler={"kind": "slurm", "job_id": "4312", "array_job_id": "4301",
+                                    "array_task_id": "11", "label": "4301"})
+
+
+REPRESENTATIVE["array_summary"] = array_summary

@@ -242,7 +242,7 @@ class TestBrowser(unittest.TestCase):
                 self.assertEqual(w, 400)
                 seen = set(px for row in rows for px in row)
                 panels = N.plot_panels(result.metrics, result.gpu)
-                for _, colour, _ in panels[0]["series"]:
+                for _, colour, _ in (panels[0]["series"] if panels else ()):
                     self.assertIn(N.PLOT_PALETTE[colour], seen)  # the image was displayed
                 probe = page + ".probe.html"
                 with open(probe, "w", encoding="utf-8") as f:
@@ -319,3 +319,100 @@ class TestThread(unittest.TestCase):
         body = final.get_body(("plain",)).get_content()
         self.assertIn("earlier notice: WARNING at", body)
         self.assertRegex(body, r"SIGUSR1 at [\d:]+ was passed on to the job; it then wrote \S*ckpt.pt")
+
+
+class TestArraySummary(unittest.TestCase):
+    def test_subject_counts_and_every_task_listed(self):
+        r = REPRESENTATIVE["array_summary"]()
+        self.assertEqual(N.render_subject(r), "[gpualert] array 4301: 9 ok, 3 failed, 1 never reported "
+                                              "(cuda_runtime 2, nan_loss 1) on gpu003")
+        text = N.render_text(r, [])
+        for task in range(12):
+            self.assertRegex(text, r"\n  %d +(SUCCESS|FAILED) " % task)
+        self.assertRegex(text, r"\n  12 +never reported .*scheduler: NODE_FAIL")
+        self.assertIn("/home/ana/sweep/logs/task7/output.log", text)
+        self.assertIn("loss 0.37", text)
+
+    def test_a_task_that_never_reported_completes_the_set(self):
+        d = tempfile.mkdtemp(prefix="gpualert-array-")
+        self.addCleanup(shutil.rmtree, d, True)
+        s = N.ArraySummary(d, "55", task_count=3)
+        self.assertIsNone(s.record(0, "SUCCESS", ended_elsewhere=lambda: {"1": "RUNNING"}))
+        summary = s.record(2, "FAILED", "nccl", ended_elsewhere=lambda: {"0": "COMPLETED", "1": "NODE_FAIL"})
+        self.assertEqual(summary["missing"], [("1", "NODE_FAIL")])
+        self.assertIn("1 never reported", N.array_subject(summary))
+
+    def test_sacct_states_of_array_tasks(self):
+        out = "4301_0|COMPLETED|0:0\n4301_1|RUNNING|0:0\n4301_[2-5]|PENDING|0:0\n4301_6|NODE_FAIL|0:0\n"
+        self.assertEqual(N.slurm_array_ended("4301", run=lambda argv: (0, out)),
+                         {"0": "COMPLETED", "6": "NODE_FAIL"})
+        self.assertEqual(N.slurm_array_ended("4301", run=lambda argv: None), {})
+
+
+class TestArrayEndToEnd(unittest.TestCase):
+    """Real wrapper runs as tasks of one (simulated) Slurm array, a real SMTP server."""
+
+    def setUp(self):
+        import sys
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        try:
+            from conftest import SmtpServer
+            self.sink = SmtpServer(None)
+        except ImportError:
+            self.skipTest("aiosmtpd is not installed (pip install aiosmtpd)")
+        self.addCleanup(self.sink.close)
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="gpualert-array-"))
+        self.addCleanup(shutil.rmtree, str(self.tmp), True)
+
+    def task(self, n, count, code, *extra):
+        from wrapper_helpers import PY, SCRIPT, child, isolated_env
+        env = isolated_env(self.tmp, SLURM_JOB_ID=str(4400 + n), SLURM_ARRAY_JOB_ID="4400",
+                           SLURM_ARRAY_TASK_ID=str(n), SLURM_ARRAY_TASK_COUNT=str(count),
+                           GPUALERT_SENDMAIL="none")
+        args = ["--log-dir", str(self.tmp / "logs"), "--outbox", str(self.tmp / "outbox"),
+                "--to", "o@example.org", "--smtp", self.sink.addr] + list(extra) + ["--"]
+        return subprocess.run([PY, SCRIPT] + args + child(code), env=env, cwd=str(self.tmp),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+
+    def test_one_summary_past_the_hourly_cap_and_no_foreign_files(self):
+        from wrapper_helpers import PY, SCRIPT, child, isolated_env
+        env = isolated_env(self.tmp, GPUALERT_SENDMAIL="none")
+        subprocess.run([PY, SCRIPT, "--smtp", self.sink.addr, "--to", "o@example.org", "--max-per-hour", "1",
+                        "--log-dir", str(self.tmp / "logs"), "--"] + child("pass"), env=env, timeout=60)
+        self.assertEqual(len(self.sink.wait_for(1)), 1)  # the hourly cap of 1 is used up
+        for n in range(4):
+            code = ("import sys; open('metrics-%d.jsonl', 'w').write('{}'); "
+                    "print('step=10 loss=%.2f'); sys.exit(%d)" % (n, 0.5 + n, 1 if n == 2 else 0))
+            proc = self.task(n, 4, code, "--array-summary", "--max-per-hour", "1")
+            self.assertEqual(proc.returncode, 1 if n == 2 else 0, proc.stderr)
+        msgs = self.sink.wait_for(2, timeout=30)
+        self.assertEqual(len(msgs), 2, [m.data[:200] for m in msgs])
+        summary = email.message_from_bytes(msgs[1].data, policy=email.policy.default)
+        self.assertTrue(summary["Subject"].startswith("[gpualert] array 4400: 3 ok, 1 failed"), summary["Subject"])
+        text = summary.get_body(("plain",)).get_content()
+        for n in range(4):
+            self.assertRegex(text, r"\n  %d +(SUCCESS|FAILED) " % n)
+        self.assertIn("loss 1.5", text)
+        self.assertEqual([a.get_filename() for a in summary.iter_attachments()], [])
+
+    def test_each_sends_the_tasks_too_without_other_tasks_files(self):
+        for n in range(2):
+            self.task(n, 2, "open('metrics-%d.jsonl', 'w').write('{}'); print('done')" % n,
+                      "--array-summary=each")
+        msgs = [email.message_from_bytes(m.data, policy=email.policy.default)
+                for m in self.sink.wait_for(3, timeout=30)]
+        self.assertEqual(len(msgs), 3)
+        self.assertEqual(sum(1 for m in msgs if m["Subject"].startswith("[gpualert] array 4400:")), 1)
+        for m in msgs:
+            names = [a.get_filename() for a in m.iter_attachments()]
+            self.assertFalse([x for x in names if x.startswith("metrics-")], names)
+
+
+class TestOptions(unittest.TestCase):
+    def test_array_summary_values(self):
+        cli = N.parse_command_line(["--array-summary=each", "--", "true"])
+        self.assertEqual(cli.flags["array_summary"], "each")
+        cli = N.parse_command_line(["--array-summary", "--", "true"])
+        self.assertIs(cli.flags["array_summary"], True)
+        with self.assertRaises(N.UsageError):
+            N.parse_command_line(["--array-summary=sometimes", "--", "true"])
