@@ -7559,19 +7559,20 @@ class Run(object):
         cfg = self.cfg
         if not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
             return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % self.rank}, []
+        capped = True
         if cfg["array_summary"] and result.scheduler.get("array_job_id"):
             summary = _array_report(result)
             if summary is not None:  # this task completed the array: one summary for all,
-                if cfg["array_summary"] == "each":  # never held by the hourly cap
+                if cfg["array_summary"] == "each" and should_notify(result.status, cfg["notify"]):
                     self.deliver(result, self.deadline - 1.0)
-                return self.deliver(summary, self.deadline - 1.0, capped=False)
-            if cfg["array_summary"] != "each":
+                result, capped = summary, False  # never held by the hourly cap
+            elif cfg["array_summary"] != "each":
                 return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
         deadline = self.deadline - 1.0
         posts = _start_channels(result, cfg, deadline)  # at once with the e-mail, same deadline
         delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
         if should_notify(result.status, cfg["notify"]):
-            delivery, manifest = self.deliver(result, deadline)
+            delivery, manifest = self.deliver(result, deadline, capped=capped)
         return _with_channels(delivery, posts, deadline), manifest
 
     def deliver(self, result, deadline, capped=True):
