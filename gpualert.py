@@ -180,6 +180,7 @@ WATCH_INTERVAL_S = 60.0
 WATCH_MAX_INTERVAL_S = 600.0
 WATCH_UNKNOWN_RETRIES = 3   # polls a job may be unknown to squeue/scontrol/sacct alike
 WATCH_GIVE_UP_S = 600.0     # `watch` stops after this long of polls that all failed (--give-up)
+SGE_ACCOUNTING_WAIT_S = 60.0  # watch: a job left SGE's queue; wait this long for qacct's record
 LOCK_WAIT_S = 3.0          # longest wait for the array-summary or rate-limit lock
 SLURM_NO_VAL = "4294967294"  # what %a becomes for a job that is not an array task
 
@@ -2770,7 +2771,9 @@ def _sge_fields(environ):
     array = task not in (None, "undefined")  # SGE says "undefined" outside arrays
     return {"kind": "sge", "job_id": environ["JOB_ID"],
             "array_job_id": environ["JOB_ID"] if array else None,
-            "array_task_id": task if array else None, "job_name": _env(environ, "JOB_NAME"),
+            "array_task_id": task if array else None,
+            "array_task_count": array_task_count(environ) if array else None,
+            "job_name": _env(environ, "JOB_NAME"),
             "partition": _env(environ, "QUEUE"), "nodelist": _env(environ, "HOSTNAME"),
             "submit_dir": _env(environ, "SGE_O_WORKDIR"), "account": _env(environ, "SGE_ACCOUNT")}
 
@@ -2801,7 +2804,8 @@ def detect_scheduler(environ):
 
 def _scheduler_label(sched):
     if sched.get("array_job_id") and sched.get("array_task_id") is not None:
-        return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
+        sep = "." if sched["kind"] == "sge" else "_"  # SGE writes a task as 4242.7
+        return "%s%s%s" % (sched["array_job_id"], sep, sched["array_task_id"])
     job_id = sched["job_id"]
     return job_id.split(".")[0] if sched["kind"] == "pbs" else job_id  # "1234.server" -> "1234"
 
@@ -3059,22 +3063,189 @@ def slurm_log_path(pattern, rec):
 
 
 def array_task_count(environ):
-    """Tasks in this Slurm array: SLURM_ARRAY_TASK_COUNT, else from min/max/step; None."""
+    """Tasks in this array: Slurm's SLURM_ARRAY_TASK_COUNT, else its min/max/step, else
+    SGE's SGE_TASK_FIRST/LAST/STEPSIZE ("undefined" outside arrays); None when unknown."""
     count = environ.get("SLURM_ARRAY_TASK_COUNT", "")
     if count.isdigit():
         return int(count)
-    lo, hi = environ.get("SLURM_ARRAY_TASK_MIN", ""), environ.get("SLURM_ARRAY_TASK_MAX", "")
-    step = environ.get("SLURM_ARRAY_TASK_STEP", "1")
-    if lo.isdigit() and hi.isdigit():
-        return (int(hi) - int(lo)) // max(1, int(step) if step.isdigit() else 1) + 1
+    for lo_name, hi_name, step_name in (
+            ("SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP"),
+            ("SGE_TASK_FIRST", "SGE_TASK_LAST", "SGE_TASK_STEPSIZE")):
+        lo, hi = environ.get(lo_name, ""), environ.get(hi_name, "")
+        step = environ.get(step_name, "1")
+        if lo.isdigit() and hi.isdigit():
+            return (int(hi) - int(lo)) // max(1, int(step) if step.isdigit() else 1) + 1
     return None
+
+
+# ---- Grid Engine (Son of Grid Engine 8.1.9 as observed) ----
+
+def parse_sge_duration(text):
+    """SGE time values: '30', '0:0:30', '00:01:30', '1:00:00:00' (d:h:m:s) -> seconds;
+    None for INFINITY or anything else."""
+    parts = (text or "").strip().split(":")
+    if not parts or len(parts) > 4 or not all(p.isdigit() for p in parts):
+        return None
+    seconds = 0
+    for part, unit in zip(reversed(parts), (1, 60, 3600, 86400)):
+        seconds += int(part) * unit
+    return float(seconds)
+
+
+def format_hms(seconds):
+    """Seconds -> 'HH:MM:SS', SGE's own notation for run-time limits."""
+    s = int(round(seconds or 0))
+    return "%02d:%02d:%02d" % (s // 3600, s % 3600 // 60, s % 60)
+
+
+def parse_sge_job(text):
+    """`qstat -j ID` -> {field: value} of the first job ("" or None -> {}). Lines are
+    'field:   value'; per-task lines ('usage    1:  ...') keep their task in the key."""
+    rec = {}
+    for line in (text or "").splitlines():
+        m = re.match(r"^([A-Za-z_][\w -]*?(?:\s+\d+)?):\s+(.*)$", line)
+        if m:
+            rec.setdefault(re.sub(r"\s+", " ", m.group(1).strip()), m.group(2).strip())
+    return rec
+
+
+def sge_limits(text):
+    """Run-time limits from 'h_rt=30,s_rt=20' (qstat -j's hard resource_list) or from
+    qacct's category ('-l h_rt=60,s_rt=8 -notify') -> {"h_rt": s, "s_rt": s} (known ones)."""
+    limits = {}
+    for name, value in re.findall(r"\b([hs]_rt)=([\d:]+)", text or ""):
+        seconds = parse_sge_duration(value)
+        if seconds is not None:
+            limits[name] = seconds
+    return limits
+
+
+def parse_qacct(text):
+    """`qacct -j ID` -> one dict per record (an array gives one per task), in order."""
+    records = []
+    for block in re.split(r"^=+\s*$", text or "", flags=re.M):
+        rec = {}
+        for line in block.splitlines():
+            key, _, value = line.strip().partition(" ")
+            if key:
+                rec[key] = value.strip()
+        if rec.get("jobnumber"):
+            records.append(rec)
+    return records
+
+
+def parse_sge_listing(text, job_id, task_id=None):
+    """`qstat` (the job list) -> (state letters, start epoch or None) of the job, or of its
+    task; (None, None) when the job is not listed. Columns: job-ID prior name user state
+    submit/start-date time queue slots ja-task-ID."""
+    for line in (text or "").splitlines():
+        cols = line.split()
+        if len(cols) < 7 or cols[0] != str(job_id):
+            continue
+        if task_id is not None and cols[-1] != str(task_id):
+            continue
+        try:
+            start = time.mktime(time.strptime(cols[5] + " " + cols[6], "%m/%d/%Y %H:%M:%S"))
+        except ValueError:
+            start = None
+        return cols[4], start
+    return None, None
+
+
+def _sge_margin(limit_s):
+    """How early a signal still counts as 'at the limit': SGE checks limits every few
+    seconds, and the wrapper starts after the job does; never more than WALLTIME_MARGIN_S."""
+    return min(WALLTIME_MARGIN_S, max(2.0, 0.1 * limit_s))
+
+
+def sge_signal_reason(name, elapsed, limits, state=None):
+    """Why SGE sent this signal. -> (reason or None, evidence). SIGUSR1 is the soft run-time
+    limit (s_rt; with -notify also the notice before a suspension); SIGUSR2 comes only with
+    -notify, the queue's `notify` time before a SIGKILL: h_rt, or qdel (state 'd')."""
+    took = format_duration(elapsed)
+    if name == "SIGUSR1":
+        s_rt = limits.get("s_rt")
+        if s_rt is None:
+            return "walltime", "SIGUSR1 from SGE after %s: its soft run-time limit (s_rt; " \
+                               "the limit itself could not be read)" % took
+        if elapsed >= s_rt - _sge_margin(s_rt):
+            return "walltime", "s_rt %s reached (SIGUSR1 after %s)" % (format_hms(s_rt), took)
+        return None, "SIGUSR1 after %s, before s_rt %s: SGE's notice of a suspension " \
+                     "(-notify)" % (took, format_hms(s_rt))
+    h_rt = limits.get("h_rt")
+    if h_rt is not None and elapsed >= h_rt - _sge_margin(h_rt):
+        return "walltime", "h_rt %s reached (SIGUSR2 from -notify after %s; SIGKILL follows)" % (
+            format_hms(h_rt), took)
+    if state and "d" in state:
+        return "cancelled", "qdel: qstat shows state %s (SIGUSR2 from -notify after %s; " \
+                            "SIGKILL follows)" % (state, took)
+    if h_rt is not None:
+        return "cancelled", "SIGUSR2 from -notify after %s, before h_rt %s: qdel" % (
+            took, format_hms(h_rt))
+    return None, "SIGUSR2 from -notify after %s (no h_rt; qstat did not say why)" % took
+
+
+def sge_facts(rec):
+    """The classifier's facts for a finished SGE job, from its qacct record."""
+    failed_text = " ".join(rec.get("failed", "0").split())
+    failed = int(failed_text.split()[0]) if failed_text.split()[:1] and failed_text.split()[0].isdigit() else 0
+    status_text = " ".join(rec.get("exit_status", "").split())
+    status = int(status_text.split()[0]) if status_text.split()[:1] and status_text.split()[0].isdigit() else None
+    sig = status - 128 if status is not None and 128 < status < 160 else None
+    facts = {"scheduler_state": "failed %d" % failed if failed else "finished",
+             "exit_code": -sig if sig else status}
+    limits = sge_limits(rec.get("category"))
+    wall = parse_sge_duration((rec.get("ru_wallclock") or "").rstrip("s").split(".")[0])
+    evidence = "qacct: failed %s, exit_status %s, ru_wallclock %s" % (
+        failed_text, status_text or "?", rec.get("ru_wallclock") or "?")
+    h_rt, s_rt = limits.get("h_rt"), limits.get("s_rt")
+    if h_rt is not None and wall is not None and (failed == 37 or sig == 9) \
+            and wall >= h_rt - _sge_margin(h_rt):
+        facts.update(scheduler_reason="walltime",
+                     scheduler_evidence="h_rt %s reached; %s" % (format_hms(h_rt), evidence))
+    elif s_rt is not None and sig == 10 and wall is not None and wall >= s_rt - _sge_margin(s_rt):
+        facts.update(scheduler_reason="walltime",
+                     scheduler_evidence="s_rt %s reached (died of SIGUSR1); %s" % (format_hms(s_rt), evidence))
+    elif failed or sig:
+        facts["scheduler_evidence"] = evidence
+    return facts
+
+
+def sge_output_path(path_list, rec, task_id, stream):
+    """Where SGE wrote a job's stdout ('o') or stderr ('e'): qstat -j's stdout_path_list
+    ('NONE:NONE:/dir' or 'host:/file'; a directory gets the default name), expanded
+    ($JOB_ID, $TASK_ID, $JOB_NAME, $USER, $HOSTNAME); default <name>.o<id>[.<task>] in the
+    job's cwd, else in its home. None when it went to /dev/null."""
+    name, job_id = rec.get("job_name", ""), rec.get("job_number", "")
+    default = "%s.%s%s%s" % (name, stream, job_id, ".%s" % task_id if task_id else "")
+    base = rec.get("cwd") or rec.get("sge_o_home") or ""
+    path = (path_list or "").split(",")[0]
+    path = path.rsplit(":", 1)[-1] if path and path not in ("NONE",) else ""
+    if not path:
+        return os.path.join(base, default)
+    values = {"JOB_ID": job_id, "TASK_ID": str(task_id or "undefined"), "JOB_NAME": name,
+              "USER": rec.get("owner", ""), "HOSTNAME": rec.get("hostname", "")}
+    path = re.sub(r"\$(JOB_ID|TASK_ID|JOB_NAME|USER|HOSTNAME)", lambda m: values[m.group(1)], path)
+    if path == "/dev/null":
+        return None
+    path = os.path.join(base, path) if not os.path.isabs(path) else path
+    return os.path.join(path, default) if os.path.isdir(path) else path
 
 
 # ==== Pure core: from the outcome to the result ====
 
-def stop_signals(child):
-    """Names of the signals that asked the child to end (USR1/USR2 only warn)."""
-    return [name for name, _, _ in child.signals if name in STOP_SIGNALS]
+def stop_signal_names(scheduler):
+    """The signals that ask a job to end. USR1/USR2 only warn, except SGE's SIGUSR2: with
+    -notify it comes the queue's `notify` time before the SIGKILL of h_rt or qdel."""
+    if (scheduler or {}).get("kind") == "sge":
+        return STOP_SIGNALS + ("SIGUSR2",)
+    return STOP_SIGNALS
+
+
+def stop_signals(child, scheduler=None):
+    """Names of the signals that asked the child to end."""
+    names = stop_signal_names(scheduler)
+    return [name for name, _, _ in child.signals if name in names]
 
 
 def facts_for(outcome):
@@ -3082,7 +3253,8 @@ def facts_for(outcome):
     child, before, after = outcome.child, outcome.mem_before, outcome.mem_after
     facts = {"exit_code": child.exit_code, "timed_out": child.timed_out,
              "exec_error": child.exec_error[1] if child.exec_error else None,
-             "received_signals": stop_signals(child), "total_lines": outcome.total_lines}
+             "received_signals": stop_signals(child, outcome.scheduler),
+             "total_lines": outcome.total_lines}
     if before.get("oom_kill") is not None and after.get("oom_kill") is not None:
         facts["oom_kill_delta"] = after["oom_kill"] - before["oom_kill"]
     if outcome.end_reason and outcome.end_reason[0]:
@@ -5013,8 +5185,9 @@ class ChildPump(object):
     """
 
     def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
-                 on_signal=None, tty=None):
+                 on_signal=None, tty=None, stops=STOP_SIGNALS):
         self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
+        self.stops = stops  # the signal names after which the scheduler's SIGKILL follows
         self.fds = dict(fds)  # read fd -> TerminalCopy
         self.tty = tty  # our controlling terminal, when a job-control shell runs us
         self.tail = bytearray()
@@ -5184,7 +5357,7 @@ class ChildPump(object):
         self.signals.append((name, now, sender))
         if not _child_already_signalled(info, sender, self.pid):
             _send(self.pid, info.si_signo)
-        if name in STOP_SIGNALS and self.term_at is None:
+        if name in self.stops and self.term_at is None:
             self.term_at = now
             kill_wait = self.kill_wait()
             if kill_wait:  # the scheduler's SIGKILL follows: leave time to notify before it
@@ -5323,12 +5496,16 @@ def _child_already_signalled(info, sender, pid):
     job) did not reach it, unless setpgid failed and it is still in ours. A scheduler's
     daemon signals every process of the job step. Slurm's `--signal=B:SIG` reaches only the
     batch shell, so a USR1/USR2 that a daemon sent to a batch-script wrapper (no
-    SLURM_STEP_ID) must still be passed on.
+    SLURM_STEP_ID) must still be passed on. SGE's shepherd sends s_rt's USR1 and
+    -notify's USR2 to the job's process group: the child, in a group of its own, still
+    needs them.
     """
     if sender == "kernel":
         return _same_group(pid)
     if sender not in SCHEDULER_DAEMONS:
         return False
+    if sender == "sge_shepherd":  # it signals the job's process group, ours
+        return _same_group(pid)
     if info.si_signo in (signal.SIGUSR1, signal.SIGUSR2):
         return bool(os.environ.get("SLURM_STEP_ID")) and os.environ.get("SLURM_STEP_ID") != "batch"
     return True
@@ -6372,6 +6549,12 @@ def read_kill_wait(sched, run=None):
         if found:
             return float(found.group(1))
         return KILL_WAIT_UNKNOWN_S  # scontrol did not answer: do not bet on the 30 s default
+    if kind == "sge" and sched.get("partition"):  # -notify: SIGUSR2, the queue's notify, SIGKILL
+        answer = (run or run_command)(["qconf", "-sq", sched["partition"]], CMD_TIMEOUT_S)
+        found = answer and answer[0] == 0 and re.search(r"^notify\s+(\S+)", answer[1], re.M)
+        seconds = parse_sge_duration(found.group(1)) if found else None
+        if seconds:
+            return seconds
     return KILL_WAIT_DEFAULT_S.get(kind, KILL_WAIT_UNKNOWN_S)
 
 
@@ -6458,6 +6641,11 @@ def _fill_time_limit(info, sched, run, environ):
         rec = parse_qstat(_ask(run, ["qstat", "-f", job_id], CMD_TIMEOUT_S, info["notes"]))
         info["limit_s"] = parse_pbs_duration(rec.get("Resource_List.walltime"))
         info["source"] = "qstat" if info["limit_s"] else None
+    elif kind == "sge":
+        rec = parse_sge_job(_ask(run, ["qstat", "-j", job_id], CMD_TIMEOUT_S, info["notes"]))
+        info["sge_limits"] = sge_limits(rec.get("hard resource_list"))
+        info["limit_s"] = info["sge_limits"].get("h_rt")
+        info["source"] = "qstat -j" if rec else None
     elif kind == "lsf":
         out = _ask(run, ["bjobs", "-l", job_id], CMD_TIMEOUT_S, info["notes"]) or ""
         m = re.search(r"RUNLIMIT\s*\n\s*([\d.]+) min", out)
@@ -6580,6 +6768,23 @@ def _lsf_reason(sched, run, notes):
 
 _END_REASON_ASKERS = {"slurm": (_slurm_reason_scontrol, _slurm_reason_squeue, _slurm_reason_sacct),
                       "pbs": (_pbs_reason,), "lsf": (_lsf_reason,)}
+
+
+def query_sge_reason(sched, name, start, now, time_limit=None, run=None):
+    """Why SGE sent SIGUSR1/SIGUSR2 to this job (see sge_signal_reason). The limits come
+    from the start (read_time_limit), else from `qstat -j` now; the state and the job's
+    own start time from `qstat` while it still lists the job. -> (reason, evidence)."""
+    run, notes = run or run_command, []
+    limits = dict((time_limit or {}).get("sge_limits") or {})
+    if not limits:
+        rec = parse_sge_job(_ask(run, ["qstat", "-j", sched.get("job_id", "")], CMD_TIMEOUT_S, notes))
+        limits = sge_limits(rec.get("hard resource_list"))
+    state, job_start = parse_sge_listing(_ask(run, ["qstat"], CMD_TIMEOUT_S, notes),
+                                         sched.get("job_id"), sched.get("array_task_id"))
+    if job_start is None or job_start > now:
+        job_start = start  # the wrapper's own start: later than the job's, never earlier
+    reason, evidence = sge_signal_reason(name, now - min(start, job_start), limits, state)
+    return reason, "; ".join([evidence] + notes)
 
 
 # ==== Edges: host probes (cgroups, GPUs) ====
@@ -7420,7 +7625,8 @@ class Run(object):
         copies = terminal_copies(merged)
         self.pump = ChildPump(pid, dict((fd, copies[n]) for n, fd in enumerate(reads, 1)), self.log,
                               self.cfg, kill_wait=self._kill_wait_s, on_stall=self._on_stall,
-                              on_signal=self._on_signal, tty=tty)
+                              on_signal=self._on_signal, tty=tty,
+                              stops=stop_signal_names(self.scheduler))
         self.pump.run(self.cfg["timeout"])
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
         return ChildExit(self.pump.exit_code, self.pump.rusage, None, self.pump.timed_out,
@@ -7447,6 +7653,8 @@ class Run(object):
 
     def _on_signal(self, name, info):
         """Ask the scheduler why while it still knows; warn early on --signal=B:USR1@120."""
+        if name in ("SIGUSR1", "SIGUSR2") and self.scheduler.get("kind") == "sge":
+            return self._on_sge_signal(name)
         if name == "SIGTERM" and self.scheduler and self.end_reason is None:
             limit, now = self.time_limit, time.time()
             self.end_reason = Background(lambda: query_end_reason(
@@ -7454,15 +7662,32 @@ class Run(object):
         if name in ("SIGUSR1", "SIGUSR2") and self.scheduler:
             self._notify_early("WARNING", "time limit approaching (%s)" % name)
 
+    def _on_sge_signal(self, name):
+        """SGE's SIGUSR1 is s_rt (warn now; TIMEOUT if the job then ends); its SIGUSR2 is
+        -notify's notice of a SIGKILL (h_rt or qdel): the child is stopped in time and the
+        message goes before the kill (the pump treats it as a stop signal)."""
+        limit, now = self.time_limit, time.time()
+        asked = Background(lambda: query_sge_reason(
+            self.scheduler, name, self.start, now, limit.result(CMD_TIMEOUT_S) if limit else None))
+        if name == "SIGUSR2" or self.end_reason is None:
+            self.end_reason = asked  # a later SIGUSR2 (the kill) outranks an s_rt
+        if name == "SIGUSR1":
+            def detail():
+                reason, evidence = asked.result(2 * CMD_TIMEOUT_S + 1.0) or (None, None)
+                return evidence if reason else "SIGUSR1 from SGE (%s)" % (evidence or "s_rt?")
+            self._notify_early("WARNING", detail)
+
     def _notify_early(self, status, detail):
-        """A notice while the child still runs (stalled, time limit near); never blocks it."""
+        """A notice while the child still runs (stalled, time limit near); never blocks it.
+        detail: the text, or a function that returns it (called off the pump's thread)."""
         def send():
-            self.early_sent.append((status, time.time(), detail))
+            text = detail() if callable(detail) else detail
+            self.early_sent.append((status, time.time(), text))
             result = make_result(
                 status, self.name, argv=self.argv, host=self.host, cwd=self.cwd, start=self.start,
-                classification=make_verdict("walltime" if status == "WARNING" else None, detail),
+                classification=make_verdict("walltime" if status == "WARNING" else None, text),
                 log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
-                tail=tail_lines(self.pump.tail) if self.pump else [], notes=[detail])
+                tail=tail_lines(self.pump.tail) if self.pump else [], notes=[text])
             deadline = time.monotonic() + _mail_timeout(self.cfg)
             posts = _start_channels(result, self.cfg, deadline)
             delivery = {"outcome": "skipped", "detail": "--notify never"}
@@ -7481,7 +7706,8 @@ class Run(object):
     def _post_exit_bound(self, child):
         """How long classification and delivery may take; before a scheduler's SIGKILL."""
         bound = _mail_timeout(self.cfg) + 10.0
-        term = [at for name, at, _ in child.signals if name in STOP_SIGNALS]
+        stops = stop_signal_names(self.scheduler)
+        term = [at for name, at, _ in child.signals if name in stops]
         if term and self.scheduler:  # a plain `kill` outside a batch job has no SIGKILL to beat
             left = self._kill_wait_s() - KILL_MARGIN_S - (time.time() - term[0])
             bound = max(2.0, min(bound, left))
@@ -7544,7 +7770,7 @@ class Run(object):
         """After a scheduler's SIGTERM its SIGKILL may come before the full message is ready (a
         loaded node, a short KillWait). A plain message from the process facts alone goes to the
         outbox first; it is removed once the full one is sent or saved. Returns its path or None."""
-        stopped = [name for name, _, _ in child.signals if name in STOP_SIGNALS]
+        stopped = stop_signals(child, self.scheduler)
         if not (stopped and self.scheduler) or self.cfg["notify"] == "never" or self.cfg["dry_run"]:
             return None
         outcome = self._outcome(child, end)
@@ -7746,11 +7972,38 @@ def _with_channels(delivery, posts, deadline):
 
 # ---- watch: follow submitted Slurm jobs ----
 
-def poll_job(job_id, run=None, notes=None):
-    """One look at a Slurm job. -> list of job-info dicts (an array id gives one per task),
-    or [] when no source knows the job, or None when every source failed (retry later; the
-    reasons are appended to `notes`). Sources in order: scontrol show job -o, squeue -t all,
-    sacct."""
+def poll_job(job_id, run=None, notes=None, scheduler="auto", memory=None):
+    """One look at a job. -> list of job-info dicts (an array id gives one per task), or []
+    when no scheduler knows the job, or None when every source failed (retry later; the
+    reasons are appended to `notes`). scheduler: "slurm", "sge", or "auto": Slurm's
+    commands first, then SGE's where `qstat` is installed; the first that knows the job
+    is kept in memory (a dict per job) for the next polls. Where both run, their job ids
+    overlap: say which with --scheduler."""
+    import shutil
+    memory, notes = {} if memory is None else memory, [] if notes is None else notes
+    kind = memory.get("kind") or scheduler
+    if kind == "sge":
+        return poll_sge_job(job_id, run, memory, notes=notes)
+    slurm_notes = []
+    found = poll_slurm_job(job_id, run, slurm_notes)
+    if found or kind == "slurm" or run is not None or not shutil.which("qstat"):
+        memory["kind"] = "slurm" if found else memory.get("kind")
+        notes += slurm_notes
+        return found
+    sge_notes = []
+    on_sge = poll_sge_job(job_id, run, memory, notes=sge_notes)
+    if on_sge:
+        memory["kind"] = "sge"
+        return on_sge
+    if on_sge is not None and found is None:
+        return on_sge  # SGE answered (it does not know the job) where Slurm did not
+    notes += slurm_notes + (sge_notes if on_sge is None else [])
+    return found
+
+
+def poll_slurm_job(job_id, run=None, notes=None):
+    """One look at a Slurm job (see poll_job). Sources in order: scontrol show job -o,
+    squeue -t all, sacct."""
     run = run or run_command
     notes = [] if notes is None else notes
     out = _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
@@ -7772,6 +8025,74 @@ def poll_job(job_id, run=None, notes=None):
     return [] if answered or out is not None else None
 
 
+def poll_sge_job(job_id, run=None, memory=None, clock=time.time, notes=None):
+    """One look at an SGE job: `qstat -j` while SGE holds it, then `qacct -j` once it has
+    ended. qacct has no -o/-e paths, so the submission record qstat gave is kept in
+    memory. A job that left the queue with no accounting record (yet: it is flushed
+    every few seconds; or at all: accounting off) is waited for SGE_ACCOUNTING_WAIT_S,
+    then reported with what is known. -> job-info dicts (one per array task), [] when SGE
+    does not know the job, None when qstat did not answer."""
+    run, memory, asked = run or run_command, {} if memory is None else memory, []
+    out = _ask(run, ["qstat", "-j", str(job_id)], CMD_TIMEOUT_S, asked)
+    if out is None:  # only a qstat that did not answer is trouble (exit 1: not queued)
+        if notes is not None:
+            notes += asked
+        return None
+    notes = asked
+    rec = parse_sge_job(out)
+    if rec.get("job_number") == str(job_id):
+        memory["sge_record"] = rec
+        return [_sge_info(job_id, "queued or running", False, rec)]
+    records = parse_qacct(_ask(run, ["qacct", "-j", str(job_id)], CMD_TIMEOUT_S, notes))
+    submitted = memory.get("sge_record") or {}
+    if records:
+        return [job_info_from_qacct(r, submitted) for r in records]
+    if not submitted:
+        return []
+    gone = memory.setdefault("gone_at", clock())
+    if clock() - gone < SGE_ACCOUNTING_WAIT_S:
+        return [_sge_info(job_id, "left the queue, no qacct record yet", False, submitted)]
+    info = _sge_info(job_id, "ended", True, submitted)
+    info["facts"]["scheduler_evidence"] = (
+        "SGE: the job left the queue %.0fs ago and qacct has no record of it (%s): its exit "
+        "status and end reason are unknown" % (clock() - gone, "; ".join(notes) or "no accounting"))
+    return [info]
+
+
+def _sge_info(job_id, state, done, sub, task=None):
+    info = {"job_id": str(job_id), "label": "%s.%s" % (job_id, task) if task else str(job_id),
+            "kind": "sge", "state": state, "done": done, "reason": None, "exit_code": None,
+            "signal": None, "source": "qstat", "name": sub.get("job_name"),
+            "stdout": sge_output_path(sub.get("stdout_path_list"), sub, task, "o") if sub else None,
+            "stderr": sge_output_path(sub.get("stderr_path_list"), sub, task, "e") if sub else None,
+            "end_time": None, "start_time": None, "facts": {"scheduler_state": state}}
+    if sub.get("merge", "").lower() in ("y", "yes", "true"):
+        info["stderr"] = info["stdout"]
+    return info
+
+
+def job_info_from_qacct(rec, submitted=None):
+    """The job-info dict of one finished SGE job (or task) from its qacct record, with the
+    output paths from its submission record (qstat -j, kept while it was queued)."""
+    task = rec.get("taskid") if rec.get("taskid") not in (None, "", "undefined") else None
+    facts = sge_facts(rec)
+    info = _sge_info(rec.get("jobnumber"), facts["scheduler_state"], True, submitted or {}, task)
+    info.update(source="qacct", name=rec.get("jobname") or info["name"],
+                exit_code=facts.get("exit_code"), facts=facts,
+                start_time=_sge_time(rec.get("start_time")), end_time=_sge_time(rec.get("end_time")))
+    if not submitted:
+        info["note"] = "the job's output files are unknown: it had ended before watch saw it queued"
+    return info
+
+
+def _sge_time(text):
+    """qacct's 'Thu Dec  3 08:39:38 2026' (local time) -> epoch; None if unreadable."""
+    try:
+        return time.mktime(time.strptime((text or "").strip(), "%a %b %d %H:%M:%S %Y"))
+    except ValueError:
+        return None
+
+
 def _job_info(job_id, state, exit_text, rec, source):
     """The job-info dict cmd_watch reports, with the classifier's facts."""
     state = (state or "").split()[0].rstrip("+") if state else ""
@@ -7786,7 +8107,8 @@ def _job_info(job_id, state, exit_text, rec, source):
 
 def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
                max_interval=WATCH_MAX_INTERVAL_S, unknown_retries=WATCH_UNKNOWN_RETRIES,
-               max_wait=None, on_done=None, give_up_s=WATCH_GIVE_UP_S, warn=None):
+               max_wait=None, on_done=None, give_up_s=WATCH_GIVE_UP_S, warn=None,
+               scheduler="auto"):
     """Poll until every job has ended. -> list of job-info dicts (one per job, one per
     array task), in the order they ended; on_done(info) is called as each ends. A job no
     source knows for `unknown_retries` polls in a row ends as state "UNKNOWN". When the
@@ -7795,11 +8117,12 @@ def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval
     warn = warn or (lambda line: _warn("watch: " + line))
     pending = [str(j) for j in job_ids]
     unknown = dict((j, 0) for j in pending)
+    memory = dict((j, {}) for j in pending)  # per job: which scheduler, SGE's submission record
     results, wait, began, failing_since = [], max(0.1, float(interval)), clock(), None
     while pending:
         trouble = []
         for job_id in list(pending):
-            infos = _poll_safely(job_id, run, trouble)
+            infos = _poll_safely(job_id, run, trouble, scheduler, memory[job_id])
             if infos is None:
                 continue
             if not infos:
@@ -7842,9 +8165,9 @@ def _give_up_reason(now, began, failing_since, max_wait, give_up_s):
     return None
 
 
-def _poll_safely(job_id, run, notes):
+def _poll_safely(job_id, run, notes, scheduler="auto", memory=None):
     try:
-        return poll_job(job_id, run, notes)
+        return poll_job(job_id, run, notes, scheduler, memory)
     except Exception as exc:  # a broken seam or parser: said, and polled again later
         notes.append("job %s: %s: %s" % (job_id, type(exc).__name__, exc))
         return None
@@ -7885,13 +8208,15 @@ def classify_watched(info):
 
 
 class Watch(object):
-    """`watch`: follow submitted Slurm jobs until each ends, classify its log and send the
+    """`watch`: follow submitted Slurm or SGE jobs until each ends, classify its log and send the
     message the wrapper would have sent. Owns the polling and one report per ended job."""
 
-    def __init__(self, job_ids, cfg, interval=None, max_wait=None, give_up_s=None):
+    def __init__(self, job_ids, cfg, interval=None, max_wait=None, give_up_s=None,
+                 scheduler=None):
         self.job_ids, self.cfg, self.max_wait = list(job_ids), cfg, max_wait
         self.interval = max(1.0, float(interval or WATCH_INTERVAL_S))
         self.give_up_s = WATCH_GIVE_UP_S if give_up_s is None else give_up_s
+        self.scheduler = scheduler or "auto"
 
     def run(self):
         """-> 0 when every job's end was seen, 1 when some job stayed unknown (or the
@@ -7899,7 +8224,7 @@ class Watch(object):
         results = watch_jobs(self.job_ids, interval=self.interval,
                              max_interval=max(self.interval, WATCH_MAX_INTERVAL_S),
                              max_wait=self.max_wait, on_done=self.report,
-                             give_up_s=self.give_up_s)
+                             give_up_s=self.give_up_s, scheduler=self.scheduler)
         return 0 if all(r["state"] != "UNKNOWN" for r in results) else 1
 
     def report(self, info):
@@ -7939,18 +8264,23 @@ def watched_result(info, verdict, log_dir):
     name = info.get("name") or "job %s" % label
     run_dir = make_run_dir(log_dir, "watch-" + name, host, {"dir_tag": str(label)}, start=end)
     log_path = info.get("log_path") or info.get("stdout") or ""
-    notes = ["Slurm state %s (seen by gpualert watch on %s)" % (info.get("state"), host)]
+    kind = info.get("kind") or "slurm"
+    sge = kind == "sge"
+    notes = ["%s %s (seen by gpualert watch on %s)" % ("SGE job" if sge else "Slurm state",
+                                                       info.get("state"), host)]
+    evidence = (info.get("facts") or {}).get("scheduler_evidence")
+    notes += [n for n in (evidence if sge else None, info.get("note")) if n]
     try:
         tail = tail_lines(read_tail(log_path, 256 * 1024)[0]) if log_path else []
     except OSError as exc:
         tail = []
         notes.append("cannot read the job's log %s: %s" % (log_path, exc.strerror or exc))
     return make_result(
-        status_for(code, verdict.cls), name, argv=["sbatch job %s" % label], host=host,
-        cwd=os.path.dirname(log_path), start=info.get("start_time") or end, end=end,
+        status_for(code, verdict.cls), name, argv=["%s job %s" % ("qsub" if sge else "sbatch", label)],
+        host=host, cwd=os.path.dirname(log_path), start=info.get("start_time") or end, end=end,
         exit_code=code, classification=verdict, log_path=log_path, run_dir=run_dir,
         tail=tail,
-        scheduler={"kind": "slurm", "job_id": info.get("job_id"), "label": label,
+        scheduler={"kind": kind, "job_id": info.get("job_id"), "label": label,
                    "state": info.get("state")},
         notes=notes)
 
@@ -8190,11 +8520,12 @@ def cmd_test_notify(args, cfg):
 
 
 def cmd_watch(args, cfg):
-    """`gpualert watch JOBID...`: follow Slurm jobs until they end; classify each job's
+    """`gpualert watch JOBID...`: follow Slurm or SGE jobs until they end; classify each job's
     log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
     Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
     return Watch(args.job_ids, cfg, getattr(args, "interval", None),
-                 getattr(args, "max_wait", None), getattr(args, "give_up", None)).run()
+                 getattr(args, "max_wait", None), getattr(args, "give_up", None),
+                 getattr(args, "scheduler", None)).run()
 
 
 def cmd_run(cli, cfg, sources, problems):
@@ -8227,7 +8558,9 @@ SUB_OPTIONS = {
                  ("--json", "json", "flag", "", "one JSON object a line")),
     "watch": (("--interval", "interval", "seconds", "SECONDS", "poll interval (60)"),
               ("--give-up", "give_up", "duration", "DURATION",
-               "stop after the scheduler fails to answer this long (10m)")),
+               "stop after the scheduler fails to answer this long (10m)"),
+              ("--scheduler", "scheduler", "choice:auto|slurm|sge", "KIND",
+               "slurm, sge, or auto (default: the first that knows the job)")),
 }
 
 

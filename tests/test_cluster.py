@@ -232,7 +232,7 @@ def test_detect_sge_only_when_confirmed():
                                   "JOB_NAME": "t", "QUEUE": "all.q"})
     assert (s["kind"], s["label"], s["partition"]) == ("sge", "77", "all.q")
     s = cluster.detect_scheduler({"JOB_ID": "77", "SGE_CELL": "default", "SGE_TASK_ID": "2"})
-    assert s["label"] == "77_2"
+    assert s["label"] == "77.2"  # SGE writes a task as JOB.TASK (qacct -j 77 -t 2)
 
 
 def test_detect_none():
