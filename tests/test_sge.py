@@ -194,6 +194,13 @@ def jobs(workdir, smtp):
     # the soft run-time limit: SIGUSR1 at s_rt; the child (no handler) dies of it
     made["srt"] = Job(workdir, smtp, "srt", wrap + " -- {py} -c \"%s\"" % SLEEPER,
                       ["-l", "s_rt=0:0:8,h_rt=0:1:0"])
+    # s_rt with a child that checkpoints on SIGUSR1 and exits 0: the signal once, TIMEOUT still
+    once = "import signal, sys, time; seen = []; " \
+           "signal.signal(signal.SIGUSR1, lambda *a: seen.append(1)); print('epoch 1', flush=True); " \
+           "end = time.time() + 40\nwhile not seen and time.time() < end: time.sleep(0.1)\n" \
+           "time.sleep(1); print('SIGUSR1 seen %d time(s)' % len(seen), flush=True)"
+    made["srt_once"] = Job(workdir, smtp, "srtonce", wrap + " -- {py} -c \"%s\"" % once,
+                           ["-l", "s_rt=0:0:5,h_rt=0:1:0"])
     # -notify at h_rt: SIGUSR2, then SIGKILL 5 s later; the child dies of the SIGUSR2
     made["hrt"] = Job(workdir, smtp, "hrt", wrap + " -- {py} -c \"%s\"" % SLEEPER,
                       ["-notify", "-l", "h_rt=0:0:10"])
@@ -226,6 +233,16 @@ def test_soft_runtime_limit_is_timeout_walltime(jobs):
     # the early notice came at SIGUSR1, before the end
     assert any(s.startswith("[gpualert] WARNING ") and "walltime" in s for s in subjects), subjects
     assert rec["exit_status"].split()[0] == str(128 + 10)  # the wrapper passes on SIGUSR1's death
+
+
+def test_soft_runtime_limit_reaches_a_checkpointing_child_once(jobs):
+    job = jobs["srt_once"]
+    rec = job.wait_accounting(90)
+    assert rec["exit_status"].split()[0] == "0", (rec, job.output())
+    assert "SIGUSR1 seen 1 time(s)" in _read_logs(job), _read_logs(job)
+    (arrived, final), = wait_for(lambda: final_messages(job), 10, what="the message\n" + job.output())
+    assert_subject(final, "TIMEOUT", "walltime")  # it ended after s_rt, whatever way
+    assert "s_rt 00:00:05 reached" in body_of(final)
 
 
 def test_notify_job_at_h_rt_reports_before_the_kill(jobs):
