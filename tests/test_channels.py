@@ -706,3 +706,25 @@ def test_a_readable_config_with_channel_urls_is_warned_about(tmp_path):
     conf.chmod(0o600)
     proc, _ = run_wrapper(tmp_path, ["config", "--config", str(conf)], child=None)
     assert "readable by others" not in proc.stderr
+
+
+def test_sigkill_while_posting_leaves_the_message_for_resend(servers, tmp_path):
+    server = servers([("mute",), ("ok",)], tls=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), XDG_STATE_HOME=str(home / "state"),
+               XDG_CONFIG_HOME=str(home / "config"), TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--sendmail", "/nonexistent", "--smtp-timeout", "60",
+                             "--notify-url", "json://127.0.0.1:%d/hook" % server.port, "--",
+                             sys.executable, "-c", "raise SystemExit(3)"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        server.wait_for(1, timeout=30)  # the post is under way (and will never be answered)
+    finally:
+        proc.kill()
+        proc.wait()
+    records = spooled(tmp_path)
+    assert len(records) == 1 and json.loads(records[0].read_text())["claim"]["pid"] == proc.pid
+    out, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "channels: 1 sent" in out.stdout, out.stdout + out.stderr
+    assert len(server.requests) == 2 and spooled(tmp_path) == []
