@@ -4764,6 +4764,53 @@ def build_json(channel, summary, record=None):
     return _json_request(channel.parts["endpoint"], payload, headers)
 
 
+PICTURE_NAME = "run.png"
+#: Services that take a file: the picture of the run goes as a second, best-effort post.
+PICTURE_SERVICES = ("discord", "telegram", "ntfy", "matrix")
+
+
+def multipart_body(fields, files):
+    """(Content-Type, body) of a multipart/form-data request (RFC 7578); fields are
+    (name, text) pairs, files (name, filename, content type, bytes)."""
+    boundary = "gpualert-" + os.urandom(12).hex()
+    out = []
+    for name, value in fields:
+        out.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n" % (
+            boundary, name)).encode("ascii") + str(value).encode("utf-8") + b"\r\n")
+    for name, filename, ctype, data in files:
+        out.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"; filename=\"%s\"\r\n"
+                    "Content-Type: %s\r\n\r\n" % (boundary, name, filename, ctype)).encode("ascii")
+                   + data + b"\r\n")
+    out.append(("--%s--\r\n" % boundary).encode("ascii"))
+    return "multipart/form-data; boundary=%s" % boundary, b"".join(out)
+
+
+def build_picture_request(channel, summary, png):
+    """The picture of the run as its own post (Discord file, Telegram sendPhoto, ntfy
+    attachment); Matrix needs an upload first (see _post_matrix_picture)."""
+    caption = _fit(summary.title, 200)
+    if channel.service == "discord":
+        ctype, body = multipart_body(
+            [("payload_json", json_text({"content": _fit(caption, 2000), "allowed_mentions": {"parse": []}}))],
+            [("files[0]", PICTURE_NAME, "image/png", png)])
+        return HttpRequest("POST", channel.url, {"Content-Type": ctype}, body)
+    if channel.service == "telegram":
+        url = channel.parts["endpoint"].rsplit("/", 1)[0] + "/sendPhoto"
+        ctype, body = multipart_body([("chat_id", channel.parts["chat_id"]), ("caption", caption)],
+                                     [("photo", PICTURE_NAME, "image/png", png)])
+        return HttpRequest("POST", url, {"Content-Type": ctype}, body)
+    headers = {"Filename": PICTURE_NAME, "Title": _header_text(summary.title),
+               "Message": _header_text("curves of the run"), "Content-Type": "image/png"}
+    auth = _ntfy_auth(channel.parts)
+    if auth:
+        headers["Authorization"] = auth
+    return HttpRequest("PUT", channel.parts["endpoint"], headers, png)
+
+
+def json_text(payload):
+    return _json_body(payload).decode("utf-8")
+
+
 _PAYLOAD_BUILDERS = {
     "slack": build_slack, "discord": build_discord, "teams": build_teams,
     "googlechat": build_googlechat, "mattermost": build_mattermost,
@@ -5922,9 +5969,10 @@ def retry_after_s(headers, now=None):
     return max(0.0, when - (now or time.time()))
 
 
-def post_channel(channel, summary, deadline, record=None, txn_id=None, opener=None):
-    """Deliver one channel's message before the monotonic deadline. Never raises; the
-    detail line names the channel with its secrets masked."""
+def post_channel(channel, summary, deadline, record=None, txn_id=None, opener=None, picture=None):
+    """Deliver one channel's message before the monotonic deadline; then, where the service
+    takes files, the picture of the run (best effort: its failure is only noted). Never
+    raises; the detail line names the channel with its secrets masked."""
     try:
         if channel.service == "apprise":
             res = _post_apprise(channel, summary, deadline)
@@ -5932,10 +5980,45 @@ def post_channel(channel, summary, deadline, record=None, txn_id=None, opener=No
             res = _post_matrix(channel, summary, deadline, txn_id or _txn_id(summary), opener)
         else:
             res = _post_with_retry(build_channel_request(channel, summary, record), deadline, opener)
+        if res.ok and picture and channel.service in PICTURE_SERVICES:
+            res = res._replace(detail=res.detail + "; picture: " + _post_picture(
+                channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener))
     except Exception as exc:  # noqa: BLE001 - a channel never breaks the run
         res = ChannelResult(False, False, _transport_reason(exc))
     return res._replace(detail=mask_text("%s %s: %s" % (channel.service, channel.masked, res.detail),
                                          channel.secrets))
+
+
+def _post_picture(channel, summary, png, deadline, txn_id, opener=None):
+    """One line on how the picture went; never raises (the message itself is delivered)."""
+    try:
+        if channel.service == "matrix":
+            res = _post_matrix_picture(channel, png, deadline, txn_id, opener)
+        else:
+            res = _post_with_retry(build_picture_request(channel, summary, png), deadline, opener)
+    except Exception as exc:  # noqa: BLE001
+        res = ChannelResult(False, False, _transport_reason(exc))
+    return "sent" if res.ok else "not sent (%s)" % res.detail
+
+
+def _post_matrix_picture(channel, png, deadline, txn_id, opener=None):
+    """Upload to the media repository, then an m.image event that points at it."""
+    parts = channel.parts
+    auth = {"Authorization": "Bearer " + parts["token"]}
+    upload = HttpRequest("POST", "%s/_matrix/media/v3/upload?filename=%s" % (parts["base"], PICTURE_NAME),
+                         dict(auth, **{"Content-Type": "image/png"}), png)
+    status, _, body = send_http(upload, deadline, opener)
+    uri = _json_field(body, "content_uri") if status == 200 else None
+    if not uri:
+        return classify_http(status, body)._replace(ok=False)
+    room, failed = _matrix_room_id(channel, deadline, opener)
+    if failed:
+        return failed
+    content = {"msgtype": "m.image", "body": PICTURE_NAME, "url": uri,
+               "info": {"mimetype": "image/png", "size": len(png)}}
+    url = "%s/_matrix/client/v3/rooms/%s/send/m.room.message/%s" % (
+        parts["base"], _quote(room), _quote(txn_id))
+    return _post_with_retry(_json_request(url, content, auth)._replace(method="PUT"), deadline, opener)
 
 
 def _post_with_retry(request, deadline, opener=None):
@@ -5982,6 +6065,23 @@ def _txn_id(summary):
 
 def _post_matrix(channel, summary, deadline, txn_id, opener=None):
     """Resolve a #alias to a room id, then PUT the event; join once if not yet a member."""
+    room, failed = _matrix_room_id(channel, deadline, opener)
+    if failed:
+        return failed
+    request = build_matrix(channel, summary, room, txn_id)
+    res = _post_with_retry(request, deadline, opener)
+    if not res.ok and "M_FORBIDDEN" in res.detail:
+        auth = {"Authorization": "Bearer " + channel.parts["token"]}
+        join = "%s/_matrix/client/v3/join/%s" % (channel.parts["base"], _quote(room))
+        status, _, body = send_http(_json_request(join, {}, auth), deadline, opener)
+        if status == 200:
+            res = _post_with_retry(request, deadline, opener)
+    return res
+
+
+def _matrix_room_id(channel, deadline, opener=None):
+    """(room id, None) or (None, ChannelResult why not): an alias is looked up in the
+    directory; one without ':server' takes the server of the token's own user."""
     parts = channel.parts
     auth = {"Authorization": "Bearer " + parts["token"]}
     room = parts["room"]
@@ -5991,25 +6091,19 @@ def _post_matrix(channel, summary, deadline, txn_id, opener=None):
         user_id = _json_field(body, "user_id") if status == 200 else None
         if not user_id or ":" not in user_id:
             res = classify_http(status, body)
-            return res._replace(ok=False, detail="whoami (for the alias's server): %s" % res.detail)
+            return None, res._replace(ok=False, detail="whoami (for the alias's server): %s" % res.detail)
         room += ":" + user_id.split(":", 1)[1]
-    if room.startswith("#"):
-        url = "%s/_matrix/client/v3/directory/room/%s" % (parts["base"], _quote(room))
-        status, _, body = send_http(HttpRequest("GET", url, auth, None), deadline, opener)
-        if status != 200:
-            res = classify_http(status, body)
-            return res._replace(detail="room alias %s: %s" % (room, res.detail))
-        room = _json_field(body, "room_id")
-        if not room:
-            return ChannelResult(False, False, "room alias %s: no room_id in the answer" % parts["room"])
-    request = build_matrix(channel, summary, room, txn_id)
-    res = _post_with_retry(request, deadline, opener)
-    if not res.ok and "M_FORBIDDEN" in res.detail:
-        join = "%s/_matrix/client/v3/join/%s" % (parts["base"], _quote(room))
-        status, _, body = send_http(_json_request(join, {}, auth), deadline, opener)
-        if status == 200:
-            res = _post_with_retry(request, deadline, opener)
-    return res
+    if not room.startswith("#"):
+        return room, None
+    url = "%s/_matrix/client/v3/directory/room/%s" % (parts["base"], _quote(room))
+    status, _, body = send_http(HttpRequest("GET", url, auth, None), deadline, opener)
+    if status != 200:
+        res = classify_http(status, body)
+        return None, res._replace(detail="room alias %s: %s" % (room, res.detail))
+    room_id = _json_field(body, "room_id")
+    if not room_id:
+        return None, ChannelResult(False, False, "room alias %s: no room_id in the answer" % room)
+    return room_id, None
 
 
 def _json_field(body, name):
@@ -6061,7 +6155,8 @@ def _run_apprise(argv, deadline):
         proc.returncode, (": " + last) if last else ""))
 
 
-def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_ids=None):
+def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_ids=None,
+                     picture=None):
     """Post to every channel at once, each in a daemon thread; what has not answered by the
     deadline counts as failed (not permanent). Returns [(channel, ChannelResult)] in order."""
     import threading
@@ -6069,7 +6164,8 @@ def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_
     txn_ids = txn_ids or [None] * len(channels)
 
     def work(i, channel):
-        results[i] = post_channel(channel, summary, deadline, record, txn_ids[i], opener=opener)
+        results[i] = post_channel(channel, summary, deadline, record, txn_ids[i], opener=opener,
+                                  picture=picture)
 
     threads = []
     for i, channel in enumerate(channels):
@@ -7477,10 +7573,20 @@ def notify_channels(result, cfg, deadline, record=None, channels=None):
         held = _channel_cap_reason(cfg)
         if held:  # like the e-mail: kept in the outbox until `resend`
             return [_hold_channel(c, path, held) for c, path in zip(wanted, paths)]
-        posted = deliver_channels(wanted, summary, deadline, record, txn_ids=txn_ids)
+        picture = _channel_picture(result, cfg, wanted)
+        posted = deliver_channels(wanted, summary, deadline, record, txn_ids=txn_ids,
+                                  picture=picture)
         return [_settle_channel(c, res, path) for (c, res), path in zip(posted, paths)]
     except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
         return [{"channel": "*", "outcome": "failed", "detail": "internal error: %s" % _describe(exc)}]
+
+
+def _channel_picture(result, cfg, channels):
+    """The run's curves as PNG for the services that take files (none with --no-plots, or
+    when nothing was drawn). Not spooled: a resent message goes without it."""
+    if cfg.get("no_plots") or not any(c.service in PICTURE_SERVICES for c in channels):
+        return None
+    return _safely(lambda: render_plot(result.metrics, result.gpu)[0], None)
 
 
 def _channel_cap_reason(cfg):

@@ -728,3 +728,66 @@ def test_sigkill_while_posting_leaves_the_message_for_resend(servers, tmp_path):
     out, _ = run_wrapper(tmp_path, ["resend"], child=None)
     assert "channels: 1 sent" in out.stdout, out.stdout + out.stderr
     assert len(server.requests) == 2 and spooled(tmp_path) == []
+
+
+# ---- the picture of the run (Discord, Telegram, ntfy, Matrix) ----
+
+def _png():
+    canvas = gpualert.Canvas(40, 20)
+    return gpualert.encode_png(canvas)
+
+
+@pytest.mark.parametrize("service", ["discord", "telegram", "ntfy"])
+def test_the_picture_follows_the_message_where_the_service_takes_files(proxied, service):
+    server = proxied()
+    png = _png()
+    channel = gpualert.parse_channel(SERVICE_URLS[service])
+    res = gpualert.post_channel(channel, gpualert.channel_summary(make_result()),
+                                time.monotonic() + 10, picture=png)
+    assert res.ok and "picture: sent" in res.detail, res.detail
+    text, picture = server.wait_for(2)
+    assert check_request(service, text) == []
+    assert png in picture.body
+    if service == "discord":
+        assert picture.path == text.path and b'name="files[0]"; filename="run.png"' in picture.body
+        assert "multipart/form-data" in picture.header("content-type")
+    elif service == "telegram":
+        assert picture.path.endswith("/sendPhoto") and b'name="chat_id"\r\n\r\n4242' in picture.body
+    else:
+        assert picture.header("filename") == "run.png" and picture.body == png
+
+
+def test_a_failed_picture_never_fails_the_message(proxied):
+    server = proxied([("ok",), ("status", 413, {}, b"too big")])
+    channel = gpualert.parse_channel(SERVICE_URLS["discord"])
+    res = gpualert.post_channel(channel, gpualert.channel_summary(make_result()),
+                                time.monotonic() + 10, picture=_png())
+    assert res.ok and "picture: not sent (HTTP 413" in res.detail
+    assert len(server.requests) == 2
+
+
+def test_matrix_picture_on_a_real_synapse(synapse):
+    url = "matrix://%s@127.0.0.1:%d/#alerts:localhost" % (synapse.token, synapse.port)
+    res = gpualert.post_channel(gpualert.parse_channel(url), gpualert.channel_summary(make_result()),
+                                time.monotonic() + 20, picture=_png())
+    assert res.ok and "picture: sent" in res.detail, res.detail
+    image = synapse.messages()[-1]["content"]
+    assert image["msgtype"] == "m.image" and image["url"].startswith("mxc://")
+
+
+CURVES = ("import sys\nfor i in range(1, 41): print('step %d/40 loss %.3f acc %.2f' % "
+          "(i, 3.0 / i, i / 40.0))\nraise SystemExit(3)")
+
+
+@pytest.mark.parametrize("plots", [True, False])
+def test_run_sends_its_curves_to_ntfy_unless_no_plots(servers, tmp_path, plots):
+    server = servers(tls=False)
+    args = ["--notify-url", "ntfy://127.0.0.1:%d/alerts" % server.port] + ([] if plots else ["--no-plots"])
+    proc, _ = run_wrapper(tmp_path, args, child=CURVES)
+    assert proc.returncode == 3
+    requests = server.wait_for(1)
+    if plots:
+        requests = server.wait_for(2)
+        assert requests[1].body.startswith(b"\x89PNG") and "picture: sent" in proc.stderr
+    else:  # the wrapper has exited: every post it made was answered and recorded
+        assert len(server.requests) == 1
