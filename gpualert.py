@@ -2700,8 +2700,10 @@ def sparkline(values, width=24):
         step = len(values) / float(width)
         values = [values[int(i * step)] for i in range(width - 1)] + [values[-1]]
     lo, hi = min(values), max(values)
-    span = (hi - lo) or 1.0
-    return "".join(SPARK_CHARS[int(round((v - lo) / span * (len(SPARK_CHARS) - 1)))] for v in values)
+    span = (hi - lo) if _finite(hi - lo) and hi > lo else None
+    if span is None:  # flat, or a span past the float range (1e308 and -1e308)
+        return SPARK_CHARS[0] * len(values) if hi == lo else ""
+    return "".join(SPARK_CHARS[min(7, max(0, int(round((v - lo) / span * 7))))] for v in values)
 
 
 # ==== Pure core: scheduler and GPU records ====
@@ -3553,9 +3555,19 @@ def _gpu_brief(gpu):
     return "; ".join(parts[:4]) + ("; ..." if len(parts) > 4 else "")
 
 
+_BYTES_RE = re.compile(r"\b(\d{7,}) bytes\b")
+
+
+def readable_bytes(text):
+    """'tried to allocate 68719476736 bytes' -> 'tried to allocate 64.0 GiB (68719476736 bytes)'."""
+    return _BYTES_RE.sub(lambda m: "%s (%s bytes)" % (_format_size(int(m.group(1))), m.group(1)),
+                         str(text)) if text else text
+
+
 def essentials(result):
     """'What you need' (label, value) rows, shared by both parts, in the order they matter."""
     c, m = _classification(result), result.metrics or {}
+    c = c._replace(detail=readable_bytes(c.detail), evidence=readable_bytes(c.evidence))
     ok = result.status in ("SUCCESS", "TEST")
     verdict = result.status + (": %s" % c.cls if c.cls else "")
     if ok and result.status == "SUCCESS" and _duration_s(result) is not None:
@@ -3803,11 +3815,17 @@ def _item(filename, data, rows):
     import mimetypes
     filename = _clean(filename, 200) or "file"
     ctype = mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    if filename.lower().endswith(TEXT_ATTACHMENT_SUFFIXES):
+        ctype = "text/plain"  # mail clients show text/plain inline; .log/.jsonl are unknown types
     if filename.endswith(".gz"):
         ctype = "application/gzip"
     maintype, subtype = ctype.split("/", 1)
     return {"filename": filename, "data": data, "maintype": maintype, "subtype": subtype,
             "cost": _attach_cost(len(data), filename), "rows": rows}
+
+
+TEXT_ATTACHMENT_SUFFIXES = (".log", ".jsonl", ".out", ".err", ".txt", ".excerpt.txt", ".tsv",
+                            ".yaml", ".yml", ".cfg", ".ini", ".toml", ".md")
 
 
 def _read_at_most(path, size):
@@ -7203,6 +7221,7 @@ def newest_checkpoint(cwd, since, exclude=()):
     """The newest checkpoint-like file or folder under cwd written at/after `since`:
     {"path", "mtime", "size"} or None. Bounded like find_artifacts; never follows links."""
     import fnmatch
+    import itertools
     if not cwd or not os.path.isdir(cwd):
         return None
     skip = [os.path.realpath(p) for p in exclude if p]
@@ -7210,15 +7229,18 @@ def newest_checkpoint(cwd, since, exclude=()):
     while queue and scanned < CHECKPOINT_MAX_SCAN:
         folder, depth = queue.popleft()
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as it:  # a folder of a million files is not read whole
+                entries = list(itertools.islice(it, CHECKPOINT_MAX_SCAN - scanned))
         except OSError:
             continue
-        for entry in entries[:CHECKPOINT_MAX_SCAN - scanned]:
+        for entry in entries:
             scanned += 1
             try:
                 if entry.is_symlink() or _is_under(os.path.realpath(entry.path), skip):
                     continue
                 hit = any(fnmatch.fnmatchcase(entry.name.lower(), p) for p in CHECKPOINT_PATTERNS)
+                if entry.is_dir() and hit and not re.search(r"\d", entry.name):
+                    hit = False  # "checkpoints/", "ckpt/" hold checkpoints; "checkpoint-1200/" is one
                 if entry.is_dir() and not hit:
                     if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS:
                         queue.append((entry.path, depth + 1))

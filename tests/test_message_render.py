@@ -416,3 +416,56 @@ class TestOptions(unittest.TestCase):
         self.assertIs(cli.flags["array_summary"], True)
         with self.assertRaises(N.UsageError):
             N.parse_command_line(["--array-summary=sometimes", "--", "true"])
+
+
+class TestHostile(unittest.TestCase):
+    """Inputs a shared cluster produces: absurd values, giant lines, crowded folders."""
+
+    def test_absurd_metric_values_still_give_the_full_message(self):
+        text = "".join("step=%d loss=%s\n" % (i, v) for i, v in enumerate(
+            ["1e308", "-1e308", "nan", "inf", "5", "-inf", "1e308"]))
+        r = REPRESENTATIVE["success_with_metrics"]()._replace(metrics=N.metrics_from_chunks([text]))
+        msg, _ = N.build_message(r, dict(N.default_config(), to=["a@b.c"]))
+        plain = msg.get_body(("plain",)).get_content()
+        self.assertIn("What you need:", plain)
+        self.assertIn("loss", plain)
+        self.assertNotIn("rendering failed", msg["Subject"])
+
+    def test_a_log_without_line_breaks(self):
+        d = tempfile.mkdtemp(prefix="gpualert-hostile-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "output.log")
+        with open(path, "wb") as f:
+            f.write(b"loss=1.0 " * (4 * 1024 * 1024 // 9))  # one 4 MiB line (a tqdm bar never ended)
+        t = time.perf_counter()
+        self.assertEqual(N.extract_log_metrics(path), {})
+        self.assertLess(time.perf_counter() - t, 5.0)  # generous: bounded work, not a timing claim
+
+    def test_newest_checkpoint_and_a_crowded_folder(self):
+        d = tempfile.mkdtemp(prefix="gpualert-ckpt-")
+        self.addCleanup(shutil.rmtree, d, True)
+        crowd = os.path.join(d, "data")
+        os.makedirs(crowd)
+        for i in range(N.CHECKPOINT_MAX_SCAN + 500):
+            open(os.path.join(crowd, "x%05d.npy" % i), "w").close()
+        os.makedirs(os.path.join(d, "ckpt"))
+        old = os.path.join(d, "ckpt", "step_100.pt")
+        new = os.path.join(d, "ckpt", "step_200.pt")
+        for path, age in ((old, 100), (new, 10)):
+            with open(path, "wb") as f:
+                f.write(b"w")
+            os.utime(path, (time.time() - age, time.time() - age))
+        found = N.newest_checkpoint(d, time.time() - 1000)
+        self.assertEqual(found["path"], new)
+        self.assertIsNone(N.newest_checkpoint(d, time.time() + 1000))  # older than the run: not its
+
+    def test_log_attachments_are_text(self):
+        item = N._item("output.log", b"x", [])
+        self.assertEqual((item["maintype"], item["subtype"]), ("text", "plain"))
+        self.assertEqual(N._item("metrics.jsonl", b"{}", [])["maintype"], "text")
+        self.assertEqual(N._item("output.log.gz", b"x", [])["subtype"], "gzip")
+
+    def test_byte_counts_are_readable(self):
+        self.assertEqual(N.readable_bytes("tried to allocate 68719476736 bytes"),
+                         "tried to allocate 64.0 GiB (68719476736 bytes)")
+        self.assertEqual(N.readable_bytes("read 512 bytes"), "read 512 bytes")
