@@ -72,6 +72,20 @@ TAIL_LINES = 60
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
 TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the child's pipe is not read
+#: Fixed strings (case-sensitive) of lines that could decide a run's cause anywhere in the log:
+#: exception and error lines, fatal markers, launchers' root-cause blocks, scheduler lines.
+#: Not TRIGGER_WORDS: those include words on every line of ordinary output ("inf" in INFO,
+#: "nccl", "gpu"), which would fill the bounded list before a decisive line far down.
+EVIDENCE_MARKERS = (
+    "Error", "ERROR", "error:", "Exception", "Traceback (most recent call last)", "FATAL", "Fatal",
+    "fatal", "Killed", "killed", "Segmentation fault", "core dumped", "Aborted", "abort",
+    "terminate called", "out of memory", "OutOfMemory", "oom", "OOM", "Root Cause", "CANCELLED",
+    "TIME LIMIT", "PREEMPT", "slurmstepd", "PBS:", "No space left", "quota", "Xid", "ECC",
+    "Illegal instruction", "Bus error", "failed",
+)
+EVIDENCE_MAX_LINES = 1000  # the first ones: a root cause comes before its consequences
+EVIDENCE_READ_BYTES = 4 << 20
+EVIDENCE_SCAN_S = 2.0
 SETTLE_S = 0.5  # at most this long reading the child's last output before the message is made
 POLL_S = 0.1
 END_REASON_WAIT_S = 2.0  # for the scheduler's answer about a SIGTERM (asked when it came)
@@ -244,10 +258,12 @@ ChildExit = collections.namedtuple(
 # Everything a run knows once its child has exited, gathered once (Run.gather); the pure
 # core derives the facts, the verdict and the RunResult from it. tail: the output's last
 # bytes; end_reason: the scheduler's (reason, evidence) or None; metrics: what the log's
-# lines say about training (extract_log_metrics); notes: a tuple of lines.
+# lines say about training (extract_log_metrics); notes: a tuple of lines; evidence: the
+# (line number, line) pairs of the whole log that could be decisive (find_evidence).
 Outcome = collections.namedtuple(
     "Outcome", "argv name host cwd scheduler rank log_path run_dir start end child tail "
-    "total_lines mem_before mem_after gpu end_reason metrics notes")
+    "total_lines mem_before mem_after gpu end_reason metrics notes evidence")
+Outcome.__new__.__defaults__ = ((),)
 
 
 def make_result(status, name, **fields):
@@ -2042,8 +2058,29 @@ def _resolve(log, facts):
                  hint="Read the end of the log; the program exited with an error but printed no known cause.")
 
 
+def _earlier_cause(window, noted):
+    """The window lost the evidence (nothing, a bare traceback) or shows only a consequence
+    (a collective's watchdog): a cause found earlier in the log (facts["noted_lines"]) wins,
+    unless it is only a consequence or a bare traceback itself."""
+    if noted is None:
+        return window
+    if window is not None and window.rule in CONSEQUENCE_RULES:
+        weak = noted.rule in CONSEQUENCE_RULES or noted.rule == "py_traceback"
+        return window if weak else noted
+    return noted
+
+
+def _noted_limit(window, first_line):
+    """Noted lines count up to this line: anywhere when the window found nothing; before the
+    consequence it found; before the analysed text after a bare traceback."""
+    if window is None:
+        return float("inf")
+    return window.line if window.rule in CONSEQUENCE_RULES and window.line else first_line
+
+
 def _noted_finding(facts, rules, first_line, success):
-    noted = [(n, t) for n, t in (facts.get("noted_lines") or []) if isinstance(n, int) and n < first_line]
+    noted = [(n, t) for n, t in (facts.get("noted_lines") or [])
+             if isinstance(n, int) and not isinstance(n, bool) and n < first_line]
     if not noted or success:
         return None
     noted.sort()
@@ -2083,8 +2120,8 @@ def classify_text(text, facts=None, rules=None, first_line=None):
         first_line += skip
         code = facts.get("exit_code")
         log = _classify_lines(_prepare(text, raws[skip:]), rules, first_line, success, code)
-        if log is None or log.rule == "py_traceback":  # the window lost the evidence
-            log = _noted_finding(facts, rules, first_line, success) or log
+        if log is None or log.rule == "py_traceback" or log.rule in CONSEQUENCE_RULES:
+            log = _earlier_cause(log, _noted_finding(facts, rules, _noted_limit(log, first_line), success))
         return _with_run_time(_resolve(log, facts), facts)
     except Exception as exc:  # a notifier must still notify: degrade to the facts alone
         return _fallback(facts, exc)
@@ -3257,6 +3294,8 @@ def facts_for(outcome):
              "exec_error": child.exec_error[1] if child.exec_error else None,
              "received_signals": stop_signals(child, outcome.scheduler),
              "total_lines": outcome.total_lines}
+    if outcome.evidence:  # decisive-looking lines anywhere in the log, for what the tail lost
+        facts["noted_lines"] = list(outcome.evidence)
     if before.get("oom_kill") is not None and after.get("oom_kill") is not None:
         facts["oom_kill_delta"] = after["oom_kill"] - before["oom_kill"]
     if outcome.end_reason and outcome.end_reason[0]:
@@ -4927,6 +4966,84 @@ class RunLog(object):
             os.close(self.fd)
         except OSError:
             pass  # after the last sync: nothing more could be lost here
+
+
+def find_evidence(path, after_line=0, seconds=EVIDENCE_SCAN_S):
+    """[(line number, line)]: the first EVIDENCE_MAX_LINES lines of the log after line
+    `after_line` (the header) that hold an EVIDENCE_MARKERS string, wherever they are, so the
+    classifier is not limited to the tail. grep -F reads a GiB in well under a second; without
+    grep, a slower scan in Python stops at `seconds`. Bounded memory either way."""
+    try:
+        found = _grep_evidence(path, seconds)
+    except OSError:  # no grep here
+        found = _scan_evidence(path, seconds)
+    return [(n, text) for n, text in found if n > after_line]
+
+
+def _grep_evidence(path, seconds):
+    import subprocess
+    args = ["grep", "-n", "-a", "-F", "-m", str(EVIDENCE_MAX_LINES)]
+    for marker in EVIDENCE_MARKERS:
+        args += ["-e", marker]
+    proc = subprocess.Popen(args + ["--", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
+    try:
+        data = _read_pipe(proc.stdout.fileno(), EVIDENCE_READ_BYTES, seconds)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.wait()
+    found = []
+    for raw in data.split(b"\n")[:-1]:  # the last piece: empty, or cut off by a bound
+        number, _, text = raw.partition(b":")
+        if number.isdigit():
+            found.append((int(number), _decode(text[:MAX_LINE_CHARS])))
+    return found
+
+
+def _read_pipe(fd, max_bytes, seconds):
+    import select
+    data, deadline = bytearray(), time.monotonic() + seconds
+    while len(data) < max_bytes:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def _scan_evidence(path, seconds):
+    """The same as grep -F, in Python: slower, so it stops at `seconds`."""
+    marker_re = re.compile(b"|".join(re.escape(m.encode()) for m in EVIDENCE_MARKERS))
+    found, line_no, carry = [], 1, b""
+    deadline = time.monotonic() + seconds
+    with open(path, "rb") as f:
+        while len(found) < EVIDENCE_MAX_LINES and time.monotonic() < deadline:
+            chunk = f.read(8 << 20)
+            if not chunk:
+                break
+            buf = carry + chunk
+            cut = buf.rfind(b"\n") + 1
+            body, carry = buf[:cut], buf[cut:]
+            line_no = _scan_body(body, line_no, marker_re, found)
+    return found[:EVIDENCE_MAX_LINES]
+
+
+def _scan_body(body, line_no, marker_re, found):
+    pos = 0
+    for m in marker_re.finditer(body):
+        if m.start() < pos:
+            continue  # a second marker on a line already taken
+        start = body.rfind(b"\n", 0, m.start()) + 1
+        end = body.find(b"\n", m.start())
+        line_no += body.count(b"\n", pos, start)
+        found.append((line_no, _decode(body[start:end][:MAX_LINE_CHARS])))
+        pos = end
+    return line_no + body.count(b"\n", pos)
 
 
 def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
@@ -7876,10 +7993,13 @@ class Run(object):
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric")), {})
+        evidence = _safely(lambda: find_evidence(self.log.path, self.header_lines,
+                                                 min(EVIDENCE_SCAN_S, self.left() / 3.0)), [])
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
-                             metrics=metrics)
+                             metrics=metrics, evidence=evidence)
 
-    def _outcome(self, child, end, *, mem_after=None, gpu=None, end_reason=None, metrics=None):
+    def _outcome(self, child, end, *, mem_after=None, gpu=None, end_reason=None, metrics=None,
+                 evidence=()):
         pump, notes = self.pump, list(self.notes)
         notes += [note for note in (self.log.error, self.log.sync_error) if note]
         if child.stall_s:
@@ -7892,7 +8012,7 @@ class Run(object):
             tail=bytes(pump.tail) if pump else b"",
             total_lines=self.header_lines + (pump.output_lines if pump else 0),
             mem_before=self.mem_before or {}, mem_after=mem_after or {}, gpu=gpu or {},
-            end_reason=end_reason, metrics=metrics, notes=tuple(notes))
+            end_reason=end_reason, metrics=metrics, notes=tuple(notes), evidence=tuple(evidence))
 
     def _save_provisional(self, child, end):
         """After a scheduler's SIGTERM its SIGKILL may come before the full message is ready (a

@@ -2,7 +2,8 @@
 
 A stalled reader never holds control, a group signal reaches the child once, the log is
 in 2>&1 order when stdout and stderr are one file, a full disk leaves a marked gap,
-grandchildren are drained and not killed, and the footer is on its own line.
+grandchildren are drained and not killed, the footer is on its own line, and the
+whole log is evidence for the classifier.
 """
 import os
 import pty
@@ -354,3 +355,37 @@ def test_the_footer_starts_its_own_line(tmp_path):
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child("import sys; sys.stdout.write('no newline')"))
     assert proc.returncode == 0
     assert b"no newline\n=== gpualert command ended ===" in log_text(tmp_path)
+# ---- 7. the whole log is evidence ----
+
+OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+       "capacity of 79.15 GiB of which 1.23 GiB is free.")
+OOM_TRACEBACK = ("Traceback (most recent call last):\n"
+                 '  File "train.py", line 88, in <module>\n'
+                 "    loss = model(batch).sum()\n" + OOM)
+WATCHDOG = ("[rank{r}]:[E ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=4127, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran 600117 milliseconds before timing out.")
+
+
+def _classify_run(tmp_path, head, tail_line, count):
+    code = ("import sys\nsys.stdout.write(%r + '\\n')\n"
+            "for i in range(%d): sys.stdout.write(%r.format(r=i %% 7 + 1, i=i) + '\\n')\n"
+            "raise SystemExit(1)\n" % (head, count, tail_line))
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
+    assert proc.returncode == 1
+    return run_json(tmp_path)
+
+
+def test_a_bare_oom_line_before_510_info_lines_is_found(tmp_path):
+    record = _classify_run(tmp_path, OOM, "INFO step {i} done, saving shard", 510)
+    assert record["class"] == "cuda_oom", record["classification"]
+
+
+def test_an_oom_traceback_before_2000_lines_is_found(tmp_path):
+    record = _classify_run(tmp_path, OOM_TRACEBACK, "INFO rank {r} teardown: releasing buffers {i}", 2000)
+    assert record["class"] == "cuda_oom", record["classification"]
+
+
+def test_an_oom_before_other_ranks_nccl_watchdog_lines_is_the_cause(tmp_path):
+    record = _classify_run(tmp_path, OOM_TRACEBACK, WATCHDOG, 2500)  # about 500 KiB
+    assert record["class"] == "cuda_oom", record["classification"]
