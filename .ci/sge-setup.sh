@@ -82,20 +82,24 @@ write_host_files() {
   mkdir -p /var/run/gridengine && chown sgeadmin:sgeadmin /var/run/gridengine
 }
 
+# By the pid the daemon wrote (ours, or the packaged init script's: same file), only if
+# that pid is still the named daemon.
 stop_daemon() {
-  local name=$1 pidfile=$2 pid
-  pid=$(cat "$pidfile" 2>/dev/null || true)
-  [ -n "$pid" ] || pid=$(pgrep -x "$name" || true)
-  for p in $pid; do
-    kill "$p" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null || true
+  local name=$1 pidfile pid; shift
+  for pidfile in "$@"; do
+    pid=$(cat "$pidfile" 2>/dev/null || true)
+    if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]; then
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+    rm -f "$pidfile"
   done
-  rm -f "$pidfile"
 }
 
 start_qmaster() {
-  stop_daemon sge_qmaster /var/run/gridengine/qmaster.pid
+  # sge_qmaster writes its pid into its spool directory; the init script's file is in /run
+  stop_daemon sge_qmaster /var/run/gridengine/qmaster.pid /var/spool/gridengine/qmaster/qmaster.pid
   SGE_MASTER_PIDFILE=/var/run/gridengine/qmaster.pid /usr/sbin/sge_qmaster \
     || die "sge_qmaster did not start; see /var/spool/gridengine/qmaster/messages"
   local deadline=$((SECONDS + WAIT_S))
@@ -162,7 +166,8 @@ write_queue() {
 }
 
 start_execd() {
-  stop_daemon sge_execd /var/run/gridengine/execd.pid
+  stop_daemon sge_execd /var/run/gridengine/execd.pid "/var/spool/gridengine/execd/$HOST/execd.pid" \
+    /var/spool/gridengine/execd/localhost/execd.pid
   mkdir -p /var/spool/gridengine/execd && chown sgeadmin:sgeadmin /var/spool/gridengine/execd
   SGE_EXECD_PIDFILE=/var/run/gridengine/execd.pid /usr/sbin/sge_execd \
     || die "sge_execd did not start; see /var/spool/gridengine/execd/$HOST/messages"
