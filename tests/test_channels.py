@@ -791,3 +791,23 @@ def test_run_sends_its_curves_to_ntfy_unless_no_plots(servers, tmp_path, plots):
         assert requests[1].body.startswith(b"\x89PNG") and "picture: sent" in proc.stderr
     else:  # the wrapper has exited: every post it made was answered and recorded
         assert len(server.requests) == 1
+
+
+def test_a_world_writable_fallback_neither_gets_records_nor_has_them_posted(servers, tmp_path):
+    """Another user may pre-create the predictable /tmp fallback (here: mode 777)."""
+    planted_target = servers(tls=False)
+    shared = tmp_path / ("gpualert-outbox-%d" % os.getuid())
+    shared.mkdir()
+    shared.chmod(0o777)
+    record = gpualert.channel_record(gpualert.parse_channel("json://127.0.0.1:%d/p" % planted_target.port),
+                                     gpualert.channel_summary(make_result(name="planted")))
+    (shared / "20260101T000000.000000Z-1-abcdef.channel.json").write_text(json.dumps(record))
+    blocker = tmp_path / "file"
+    blocker.write_text("a regular file: the outbox cannot be made under it")
+    args = ["--outbox", str(blocker / "outbox"), "--log-dir", str(blocker / "logs"),
+            "--notify-url", "json://127.0.0.1:%d/h" % refused_port()]
+    proc, _ = run_wrapper(tmp_path, args)
+    assert proc.returncode == 3
+    assert sorted(p.name for p in shared.iterdir()) == ["20260101T000000.000000Z-1-abcdef.channel.json"]
+    proc, _ = run_wrapper(tmp_path, ["resend", "--outbox", str(blocker / "outbox")], child=None)
+    assert planted_target.requests == []
