@@ -3200,13 +3200,19 @@ def _sge_margin(limit_s):
 def sge_signal_reason(name, elapsed, limits, state=None):
     """Why SGE sent this signal. -> (reason or None, evidence). SIGUSR1 is the soft run-time
     limit (s_rt; with -notify also the notice before a suspension); SIGUSR2 comes only with
-    -notify, the queue's `notify` time before a SIGKILL: h_rt, or qdel (state 'd')."""
+    -notify, the queue's `notify` time before a SIGKILL: h_rt, or qdel (state 'd').
+    limits: {"s_rt", "h_rt"} as far as the job has them; None when they could not be read."""
     took = format_duration(elapsed)
+    known = limits is not None
+    limits = limits or {}
     if name == "SIGUSR1":
         s_rt = limits.get("s_rt")
-        if s_rt is None:
+        if s_rt is None and not known:
             return "walltime", "SIGUSR1 from SGE after %s: its soft run-time limit (s_rt; " \
                                "the limit itself could not be read)" % took
+        if s_rt is None:
+            return None, "SIGUSR1 after %s; the job has no s_rt: a suspend notice " \
+                         "(-notify) or a signal sent by hand" % took
         if elapsed >= s_rt - _sge_margin(s_rt):
             return "walltime", "s_rt %s reached (SIGUSR1 after %s)" % (format_hms(s_rt), took)
         return None, "SIGUSR1 after %s, before s_rt %s: SGE's notice of a suspension " \
@@ -7021,10 +7027,10 @@ def query_sge_reason(sched, name, start, now, time_limit=None, run=None):
     from the start (read_time_limit), else from `qstat -j` now; the state and the job's
     own start time from `qstat` while it still lists the job. -> (reason, evidence)."""
     run, notes = run or run_command, []
-    limits = dict((time_limit or {}).get("sge_limits") or {})
-    if not limits:
+    limits = (time_limit or {}).get("sge_limits") if (time_limit or {}).get("source") else None
+    if limits is None:  # not read at start: ask now; None again if qstat does not say
         rec = parse_sge_job(_ask(run, ["qstat", "-j", sched.get("job_id", "")], CMD_TIMEOUT_S, notes))
-        limits = sge_limits(rec.get("hard resource_list"))
+        limits = sge_limits(rec.get("hard resource_list")) if rec.get("job_number") else None
     state, job_start = parse_sge_listing(_ask(run, ["qstat"], CMD_TIMEOUT_S, notes),
                                          sched.get("job_id"), sched.get("array_task_id"))
     if job_start is None or job_start > now:
@@ -7932,16 +7938,19 @@ class Run(object):
         if name == "SIGUSR2" or self.end_reason is None:
             self.end_reason = asked  # a later SIGUSR2 (the kill) outranks an s_rt
         if name == "SIGUSR1":
-            def detail():
+            def detail():  # a WARNING only for the run-time limit, not a suspend notice
                 reason, evidence = asked.result(2 * CMD_TIMEOUT_S + 1.0) or (None, None)
-                return evidence if reason else "SIGUSR1 from SGE (%s)" % (evidence or "s_rt?")
+                return evidence if reason == "walltime" else None
             self._notify_early("WARNING", detail)
 
     def _notify_early(self, status, detail):
         """A notice while the child still runs (stalled, time limit near); never blocks it.
-        detail: the text, or a function that returns it (called off the pump's thread)."""
+        detail: the text, or a function that returns it (called off the pump's thread;
+        None: no notice after all)."""
         def send():
             text = detail() if callable(detail) else detail
+            if text is None:
+                return
             self.early_sent.append((status, time.time(), text))
             result = make_result(
                 status, self.name, argv=self.argv, host=self.host, cwd=self.cwd, start=self.start,
@@ -8306,8 +8315,9 @@ def poll_sge_job(job_id, run=None, memory=None, clock=time.time, notes=None):
     if rec.get("job_number") == str(job_id):
         memory["sge_record"] = rec
         return [_sge_info(job_id, "queued or running", False, rec)]
-    records = parse_qacct(_ask(run, ["qacct", "-j", str(job_id)], CMD_TIMEOUT_S, notes))
     submitted = memory.get("sge_record") or {}
+    records = same_submission(parse_qacct(_ask(run, ["qacct", "-j", str(job_id)], CMD_TIMEOUT_S,
+                                               notes)), submitted.get("submission_time"))
     if records:
         return [job_info_from_qacct(r, submitted) for r in records]
     if not submitted:
@@ -8320,6 +8330,18 @@ def poll_sge_job(job_id, run=None, memory=None, clock=time.time, notes=None):
         "SGE: the job left the queue %.0fs ago and qacct has no record of it (%s): its exit "
         "status and end reason are unknown" % (clock() - gone, "; ".join(notes) or "no accounting"))
     return [info]
+
+
+def same_submission(records, submitted_at=None):
+    """qacct -j N lists every job ever numbered N (ids wrap; a reinstalled cell counts from
+    1 again): keep the records of the submission watch saw queued, else of the latest one."""
+    if not records:
+        return records
+    def stamp(rec):
+        return " ".join((rec.get("qsub_time") or "").split())
+    seen = [r for r in records if submitted_at and stamp(r) == " ".join(submitted_at.split())]
+    latest = stamp(max(records, key=lambda r: _sge_time(r.get("qsub_time")) or 0))
+    return seen or [r for r in records if stamp(r) == latest]
 
 
 def _sge_info(job_id, state, done, sub, task=None):

@@ -46,7 +46,9 @@ def test_signal_reasons():
         "walltime", "s_rt 00:00:08 reached (SIGUSR1 after 8s)")
     reason, evidence = ga.sge_signal_reason("SIGUSR1", 2.0, limits)
     assert reason is None and "suspension" in evidence  # -notify's warning before a suspend
-    assert ga.sge_signal_reason("SIGUSR1", 5.0, {})[0] == "walltime"  # limits unreadable
+    assert ga.sge_signal_reason("SIGUSR1", 5.0, None)[0] == "walltime"  # limits unreadable
+    reason, evidence = ga.sge_signal_reason("SIGUSR1", 5.0, {"h_rt": 60.0})  # no s_rt at all
+    assert reason is None and "no s_rt" in evidence
     assert ga.sge_signal_reason("SIGUSR2", 60.2, limits, "r")[0] == "walltime"
     reason, evidence = ga.sge_signal_reason("SIGUSR2", 12.0, limits, "dr")
     assert reason == "cancelled" and "qdel" in evidence and "dr" in evidence
@@ -127,3 +129,17 @@ def test_poll_follows_a_job_from_the_queue_to_qacct(tmp_path):
     assert infos[0]["stdout"] == str(tmp_path / "look.o20.1")  # -o named a directory
     assert ga.poll_sge_job("7", lambda argv, t: (1, ""), {}) == []
     assert ga.poll_sge_job("7", lambda argv, t: None, {}) is None
+
+
+def test_qacct_keeps_the_submission_watch_saw():
+    """Job ids wrap and a reinstalled cell counts from 1 again: qacct -j 17 lists both."""
+    old = read("qacct-srt.txt").replace("jobnumber    13", "jobnumber    17")
+    new = read("qacct-hrt-notify.txt").replace("jobnumber    14", "jobnumber    17")
+    both = ga.parse_qacct(old + new)
+    assert len(both) == 2
+    (rec,) = ga.same_submission(both, both[0]["qsub_time"])
+    assert rec["jobname"] == "srt"
+    latest = ga.same_submission(both)  # never seen queued: the latest submission
+    assert [r["jobname"] for r in latest] == [max(both, key=lambda r: ga._sge_time(r["qsub_time"]))["jobname"]]
+    assert [r["jobname"] for r in ga.same_submission(both, "Mon Jan  1 00:00:00 2001")] == \
+        [r["jobname"] for r in latest]  # an unreadable stamp never hides the job
