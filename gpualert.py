@@ -6167,6 +6167,8 @@ def _post_with_retry(request, deadline, opener=None):
     while True:
         try:
             status, headers, body = send_http(request, deadline, opener)
+        except (UnicodeError, ValueError) as exc:  # a header or host that cannot be sent, ever
+            return ChannelResult(False, True, "cannot be sent as it is: %s" % _describe(exc))
         except Exception as exc:  # noqa: BLE001
             return ChannelResult(False, False, _transport_reason(exc))
         res = classify_http(status, body)

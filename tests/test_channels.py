@@ -811,3 +811,10 @@ def test_a_world_writable_fallback_neither_gets_records_nor_has_them_posted(serv
     assert sorted(p.name for p in shared.iterdir()) == ["20260101T000000.000000Z-1-abcdef.channel.json"]
     proc, _ = run_wrapper(tmp_path, ["resend", "--outbox", str(blocker / "outbox")], child=None)
     assert planted_target.requests == []
+
+
+def test_a_token_that_cannot_go_in_a_header_is_permanent_not_retried_forever(servers):
+    server = servers(tls=False)
+    res, _ = _post("gotify://127.0.0.1:%d/t%%C3%%B6ken\u2603" % server.port)
+    assert not res.ok and res.permanent and "cannot be sent" in res.detail
+    assert server.requests == []
