@@ -818,3 +818,19 @@ def test_a_token_that_cannot_go_in_a_header_is_permanent_not_retried_forever(ser
     res, _ = _post("gotify://127.0.0.1:%d/t%%C3%%B6ken\u2603" % server.port)
     assert not res.ok and res.permanent and "cannot be sent" in res.detail
     assert server.requests == []
+
+
+def test_watch_posts_an_ended_job_to_the_channels(servers, tmp_path, monkeypatch):
+    server = servers(tls=False)
+    log = tmp_path / "slurm-42.out"
+    log.write_text("step 10/100\nRuntimeError: CUDA out of memory. Tried to allocate 2 GiB\n")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    cfg, _, _ = gpualert.load_config({
+        "notify_url": ["json://127.0.0.1:%d/w" % server.port], "log_dir": str(tmp_path / "runs"),
+        "outbox": str(tmp_path / "outbox"), "sendmail": "/nonexistent"}, {})
+    info = {"job_id": "42", "label": "42", "state": "FAILED", "facts": {"exit_code": 1},
+            "log_path": str(log), "name": "train"}
+    delivery = gpualert.Watch(["42"], cfg).notify(info, gpualert.classify_watched(info))
+    assert [c["outcome"] for c in delivery["channels"]] == ["sent"]
+    body = server.wait_for(1)[0].json
+    assert body["status"] == "FAILED" and body["name"] == "train"
