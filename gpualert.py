@@ -6605,7 +6605,7 @@ def _record_name():
                                  CHANNEL_RECORD_SUFFIX)
 
 
-def private_dir(folder):
+def _is_private_dir(folder):
     """Is folder a real directory of ours that nobody else can write to? A record holds a
     token: a pre-created /tmp folder (mode 777, or another user's) must never get one, and
     a record planted there must never be posted with our name on it."""
@@ -6622,7 +6622,7 @@ def write_channel_record(folder, data, name=None):
     0700 if missing); returns its path. OSError if the folder is not ours alone."""
     import json
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    if not private_dir(folder):
+    if not _is_private_dir(folder):
         raise OSError(errno.EPERM, "%s is not a private directory of this user" % folder)
     path = os.path.join(folder, name or _record_name())
     tmp = os.path.join(folder, ".tmp-%d-%s" % (os.getpid(), os.urandom(3).hex()))
@@ -6714,7 +6714,7 @@ def _channel_record_places(cfg):
     """The outbox and the fallback places a record may have gone when it was unusable."""
     places = []
     for folder in _fallback_dirs(cfg, b""):
-        if folder not in places and private_dir(folder):
+        if folder not in places and _is_private_dir(folder):
             places.append(folder)
     return places
 
