@@ -86,7 +86,10 @@ EVIDENCE_MARKERS = (
 EVIDENCE_MAX_LINES = 1000  # the first ones: a root cause comes before its consequences
 EVIDENCE_READ_BYTES = 4 << 20
 EVIDENCE_SCAN_S = 2.0
-SETTLE_S = 0.5  # at most this long reading the child's last output before the message is made
+SETTLE_S = 0.5
+TREE_SAMPLE_S = 1.0  # the process tree's memory and CPU, when the job has no cgroup of its own
+#: Launchers whose work runs elsewhere (under slurmstepd): their rusage is their own, not the job's.
+REMOTE_LAUNCHERS = ("srun",)  # at most this long reading the child's last output before the message is made
 POLL_S = 0.1
 END_REASON_WAIT_S = 2.0  # for the scheduler's answer about a SIGTERM (asked when it came)
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
@@ -3316,8 +3319,9 @@ def result_for(outcome, verdict):
     child, notes = outcome.child, list(outcome.notes)
     if outcome.end_reason and outcome.end_reason[0] and outcome.end_reason[1]:
         notes.append("scheduler: %s" % outcome.end_reason[1])
-    if outcome.scheduler:  # outside a batch job the cgroup is the login session's, not the job's
-        notes += _memory_notes(outcome.mem_before, outcome.mem_after)
+    own = outcome.mem_before.get("own")  # own_cgroup_kind, found by the run at its start
+    if outcome.scheduler or own:
+        notes += _memory_notes(outcome.mem_before, outcome.mem_after, own)
     return make_result(
         status_for(child.exit_code, verdict.cls, child.timed_out), outcome.name,
         argv=list(outcome.argv), host=outcome.host, cwd=outcome.cwd, start=outcome.start,
@@ -3328,10 +3332,31 @@ def result_for(outcome, verdict):
         metrics=outcome.metrics)
 
 
-def _memory_notes(before, after):
+def own_cgroup_kind(path, environ):
+    """Is this cgroup the job's own? -> "Slurm job N", "systemd scope NAME", or None (a
+    login session's, a user slice, a Slurm without task/cgroup: shared with other work)."""
+    if not path:
+        return None
+    job = environ.get("SLURM_JOB_ID")
+    if job and re.search(r"/job_%s(?:/|$)" % re.escape(job), path):
+        return "Slurm job %s" % job
+    leaf = path.rstrip("/").rsplit("/", 1)[-1]
+    if leaf.endswith(".scope") and not leaf.startswith(("session-", "slurmstepd", "init.scope")):
+        return "systemd scope %s" % leaf
+    return None
+
+
+def _memory_notes(before, after, own=None):
+    """Cgroup figures, called the job's only when the cgroup is the job's own."""
     notes = list(after.get("notes") or [])
-    if after.get("peak_bytes"):
-        notes.append("peak memory of the job's cgroup: %.1f GiB" % (after["peak_bytes"] / 2.0 ** 30))
+    if own and after.get("peak_bytes"):
+        notes.append("peak memory of the job's cgroup (%s): %.1f GiB" % (own, after["peak_bytes"] / 2.0 ** 30))
+    if own and after.get("cpu_usec") is not None and before.get("cpu_usec") is not None:
+        notes.append("CPU time of the job's cgroup (%s): %s" % (
+            own, format_duration((after["cpu_usec"] - before["cpu_usec"]) / 1e6)))
+    elif not own and after.get("path"):
+        notes.append("no cgroup of the job's own (%s is shared): memory and CPU figures are the "
+                     "process tree's, sampled" % after["path"])
     if before.get("oom_kill") is not None and after.get("oom_kill", 0) > before["oom_kill"]:
         notes.append("the cgroup's OOM killer fired %d time(s) during the run"
                      % (after["oom_kill"] - before["oom_kill"]))
@@ -3412,12 +3437,19 @@ def _exit_long(result):
 
 def _resource_rows(rusage):
     rows = []
+    whose = " (%s's own)" % rusage["launcher"] if rusage.get("launcher") else ""
     if rusage.get("maxrss_kib"):
-        rows.append(("Peak RSS", _format_size(int(rusage["maxrss_kib"]) * 1024)))
+        rows.append(("Peak RSS" + whose, _format_size(int(rusage["maxrss_kib"]) * 1024)))
     if "utime_s" in rusage or "stime_s" in rusage:
         user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
-        rows.append(("CPU time", "user %.1f s, system %.1f s (%s in all)" % (
+        rows.append(("CPU time" + whose, "user %.1f s, system %.1f s (%s in all)" % (
             user, system, format_duration(user + system))))
+    if rusage.get("tree_samples"):
+        every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
+        rows.append(("Peak memory, process tree", "%s (summed RSS, %s)" % (
+            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every)))
+        rows.append(("CPU time, process tree", "%s (%s)" % (
+            format_duration(float(rusage.get("tree_cpu_s") or 0)), every)))
     return rows
 
 
@@ -7061,7 +7093,7 @@ def read_cgroup_memory(pid=None, proc_root="/proc", cgroup_root="/sys/fs/cgroup"
     oom_kill, oom (v2), failcnt (v1), peak_bytes, limit_bytes (nearest finite limit at or
     above the cgroup), notes. Counters are None when unreadable."""
     info = {"version": None, "path": None, "oom_kill": None, "oom": None, "failcnt": None,
-            "peak_bytes": None, "limit_bytes": None, "notes": []}
+            "peak_bytes": None, "limit_bytes": None, "cpu_usec": None, "notes": []}
     try:
         _fill_cgroup(info, pid, proc_root, cgroup_root)
     except Exception as exc:
@@ -7119,7 +7151,7 @@ def _read_into(info, key, path, reader):
     try:
         info[key] = reader(path)
     except (OSError, ValueError) as exc:
-        if os.path.exists(os.path.dirname(path)) and os.path.basename(path) != "memory.peak":
+        if os.path.exists(os.path.dirname(path)) and os.path.basename(path) not in ("memory.peak", "cpu.stat"):
             info["notes"].append("cannot read %s: %s" % (path, getattr(exc, "strerror", exc)))
 
 
@@ -7132,6 +7164,7 @@ def _read_v2(info, path):
         info["notes"].append("cannot read %s/memory.events: %s" % (path, getattr(exc, "strerror", exc)))
     info["oom_kill"], info["oom"] = events.get("oom_kill"), events.get("oom")
     _read_into(info, "peak_bytes", os.path.join(path, "memory.peak"), _read_int)  # kernel >= 5.19
+    _read_into(info, "cpu_usec", os.path.join(path, "cpu.stat"), lambda p: _read_flat(p).get("usage_usec"))
     info["limit_bytes"] = _nearest_limit(path, "memory.max")
 
 
@@ -7194,6 +7227,52 @@ def _visible_only(gpus, environ):
         return gpus
     keep = set(int(p) for p in ids)
     return [g for g in gpus if g["index"] in keep]
+
+
+class TreeSampler(object):
+    """The child's process tree, read from /proc every interval_s: the peak of its summed RSS
+    and the CPU time its processes used. For a job with no cgroup of its own, whose work runs
+    in processes a launcher's rusage does not cover (its children are counted only as
+    they are waited for, and only the largest one's RSS)."""
+
+    def __init__(self, pid, interval_s=TREE_SAMPLE_S):
+        import threading
+        self.pid, self.interval_s = pid, interval_s
+        self.peak_kib, self.cpu_ticks, self.samples = 0, {}, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _loop(self):
+        while not self._stop.is_set():
+            _safely(self._sample, None)
+            self._stop.wait(self.interval_s)
+
+    def _sample(self):
+        page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+        total = 0
+        for pid in [self.pid] + _descendants(self.pid):
+            try:
+                with open("/proc/%d/statm" % pid) as f:
+                    total += int(f.read().split()[1]) * page_kib
+                with open("/proc/%d/stat" % pid) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                self.cpu_ticks[pid] = int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                continue  # gone between the listing and the read
+        self.peak_kib = max(self.peak_kib, total)
+        self.samples += 1
+
+    def stop(self):
+        """-> the figures for rusage (tree_*), after one last sample."""
+        self._stop.set()
+        self._thread.join(2.0)
+        ticks = float(os.sysconf("SC_CLK_TCK"))
+        return {"tree_peak_rss_kib": self.peak_kib, "tree_cpu_s": round(sum(self.cpu_ticks.values()) / ticks, 2),
+                "tree_samples": self.samples, "tree_interval_s": self.interval_s}
 
 
 class GpuSampler(object):
@@ -7832,6 +7911,7 @@ class Run(object):
         self.log.record("run started (gpualert %s)" % __version__, header_fields(self))
         self.header_lines = self.log.lines
         self.mem_before = _safely(read_cgroup_memory, {})
+        self.mem_before["own"] = own_cgroup_kind(self.mem_before.get("path"), os.environ)
         child = self._run_child()
         end = time.time()
         # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
@@ -7890,6 +7970,8 @@ class Run(object):
         if self.scheduler:  # learned now, used if a SIGTERM comes: never delays the child
             self.time_limit = Background(lambda: read_time_limit(self.scheduler))
             self.kill_wait = Background(lambda: read_kill_wait(self.scheduler))
+        own = (self.mem_before or {}).get("own")
+        tree = None if own else _safely(lambda: TreeSampler(pid).start(), None)
         copies = terminal_copies(merged)
         self.pump = ChildPump(pid, dict((fd, copies[n]) for n, fd in enumerate(reads, 1)), self.log,
                               self.cfg, kill_wait=self._kill_wait_s, on_stall=self._on_stall,
@@ -7897,7 +7979,10 @@ class Run(object):
                               stops=stop_signal_names(self.scheduler))
         self.pump.run(self.cfg["timeout"])
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
-        return ChildExit(self.pump.exit_code, self.pump.rusage, None, self.pump.timed_out,
+        rusage = dict(self.pump.rusage, **(_safely(tree.stop, {}) if tree else {}))
+        if os.path.basename(self.argv[0]) in REMOTE_LAUNCHERS:
+            rusage["launcher"] = os.path.basename(self.argv[0])
+        return ChildExit(self.pump.exit_code, rusage, None, self.pump.timed_out,
                          self.pump.signals, self.pump.stall_s)
 
     def _drain_s(self):

@@ -13,8 +13,12 @@ import time
 
 import pytest
 
+from _load import load_gpualert
 from wrapper_helpers import (PY, SCRIPT, child, isolated_env, log_text, outbox_messages,
                              run_gpualert, run_json)
+
+
+G = load_gpualert()
 
 
 def base(tmp):
@@ -389,3 +393,49 @@ def test_an_oom_traceback_before_2000_lines_is_found(tmp_path):
 def test_an_oom_before_other_ranks_nccl_watchdog_lines_is_the_cause(tmp_path):
     record = _classify_run(tmp_path, OOM_TRACEBACK, WATCHDOG, 2500)  # about 500 KiB
     assert record["class"] == "cuda_oom", record["classification"]
+
+
+# ---- 8. honest resource figures ----
+
+WORKERS = ("import subprocess, sys\n"
+           "work = 'b = bytearray(150 << 20); print(\"worker up\", flush=True); import time; time.sleep(3)'\n"
+           "procs = [subprocess.Popen([sys.executable, '-c', work]) for _ in range(3)]\n"
+           "for p in procs: p.wait()\n")
+
+
+def test_a_launchers_workers_are_summed_and_said_to_be_sampled(tmp_path):
+    own = G.own_cgroup_kind(G.read_cgroup_memory().get("path"), os.environ)
+    if own:
+        pytest.skip("this process has a cgroup of its own (%s): its figures are used" % own)
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(WORKERS))
+    assert proc.returncode == 0
+    usage = run_json(tmp_path)["rusage"]
+    assert usage["maxrss_kib"] < 300 << 10  # the launcher's rusage: one worker's at most
+    assert usage["tree_peak_rss_kib"] >= 400 << 10, usage  # three at once, summed
+    assert usage["tree_samples"] >= 1
+
+
+@pytest.mark.parametrize("path,env,want", [
+    ("/slurm/uid_1000/job_4242/step_0/task_0", {"SLURM_JOB_ID": "4242"}, "Slurm job 4242"),
+    ("/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0", {"SLURM_JOB_ID": "4242"},
+     "Slurm job 4242"),
+    ("/user.slice/user-1000.slice/session-3.scope", {"SLURM_JOB_ID": "4242"}, None),  # task/none
+    ("/system.slice/slurmstepd.scope", {"SLURM_JOB_ID": "4242"}, None),
+    ("/slurm/uid_1000/job_42/step_0", {"SLURM_JOB_ID": "4242"}, None),
+    ("/system.slice/run-r0a1b2c3.scope", {}, "systemd scope run-r0a1b2c3.scope"),
+    ("/", {}, None),
+])
+def test_only_the_jobs_own_cgroup_is_called_the_jobs(path, env, want):
+    assert G.own_cgroup_kind(path, env) == want
+
+
+def test_a_shared_cgroup_is_never_called_the_jobs():
+    notes = G._memory_notes({}, {"path": "/sys/fs/cgroup/user.slice/user-0.slice/session-3.scope",
+                                 "peak_bytes": 5 << 30})
+    assert not any("job's cgroup" in n for n in notes), notes
+    assert any("no cgroup of the job's own" in n for n in notes)
+
+
+def test_srun_figures_are_labelled_as_sruns_own():
+    rows = dict(G._resource_rows({"maxrss_kib": 26 << 10, "utime_s": 0.01, "launcher": "srun"}))
+    assert "Peak RSS (srun's own)" in rows and "CPU time (srun's own)" in rows

@@ -17,7 +17,7 @@ def outcome(**kw):
                 scheduler={"kind": "slurm", "job_id": "7", "label": "7"}, rank=None,
                 log_path="/w/output.log", run_dir="/w", start=10.0, end=110.0, child=child,
                 tail=b"step 1\nKilled\n", total_lines=40,
-                mem_before={"oom_kill": 0}, mem_after={"oom_kill": 2, "peak_bytes": 2 ** 31},
+                mem_before={"oom_kill": 0, "own": "Slurm job 7"}, mem_after={"oom_kill": 2, "peak_bytes": 2 ** 31},
                 gpu={"ecc_delta": 3}, end_reason=("walltime", "scontrol: JobState=TIMEOUT"),
                 metrics={"records": 3},
                 notes=("a problem found at start",))
@@ -39,12 +39,13 @@ def test_result_is_derived_from_outcome_and_verdict():
     result = G.result_for(out, G.make_verdict("walltime", "time limit"))
     assert (result.status, result.exit_status, result.signal_name) == ("TIMEOUT", 137, "SIGKILL")
     assert result.notes == ["a problem found at start", "scheduler: scontrol: JobState=TIMEOUT",
-                            "peak memory of the job's cgroup: 2.0 GiB",
+                            "peak memory of the job's cgroup (Slurm job 7): 2.0 GiB",
                             "the cgroup's OOM killer fired 2 time(s) during the run"]
     assert result.tail == ["step 1", "Killed"] and result.argv == ["python", "train.py"]
     assert result.metrics == {"records": 3}
     # outside a batch job the cgroup is the login session's: no memory notes
-    assert G.result_for(outcome(scheduler={}), G.make_verdict(None)).notes[-1].startswith(
+    assert G.result_for(outcome(scheduler={}, mem_before={"oom_kill": 0}),
+                        G.make_verdict(None)).notes[-1].startswith(
         "scheduler:")
     assert out.notes == ("a problem found at start",)  # the outcome itself is untouched
 
