@@ -402,11 +402,11 @@ def run_wrapper(tmp_path, args, child="raise SystemExit(3)", env=None, timeout=9
     home.mkdir(exist_ok=True)
     full = dict(os.environ, HOME=str(home), XDG_STATE_HOME=str(home / "state"),
                 XDG_CONFIG_HOME=str(home / "config"), PATH=os.environ.get("PATH", ""),
-                GPUALERT_SENDMAIL="", TMPDIR=str(tmp_path))
+                GPUALERT_SENDMAIL="none", TMPDIR=str(tmp_path))
     full.update(env or {})
     args = list(args)
     sub = [args.pop(0)] if args and not args[0].startswith("-") else []
-    argv = [sys.executable, str(SCRIPT)] + sub + ["--sendmail", "/nonexistent/sendmail"] + args
+    argv = [sys.executable, str(SCRIPT)] + sub + ["--sendmail", "none"] + args
     if child is not None:
         argv += ["--", sys.executable, "-c", child]
     start = time.monotonic()
@@ -635,7 +635,7 @@ def test_concurrent_resends_deliver_each_record_exactly_once(servers, tmp_path):
     (tmp_path / "home").mkdir(exist_ok=True)
     env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_STATE_HOME=str(tmp_path / "home" / "state"),
                XDG_CONFIG_HOME=str(tmp_path / "home" / "config"), TMPDIR=str(tmp_path))
-    procs = [subprocess.Popen([sys.executable, str(SCRIPT), "resend", "--sendmail", "/nonexistent"],
+    procs = [subprocess.Popen([sys.executable, str(SCRIPT), "resend", "--sendmail", "none"],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(3)]
     for proc in procs:
@@ -714,7 +714,7 @@ def test_sigkill_while_posting_leaves_the_message_for_resend(servers, tmp_path):
     home.mkdir()
     env = dict(os.environ, HOME=str(home), XDG_STATE_HOME=str(home / "state"),
                XDG_CONFIG_HOME=str(home / "config"), TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--sendmail", "/nonexistent", "--smtp-timeout", "60",
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--sendmail", "none", "--smtp-timeout", "60",
                              "--notify-url", "json://127.0.0.1:%d/hook" % server.port, "--",
                              sys.executable, "-c", "raise SystemExit(3)"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -827,7 +827,7 @@ def test_watch_posts_an_ended_job_to_the_channels(servers, tmp_path, monkeypatch
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     cfg, _, _ = gpualert.load_config({
         "notify_url": ["json://127.0.0.1:%d/w" % server.port], "log_dir": str(tmp_path / "runs"),
-        "outbox": str(tmp_path / "outbox"), "sendmail": "/nonexistent"}, {})
+        "outbox": str(tmp_path / "outbox"), "sendmail": "none"}, {})
     info = {"job_id": "42", "label": "42", "state": "FAILED", "facts": {"exit_code": 1},
             "log_path": str(log), "name": "train"}
     delivery = gpualert.Watch(["42"], cfg).notify(info, gpualert.classify_watched(info))
