@@ -33,21 +33,13 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "tests"))
+from _load import load_module  # noqa: E402 - the one loader, shared with the tests
 SEED = 20240601
 BOOTSTRAP_RESAMPLES = 1000
 SUCCESS = "success"
 
 # ==== Shared harness ====
-
-
-def load_module(path, name="gpualert_under_test"):
-    """Import a Python file by path (gpualert.py or a part) without installing it."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def read_labels(corpus):
@@ -396,11 +388,9 @@ def cmd_blind(args):
 
 # ==== Reliability and performance experiments ====
 
-REL_HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = REL_HERE if os.path.exists(os.path.join(REL_HERE, "gpualert.py")) else os.path.dirname(REL_HERE)
 # EVAL_GPUALERT=/path/to/gpualert.py measures another copy (e.g. a trial splice); default: the repo's.
-WRAPPER = os.path.abspath(os.environ.get("EVAL_GPUALERT") or os.path.join(ROOT, "gpualert.py"))
-RESULTS_DIR = os.path.join(ROOT, "results")
+WRAPPER = os.path.abspath(os.environ.get("EVAL_GPUALERT") or os.path.join(HERE, "gpualert.py"))
+RESULTS_DIR = os.path.join(HERE, "results")
 REL_PY = sys.executable
 MIB = 1024 * 1024
 SCRUBBED_ENV = ("PYTHONUNBUFFERED", "PYTHONFAULTHANDLER", "PYTHONDEVMODE", "PYTHONMALLOC",
@@ -1083,8 +1073,8 @@ def _install_gpualert(work, env):
     src = os.path.join(work, "src")
     os.makedirs(src)
     for name in ("pyproject.toml", "setup.cfg", "setup.py", "README.md", "LICENSE"):
-        if os.path.exists(os.path.join(ROOT, name)):
-            shutil.copy(os.path.join(ROOT, name), src)
+        if os.path.exists(os.path.join(HERE, name)):
+            shutil.copy(os.path.join(HERE, name), src)
     shutil.copy(_SNAPSHOT["path"], src)
     venv = os.path.join(work, "venv")
     tries = [["--no-index", "--no-build-isolation"], []]
@@ -1430,18 +1420,18 @@ QUICK_CLASSES = ("cuda_oom", "segfault", "oom_killer", "success")
 def corpus_cases(quick):
     """One (class, log path, exit code) per corpus class; the first row with a signal exit
     when the class has one (more signal coverage), else the first row."""
-    labels = os.path.join(ROOT, "corpus", "labels.jsonl")
+    labels = os.path.join(HERE, "corpus", "labels.jsonl")
     chosen = {}
     if os.path.exists(labels):
         with open(labels) as f:
             rows = [json.loads(line) for line in f if line.strip()]
         for row in rows:
-            if not os.path.exists(os.path.join(ROOT, "corpus", row["log_path"])):
+            if not os.path.exists(os.path.join(HERE, "corpus", row["log_path"])):
                 continue
             cur = chosen.get(row["mode"])
             if cur is None or (cur["true_exit_code"] >= 0 > row["true_exit_code"]):
                 chosen[row["mode"]] = row
-        cases = [(m, os.path.join(ROOT, "corpus", r["log_path"]), int(r["true_exit_code"]))
+        cases = [(m, os.path.join(HERE, "corpus", r["log_path"]), int(r["true_exit_code"]))
                  for m, r in chosen.items()]
     else:
         cases = []
@@ -1471,8 +1461,7 @@ def _start_relays(work):
         relays["_sink"] = sink
     relays["closed"] = "127.0.0.1:%d" % closed_port()
     if shutil.which("openssl"):  # the channel conditions' certificates
-        sys.path.insert(0, os.path.join(ROOT, "tests"))
-        import channel_servers
+        import channel_servers  # tests/ is on sys.path (the loader's folder)
         relays["_pki"] = channel_servers.make_channel_pki(tempfile.mkdtemp(dir=work))
     relays["dns"] = "no-such-host.invalid:25"
     for mode in ("mute", "slow", "slow_drip", "mail_5xx", "rcpt_5xx", "data_5xx", "auth_fail", "tls_garbage"):
@@ -1538,7 +1527,6 @@ class ChannelCell(object):
                "404": [("status", 404, {}, b"Unknown Webhook")]}
 
     def __init__(self, pki, faults):
-        sys.path.insert(0, os.path.join(ROOT, "tests"))
         import channel_servers as cs
         self.servers, self.urls, self.proxy = [], [], None
         self.env = {"SSL_CERT_FILE": pki.ca}
@@ -1927,7 +1915,7 @@ def _report_budget(rows, file_rows, csv_rows, strace_note, transport, atime_opt,
     return 0
 
 
-# ==== CLI glue (the lead pastes add_reliability_commands into eval.py's parser) ====
+# ==== CLI glue: the reliability experiments' subcommands ====
 
 def add_reliability_commands(subparsers):
     """Register survival, overhead, isolation and budget (each with --quick and --results)."""

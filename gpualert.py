@@ -2082,8 +2082,9 @@ def _noted_limit(window, first_line):
 
 
 def _noted_finding(facts, rules, first_line, success):
-    noted = [(n, t) for n, t in (facts.get("noted_lines") or [])
-             if isinstance(n, int) and not isinstance(n, bool) and n < first_line]
+    noted = [pair for pair in (facts.get("noted_lines") or [])  # [(line number, text)]
+             if isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], int)
+             and not isinstance(pair[0], bool) and pair[0] < first_line]
     if not noted or success:
         return None
     noted.sort()

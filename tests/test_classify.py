@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import sys
 import tempfile
 import time
@@ -62,18 +63,18 @@ class TestRuleTable(unittest.TestCase):
     def test_compile_rules_rejects_bad_rows(self):
         good = ("x_rule", "nccl", r"NCCL", "", "hint")
         ga.compile_rules((good,))
-        bad_rows = [
-            (good, good),                                            # duplicate id
-            (("Bad-Id", "nccl", r"x", "", "h"),),                    # malformed id
-            (("x_rule", "no_such_class", r"x", "", "h"),),           # unknown class
-            (("x_rule", "nccl", r"(", "", "h"),),                    # bad pattern
-            (("x_rule", "nccl", r"x?", "", "h"),),                   # catch-all
-            (("x_rule", "nccl", r"x", "{nope}", "h"),),              # unknown group
-            (("x_rule", "nccl", r"x", "", ""),),                     # no hint
+        bad_rows = [  # each with the words of the error it must raise
+            ((good, good), "duplicate or malformed rule id 'x_rule'"),
+            ((("Bad-Id", "nccl", r"x", "", "h"),), "malformed rule id 'Bad-Id'"),
+            ((("x_rule", "no_such_class", r"x", "", "h"),), "bad class 'no_such_class'"),
+            ((("x_rule", "nccl", r"(", "", "h"),), "missing \\)"),   # re.error names it
+            ((("x_rule", "nccl", r"x?", "", "h"),), "catch-all"),
+            ((("x_rule", "nccl", r"x", "{nope}", "h"),), "unknown group 'nope'"),
+            ((("x_rule", "nccl", r"x", "", ""),), "empty hint"),
         ]
-        for rows in bad_rows:
+        for rows, words in bad_rows:
             with self.subTest(rows=rows):
-                with self.assertRaises(Exception):
+                with self.assertRaisesRegex((ValueError, re.error), words):
                     ga.compile_rules(rows)
 
 
@@ -681,9 +682,12 @@ class TestRobustness(unittest.TestCase):
                 self.assertTrue(c.cls is None or c.cls in ga.CLASS_IDS)
                 self.assertNotIn("classifier error", c.detail or "")  # no bug hidden by the guard
         garbage = "\x00" * 1000 + "Traceback\x00 (most recent call last):\n\udcff\x00"
-        ga.classify_text(garbage, {"exit_code": 1})
-        ga.classify_text(None, None)
-        ga.classify_text("x", {"exit_code": "weird", "noted_lines": [("a", None), (3,)]})
+        self.assertEqual(ga.classify_text(garbage, {"exit_code": 1}).rule, "py_traceback")
+        self.assertEqual(ga.classify_text(None, None).cls, None)
+        # malformed facts are ignored, not a crash that the classifier's guard would hide
+        c = ga.classify_text("x", {"exit_code": "weird", "noted_lines": [("a", None), (3,)]})
+        self.assertEqual(c.cls, "unknown")
+        self.assertNotIn("classifier error", c.detail)
 
     def test_invalid_utf8_and_a_50mb_line(self):
         with tempfile.TemporaryDirectory() as d:

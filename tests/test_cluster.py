@@ -649,7 +649,9 @@ def test_gpu_sampler_with_a_fake_nvidia_smi(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     sampler = cluster.GpuSampler(interval=0.05).start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(sampler.samples) < 3:  # poll, never a fixed sleep
+        time.sleep(0.02)
     summary = sampler.stop()
     n = int(count.read_text())
     assert summary["samples"] == n >= 3
@@ -663,7 +665,9 @@ def test_gpu_sampler_interval_zero_samples_start_and_end(tmp_path, monkeypatch):
     body = 'echo "0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, 0"\n'
     monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
     sampler = cluster.GpuSampler(interval=0).start()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not sampler.samples:  # the start sample is in
+        time.sleep(0.02)
     assert sampler.stop()["samples"] == 2
 
 
@@ -699,9 +703,10 @@ def test_idle_flag_needs_a_long_run():
 # ---- array summary and rate limit, with real concurrent processes ----
 
 _CHILD = textwrap.dedent("""\
-    import importlib.util, json, sys
-    spec = importlib.util.spec_from_file_location("c", sys.argv[1])
-    c = importlib.util.module_from_spec(spec); spec.loader.exec_module(c)
+    import json, os, sys
+    sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "tests"))
+    from _load import load_module
+    c = load_module(sys.argv[1], "c")
     mode, d, i = sys.argv[2], sys.argv[3], int(sys.argv[4])
     if mode == "array":
         s = c.ArraySummary(d, "4242", task_count=int(sys.argv[5]))
@@ -793,9 +798,10 @@ def test_lock_wait_is_bounded(tmp_path):
     holder = os.open(path, os.O_RDWR | os.O_CREAT)
     fcntl.flock(holder, fcntl.LOCK_EX)
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""\
-        import importlib.util, sys, time
-        spec = importlib.util.spec_from_file_location("c", sys.argv[1])
-        c = importlib.util.module_from_spec(spec); spec.loader.exec_module(c)
+        import os, sys, time
+        sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "tests"))
+        from _load import load_module
+        c = load_module(sys.argv[1], "c")
         t = time.time()
         try:
             c._locked(sys.argv[2], wait_s=0.5)

@@ -9,8 +9,6 @@ import io
 import os
 import pathlib
 import socket
-import subprocess
-import sys
 import time
 import tracemalloc
 import zipfile
@@ -182,16 +180,6 @@ def test_build_message_never_raises(tmp_path, cfg):
     msg, manifest = N.build_message(broken, cfg)
     assert "rendering failed" in msg["Subject"]
     assert "could not render" in msg.get_content()
-
-
-def test_import_is_cheap():
-    code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('m', %r); "
-            "before = set(sys.modules); m = importlib.util.module_from_spec(s); "
-            "s.loader.exec_module(m); new = set(sys.modules) - before; "
-            "print(sorted(x for x in ('smtplib', 'email.message', 'ssl', 'zipfile', 'socket') "
-            "if x in new))" % N.__file__)
-    out = subprocess.check_output([sys.executable, "-I", "-c", code]).decode().strip()
-    assert out == "[]"
 
 
 # ---------------------------------------------------------------- artifacts
@@ -569,7 +557,6 @@ def test_dry_run_writes_to_run_dir_and_sends_nothing(tmp_path, cfg, smtp_plain):
     cfg.update(smtp=smtp_plain.addr, dry_run=True)
     out, _ = _deliver(tmp_path, cfg)
     assert out["outcome"] == "dry-run" and out["outbox_path"].startswith(str(tmp_path / "run"))
-    time.sleep(0.2)
     assert smtp_plain.messages == [] and outbox_files(cfg) == []
 
 
@@ -629,9 +616,11 @@ def test_hanging_sendmail_is_killed_at_deadline(tmp_path, cfg, fake_sendmail):
     assert out["outcome"] == "outbox" and "timed out" in out["detail"], out
     assert elapsed < cfg["smtp_timeout"] + SLACK_S
     pid = int(open(fake.pid_file).read())
-    time.sleep(0.2)
-    try:  # the helper's own child was killed with its process group (gone, or a zombie
-        state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
-    except OSError:  # when the container's init does not reap orphans)
-        state = "gone"
+    deadline, state = time.monotonic() + 10, None
+    while time.monotonic() < deadline and state not in ("gone", "Z", "X"):
+        try:  # the helper's own child was killed with its process group (gone, or a zombie
+            state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+        except OSError:  # when the container's init does not reap orphans)
+            state = "gone"
+        time.sleep(0.02)
     assert state in ("gone", "Z", "X"), state

@@ -1,7 +1,7 @@
 """The cluster part against a REAL Slurm (CI runs .ci/slurm-setup.sh first).
 
-Skipped only when `sinfo` is not installed; where it is installed and the node is not
-up, the tests fail. Time budget (about 2 minutes): Slurm's smallest --time is one minute
+Skipped unless the cluster is the one .ci/slurm-setup.sh configured (its marker holds the
+checksum of the slurm.conf in place); there, a node that is not up fails the tests. Time budget (about 2 minutes): Slurm's smallest --time is one minute
 and slurmctld checks limits about every 30 s, so a --time=1 job gets SIGTERM 60-90 s
 after it starts; KillWait=10 (set by the setup script) sends SIGKILL 10 s later.
 `--signal=B:TERM@N` would not be faster (it "may be sent up to 60 seconds earlier than
@@ -12,7 +12,7 @@ What the jobs observe is recorded by a probe: a small Python program that loads 
 cluster code, reads the time limit at start and, on SIGTERM, calls query_end_reason
 exactly as the wrapper does, then writes what it learnt to a JSON file.
 """
-import importlib.util
+import hashlib
 import json
 import os
 import shutil
@@ -25,27 +25,41 @@ from email.parser import BytesParser
 
 import pytest
 
+from _load import load_gpualert
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "gpualert.py")
 CLUSTER_PATH = SCRIPT
 
-pytestmark = pytest.mark.skipif(shutil.which("sinfo") is None,
-                                reason="Slurm is not installed here (no sinfo); CI runs .ci/slurm-setup.sh")
+# The marker .ci/slurm-setup.sh leaves once its single-node cluster is up: the checksum of
+# the slurm.conf it wrote. These tests submit jobs and need its partitions, so they run only
+# while that configuration is the one in place, never against a cluster they did not set up.
+CI_MARKER = "/etc/slurm/gpualert-ci-marker"
+SLURM_CONF = "/etc/slurm/slurm.conf"
 
 
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _ci_cluster_here():
+    try:
+        with open(CI_MARKER) as marker, open(SLURM_CONF, "rb") as conf:
+            return marker.read().strip() == hashlib.sha256(conf.read()).hexdigest()
+    except OSError:
+        return False
 
 
-cluster = _load(CLUSTER_PATH, "gpualert_cluster_real_slurm")
+pytestmark = pytest.mark.skipif(
+    shutil.which("sbatch") is None or not _ci_cluster_here(),
+    reason="not the single-node cluster .ci/slurm-setup.sh configures (%s missing or not "
+           "matching %s): no jobs go into a cluster these tests did not set up"
+           % (CI_MARKER, SLURM_CONF))
+
+
+cluster = load_gpualert()
 
 PROBE = textwrap.dedent("""\
-    import importlib.util, json, os, signal, sys, time
-    spec = importlib.util.spec_from_file_location("c", sys.argv[1])
-    c = importlib.util.module_from_spec(spec); spec.loader.exec_module(c)
+    import json, os, signal, sys, time
+    sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "tests"))
+    from _load import load_module
+    c = load_module(sys.argv[1], "c")
     out = sys.argv[2]
     start = time.time()
     sched = c.detect_scheduler(os.environ)
@@ -160,10 +174,11 @@ def long_jobs(workdir, cluster_up):
 def _submit_e2e(workdir):
     outbox = os.path.join(workdir, "outbox")
     env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, "state"),
-               XDG_CONFIG_HOME=os.path.join(workdir, "config"))
+               XDG_CONFIG_HOME=os.path.join(workdir, "config"))  # GPUALERT_SENDMAIL below
     for key in list(env):
         if key.startswith("GPUALERT_"):
             del env[key]
+    env["GPUALERT_SENDMAIL"] = "none"  # the message is read from the outbox, whatever the host has
     child = "%s -c 'import time; print(\"epoch 1\", flush=True); time.sleep(600)'" % sys.executable
     cmd = "%s %s --outbox %s -- %s" % (sys.executable, SCRIPT, outbox, child)
     return sbatch("-J", "e2e", "--time=1", "-o", os.path.join(workdir, "%x-%j.out"),
@@ -175,7 +190,8 @@ def _submit_e2e(workdir):
 def test_scancel_is_cancelled(workdir):
     probe = Probe(workdir, "cancelme")
     probe.wait_started()
-    time.sleep(0.5)
+    wait_for(lambda: job_record(probe.job_id).get("JobState") == "RUNNING", 30,
+             what="job %s to be RUNNING" % probe.job_id)
     assert _slurm("scancel", probe.job_id).returncode == 0
     seen = probe.wait_result(20)
     assert seen["reason"] == "cancelled", seen
@@ -279,7 +295,8 @@ def test_watch_command_sends_the_classified_message(workdir):
     job = sbatch("-J", "watchme", "-o", os.path.join(workdir, "%x-%j.out"),
                  "--wrap", "%s -c \"print('epoch 1'); import no_such_module_xyz\"" % sys.executable)
     outbox = os.path.join(workdir, "watch-outbox")
-    env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, "watch-state"))
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, "watch-state"),
+               GPUALERT_SENDMAIL="none")
     proc = subprocess.run([sys.executable, SCRIPT, "watch", "--interval", "1", "--outbox", outbox,
                            "--log-dir", os.path.join(workdir, "watch-logs"), job],
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)

@@ -194,7 +194,6 @@ def test_ctrl_c_in_a_terminal_reaches_the_child_once(tmp_path):
         os.execve(PY, [PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
                   isolated_env(tmp_path))
     output = _read_until(fd, b"ready")
-    time.sleep(0.3)
     os.write(fd, b"\x03")  # the terminal sends SIGINT to the whole foreground group
     output += _read_until(fd, b"COUNT=")
     output += _read_until(fd, b"\n")
@@ -276,23 +275,26 @@ def test_version_and_help(tmp_path):
 
 def test_import_is_cheap(tmp_path):
     code = ("import sys; sys.path.insert(0, %r); import gpualert; "
-            "heavy = [m for m in ('smtplib', 'email', 'ssl', 'json', 'argparse', 'zipfile', 'html') "
-            "if m in sys.modules]; print(heavy)" % os.path.dirname(SCRIPT))
-    out = subprocess.check_output([PY, "-S", "-c", code])
+            "heavy = [m for m in ('smtplib', 'email', 'ssl', 'json', 'argparse', 'zipfile', "
+            "'html', 'socket') if m in sys.modules]; print(heavy)" % os.path.dirname(SCRIPT))
+    out = subprocess.check_output([PY, "-I", "-S", "-c", code])
     assert out.strip() == b"[]"
 
 
 def test_signals_still_reach_a_child_that_closed_its_outputs(tmp_path):
     code = ("import os, signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda s, f: os._exit(11))\n"
             "print('ready', flush=True)\n"
             "os.close(1); os.close(2)\n"
-            "signal.signal(signal.SIGTERM, lambda s, f: os._exit(11))\n"
+            "open('closed', 'w').close()\n"
             "time.sleep(30)\n")
     proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code),
                             env=isolated_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=str(tmp_path))
     assert proc.stdout.readline() == b"ready\n"
-    time.sleep(0.5)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (tmp_path / "closed").exists():
+        time.sleep(0.02)  # poll until the child has closed its outputs
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=20)
     assert proc.returncode == 11

@@ -21,7 +21,22 @@ def isolated_env(tmp, **extra):
                XDG_CONFIG_HOME=os.path.join(str(tmp), "config"),
                HOME=str(tmp), PATH="/usr/bin:/bin", GPUALERT_SENDMAIL="none")
     env.update(extra)
+    if any(key.startswith("SLURM_") for key in extra):  # a pretend job: the host's Slurm
+        env["PATH"] = _no_scheduler_bin(tmp) + os.pathsep + env["PATH"]  # must not answer
     return env
+
+
+def _no_scheduler_bin(tmp):
+    """Commands that answer like a scheduler that does not know the job (exit 1), so a test
+    with a made-up SLURM_JOB_ID never reads another job of a real cluster on this host."""
+    folder = os.path.join(str(tmp), "no-scheduler-bin")
+    os.makedirs(folder, exist_ok=True)
+    for name in ("scontrol", "squeue", "sacct", "sinfo", "sbatch", "scancel"):
+        path = os.path.join(folder, name)
+        with open(path, "w") as handle:
+            handle.write("#!/bin/sh\necho \"%s: error: Invalid job id specified\" >&2\nexit 1\n" % name)
+        os.chmod(path, 0o755)
+    return folder
 
 
 def run_gpualert(tmp, args, env=None, timeout=60, **kw):
