@@ -833,7 +833,7 @@ elif fault == "pipekill":
 '''
 
 # fault -> (what it is, regex that counts as "cause visible in the log"); the same regex is
-# applied to every method's log.
+# applied to every method's log (to the child's output only in gpualert's: child_output).
 FAULTS = (
     ("exception", "uncaught RuntimeError", r"RuntimeError: injected fault"),
     ("segfault", "ctypes.string_at(0)", r"Segmentation fault|SIGSEGV"),
@@ -903,11 +903,33 @@ def survival_trial(fault, flags, method, script, trial_dir, env):
     if log and os.path.exists(log):
         with open(log, "rb") as f:
             text = f.read().decode("utf-8", "replace")
+    if method.startswith("gpualert"):  # judged on the child's output, never on gpualert's verdict
+        text = child_output(text)
     pattern = dict((f[0], f[2]) for f in FAULTS)[fault]
     return {"nonempty": bool(text), "sentinel": SENTINEL in text,
             "cause": bool(re.search(pattern, text)),
             "nohup_out": os.path.exists(os.path.join(trial_dir, "nohup.out")),
             "status": res["status"], "wall": res["wall"]}
+
+
+_RECORD_FIELD_RE = re.compile(r"^[a-z][a-z ]*: ")
+
+
+def child_output(text):
+    """A gpualert log without gpualert's own records (the header before the output, the
+    footer and the cause record after it: a "=== gpualert ... ===" line and the
+    "key: value" lines that follow it): only what the child wrote. Written here, not
+    borrowed from gpualert.py, so the survival judge never grades gpualert with its own code."""
+    out, in_record = [], False
+    for line in text.split("\n"):
+        if line.startswith("=== gpualert "):
+            in_record = True
+            continue
+        if in_record and _RECORD_FIELD_RE.match(line):
+            continue
+        in_record = False
+        out.append(line)
+    return "\n".join(out).strip("\n")
 
 
 KEEP_DIR = os.path.join(tempfile.gettempdir(), "gpualert-eval-kept")
@@ -940,8 +962,10 @@ def cmd_survival(args):
                         fault, child.replace(" ", ""), re.sub(r"[^a-z]+", "", method), n))
                     r = survival_trial(fault, flags, method, script, trial_dir, env)
                     cells.append(dict(r, fault=fault, child=child, method=method, trial=n))
+                    # odd: gpualert lost the child's last line (its cause may be unseen:
+                    # a SIGKILL leaves no trace in the child's own output)
                     _keep_if_odd(trial_dir, method == "gpualert" and not (
-                        r["nonempty"] and r["cause"] and (r["sentinel"] or fault == "exec")))
+                        r["sentinel"] or fault == "exec"))
     shutil.rmtree(base, ignore_errors=True)
     return _report_survival(cells, trials, time.time() - t0)
 
@@ -997,7 +1021,10 @@ def _report_survival(cells, trials, elapsed):
         "`sh -c 'CMD 2>&1 | tee log'`; /bin/sh is %s here (the shell decides whether its own "
         "'Segmentation fault'/'Killed' report lands in the redirected file). Checks on the log file only (not the terminal): non-empty, "
         "sentinel present, cause visible (regex per fault, identical for all methods). "
-        "gpualert's log always has a header, so its non-empty check is trivially met." % (
+        "For gpualert the three checks read the child's output only: its own records (header, "
+        "footer with the signal, cause record) are removed first (eval.child_output), so its "
+        "verdict never grades itself; for `exec` no child ran, so no gpualert cell can show the "
+        "cause, while a shell writes its own 'not found' line into the redirected file." % (
             nohup_out, os.path.realpath("/bin/sh")), "",
         rel_table(["fault", "what", "cause regex"], fault_rows), "",
         "### Compact: non-empty / sentinel / cause, out of %d" % trials, "",
