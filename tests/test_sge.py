@@ -329,3 +329,18 @@ def test_watch_a_job_killed_at_h_rt_is_timeout(workdir, jobs):
     (_, msg), = job.messages()
     assert_subject(msg, "TIMEOUT", "walltime", "hrtplain", "job %s" % job.id)
     assert "h_rt" in body_of(msg), body_of(msg)
+
+
+def test_a_suspend_notice_is_no_time_limit(workdir, smtp):
+    """With -notify, `qmod -sj` sends SIGUSR1 before it suspends: not s_rt (the job has
+    none), so no WARNING and no TIMEOUT; the child, with no handler, dies of it."""
+    job = Job(workdir, smtp, "susp", "exec {py} {gpualert} --smtp {smtp} --to {to} --outbox {outbox} "
+              "--log-dir {logs} -- {py} -c \"%s\"" % SLEEPER, ["-notify", "-l", "h_rt=0:1:0"])
+    wait_for(lambda: "epoch 1" in _read_logs(job), 60, what="the child's first line\n" + job.output())
+    assert _sge("qmod", "-sj", job.id).returncode == 0
+    rec = job.wait_accounting(60)
+    (_, final), = wait_for(lambda: final_messages(job), 10, what="the message\n" + job.output())
+    assert not [m for _, m in job.messages() if m["Subject"].startswith("[gpualert] WARNING")]
+    assert "TIMEOUT" not in final["Subject"] and "walltime" not in final["Subject"], final["Subject"]
+    assert "SIGUSR1" in final["Subject"], final["Subject"]
+    assert rec["exit_status"].split()[0] == str(128 + 10)
