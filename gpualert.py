@@ -4,7 +4,7 @@
 Synopsis
     python3 gpualert.py [OPTIONS] -- CMD [ARGS...]   run CMD, notify when it ends
     python3 gpualert.py classify [--exit-code N] [--json] LOG...
-    python3 gpualert.py watch [OPTIONS] JOBID...     follow submitted Slurm jobs, notify when each ends
+    python3 gpualert.py watch [OPTIONS] JOBID...     follow Slurm or SGE jobs, notify when each ends
     python3 gpualert.py resend                       retry every message in the outbox
     python3 gpualert.py test-email                   send a test message through the configured transport
     python3 gpualert.py test-notify [URL...]         post a test to every chat/push channel (or the given ones)
