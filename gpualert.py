@@ -35,6 +35,14 @@ Every option --some-option has the config key some_option and the variable
 GPUALERT_SOME_OPTION. The SMTP password comes only from GPUALERT_SMTP_PASSWORD or the
 config key smtp_password, never from the command line.
 
+Chat and push channels: --notify-url URL (repeatable; notify_url, comma-separated;
+GPUALERT_NOTIFY_URL) posts a short message beside the e-mail, within the same deadline:
+Slack, Discord, Teams (Workflows), Google Chat, Mattermost and Rocket.Chat webhook URLs,
+https://ntfy.sh/TOPIC, ntfy(s)://, gotify(s)://, pover://, tgram://, matrix(s)://,
+json(s)://, and any other scheme through the `apprise` command when it is installed.
+?gpualert_when=always|failure|never in a URL overrides --notify for it. Tokens are shown
+as *** everywhere; failed posts wait in the outbox for `resend`.
+
 Examples
     python3 gpualert.py --to me@uni.edu -- python train.py --lr 3e-4
     python3 gpualert.py --smtp smtp.uni.edu:587 --smtp-user me --timeout 12h -- torchrun train.py
