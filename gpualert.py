@@ -4166,7 +4166,7 @@ def _build_full(result, cfg):
     body_cost = _wire_size(_assemble(result, cfg, [], probe, picture=picture)) + BODY_SAFETY_BYTES
     log_path = None if result.status == "TEST" else result.log_path
     plan, manifest = plan_attachments(log_path, artifacts, budget - body_cost, base=result.cwd)
-    msg = _fit_budget(result, cfg, plan, manifest, budget, picture)
+    msg = _fit_budget(result, cfg, plan, manifest, budget, picture=picture)
     msg.gpualert_slim = lambda reason: _slim_rebuild(result, cfg, manifest, reason, msg)
     return msg, manifest
 
@@ -4184,7 +4184,7 @@ def _collect_artifacts(result, cfg):
         return [], "artifact discovery failed (%s); no artifacts attached" % _describe(exc)
 
 
-def _assemble(result, cfg, plan, manifest, html=True, picture=None):
+def _assemble(result, cfg, plan, manifest, *, html=True, picture=None):
     """The message: text, HTML (with the picture as an inline multipart/related image),
     then the attachments. Mail clients show a cid: image; Gmail blocks data: URIs."""
     from email.message import EmailMessage
@@ -4214,7 +4214,7 @@ def _unfolded_headers(msg):
     msg.policy = msg.policy.clone(max_line_length=998)
 
 
-def _fit_budget(result, cfg, plan, manifest, budget, picture=None):
+def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
     """Assemble; while over budget drop the biggest attachment (saying so), then thin the body."""
     plan = list(plan)
     while True:
@@ -7065,7 +7065,7 @@ _END_REASON_ASKERS = {"slurm": (_slurm_reason_scontrol, _slurm_reason_squeue, _s
                       "pbs": (_pbs_reason,), "lsf": (_lsf_reason,)}
 
 
-def query_sge_reason(sched, name, start, now, time_limit=None, run=None):
+def query_sge_reason(sched, name, start, now, *, time_limit=None, run=None):
     """Why SGE sent SIGUSR1/SIGUSR2 to this job (see sge_signal_reason). The limits come
     from the start (read_time_limit), else from `qstat -j` now; the state and the job's
     own start time from `qstat` while it still lists the job. -> (reason, evidence)."""
@@ -8030,7 +8030,8 @@ class Run(object):
         message goes before the kill (the pump treats it as a stop signal)."""
         limit, now = self.time_limit, time.time()
         asked = Background(lambda: query_sge_reason(
-            self.scheduler, name, self.start, now, limit.result(CMD_TIMEOUT_S) if limit else None))
+            self.scheduler, name, self.start, now,
+            time_limit=limit.result(CMD_TIMEOUT_S) if limit else None))
         if name == "SIGUSR2" or self.end_reason is None:
             self.end_reason = asked  # a later SIGUSR2 (the kill) outranks an s_rt
         if name == "SIGUSR1":
@@ -8592,7 +8593,7 @@ class Watch(object):
     """`watch`: follow submitted Slurm or SGE jobs until each ends, classify its log and send the
     message the wrapper would have sent. Owns the polling and one report per ended job."""
 
-    def __init__(self, job_ids, cfg, interval=None, max_wait=None, give_up_s=None,
+    def __init__(self, job_ids, cfg, *, interval=None, max_wait=None, give_up_s=None,
                  scheduler=None):
         self.job_ids, self.cfg, self.max_wait = list(job_ids), cfg, max_wait
         self.interval = max(1.0, float(interval or WATCH_INTERVAL_S))
@@ -8904,9 +8905,9 @@ def cmd_watch(args, cfg):
     """`gpualert watch JOBID...`: follow Slurm or SGE jobs until they end; classify each job's
     log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
     Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
-    return Watch(args.job_ids, cfg, getattr(args, "interval", None),
-                 getattr(args, "max_wait", None), getattr(args, "give_up", None),
-                 getattr(args, "scheduler", None)).run()
+    return Watch(args.job_ids, cfg, interval=getattr(args, "interval", None),
+                 max_wait=getattr(args, "max_wait", None), give_up_s=getattr(args, "give_up", None),
+                 scheduler=getattr(args, "scheduler", None)).run()
 
 
 def cmd_run(cli, cfg, sources, problems):
