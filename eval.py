@@ -3,6 +3,7 @@
 
     python3 eval.py classify [--corpus DIR] [--module PATH] [--json] [--results DIR]
     python3 eval.py survival|overhead|isolation|budget [--quick] [--results DIR]
+    python3 eval.py soak [--runs N] [--jobs J]  spool/claims/dead letters under SIGKILL
     python3 eval.py all [--quick]       every experiment in order (then `report`)
     python3 eval.py report              rewrite README.md's Results section from results/
 
@@ -1630,6 +1631,9 @@ def _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, 
         where.append("smtp")
     if in_outbox:
         where.append("outbox(%d)" % in_outbox)
+    in_dead = _count_eml(os.path.join(outbox, "dead"))  # refused for good (5xx): kept, with the reason
+    if in_dead:
+        where.append("outbox/dead(%d)" % in_dead)
     if fallback and os.path.exists(fallback) and not fallback.startswith(os.path.abspath(outbox) + os.sep):
         where.append("fallback:%s/" % re.sub(r"/\d{8}-\d{6}-[^/]*", "/<run dir>",
                                               os.path.dirname(fallback).replace(cell, "<cell>")))
@@ -2134,6 +2138,181 @@ def cmd_metrics(args):
     return 0
 
 
+# ==== Experiment: soak (nothing lost, nothing sent twice) ====
+
+SOAK_STATES = ("healthy", "mute", "5xx", "refused")
+
+
+class SoakRelays(object):
+    """One relay per state: aiosmtpd (healthy), a mute one, one answering RCPT with 550 5.1.1
+    (refused for good) and a port with no listener (connection refused)."""
+
+    def __init__(self):
+        self.sink = Sink()
+        self.mute, self.rcpt_5xx = FakeRelay("mute"), FakeRelay("rcpt_5xx")
+        self.addr = {"healthy": "127.0.0.1:%d" % self.sink.port,
+                     "mute": "127.0.0.1:%d" % self.mute.port,
+                     "5xx": "127.0.0.1:%d" % self.rcpt_5xx.port,
+                     "refused": "127.0.0.1:%d" % closed_port()}
+
+    def stop(self):
+        self.sink.stop()
+        self.mute.stop()
+        self.rcpt_5xx.stop()
+
+
+def _soak_run(i, rng, relays, work, env, kill_p):
+    """One wrapped run against a relay in a random state; sometimes SIGKILLed after the child
+    exited (the child prints a line just before it exits). -> (token, state, killed)."""
+    state = rng.choice(SOAK_STATES)
+    token = "soak%05d%s" % (i, os.urandom(3).hex())
+    argv = [REL_PY, _SNAPSHOT["path"], "--log-dir", os.path.join(work, "logs"),
+            "--outbox", os.path.join(work, "outbox"), "--to", "soak@example.org",
+            "--smtp", relays.addr[state], "--smtp-timeout", "2", "--max-per-hour", "0",
+            "--name", token, "--quiet", "--", "sh", "-c", "echo bye; exit %d" % rng.choice((0, 1, 3))]
+    kill_after = rng.uniform(0.0, 2.5) if rng.random() < kill_p else None
+    proc = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc.stdout.readline()  # "bye": the child is exiting now
+    if kill_after is not None:  # "after the child exits": once the wrapper logged the exit
+        _soak_wait_logged(work, token, proc)
+        try:
+            proc.wait(kill_after)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.communicate(timeout=120)
+    return token, state, kill_after is not None and proc.returncode == -signal.SIGKILL
+
+
+def _soak_wait_logged(work, token, proc, timeout=30.0):
+    end = time.time() + timeout
+    while time.time() < end and proc.poll() is None:
+        for path in glob.glob(os.path.join(work, "logs", "*%s*" % token, "output.log")):
+            with open(path, "rb") as f:
+                if b"command ended" in f.read():
+                    return
+        time.sleep(0.01)
+
+
+def _soak_resend(relays, state, work, env, timeout=300):
+    argv = [REL_PY, _SNAPSHOT["path"], "resend", "--log-dir", os.path.join(work, "logs"),
+            "--outbox", os.path.join(work, "outbox"), "--smtp", relays.addr[state],
+            "--smtp-timeout", "2", "--max-per-hour", "0"]
+    return subprocess.run(argv, env=env, cwd=work, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=timeout)
+
+
+def _soak_files(work):
+    """{token: [paths]} for spooled and dead messages anywhere under the work folder."""
+    spooled, dead = {}, {}
+    for folder, _, names in os.walk(work):
+        if "snapshot" in folder or "/logs/2" in folder:
+            continue
+        for name in names:
+            if ".eml" not in name or name.startswith(".tmp-"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                m = re.search(rb"soak\d{5}[0-9a-f]{6}", f.read(8192))
+            if m:
+                target = dead if "%sdead" % os.sep in folder + os.sep else spooled
+                target.setdefault(m.group(0).decode(), []).append(path)
+    return spooled, dead
+
+
+def _soak_tally(tokens, relays, work):
+    spooled, dead = _soak_files(work)
+    delivered = {}
+    with relays.sink.lock:
+        for _, data in relays.sink.messages:
+            m = re.search(rb"soak\d{5}[0-9a-f]{6}", data[:16384])
+            if m:
+                delivered[m.group(0).decode()] = delivered.get(m.group(0).decode(), 0) + 1
+    counts = {"runs": len(tokens), "delivered_once": 0, "dead_lettered": 0, "lost": 0,
+              "duplicated": 0, "still_spooled": 0}
+    for token in tokens:
+        sent, gone = delivered.get(token, 0), len(dead.get(token, []))
+        if spooled.get(token):
+            counts["still_spooled"] += 1
+        if sent + gone > 1:
+            counts["duplicated"] += 1
+        elif sent == 1:
+            counts["delivered_once"] += 1
+        elif gone == 1:
+            counts["dead_lettered"] += 1
+        elif not spooled.get(token):
+            counts["lost"] += 1
+    return counts
+
+
+def cmd_soak(args):
+    """N runs, the relay's state drawn per run (healthy / mute / 5xx / refused), a random
+    SIGKILL of the wrapper after the child exits in a share of them, resends in between and
+    at the end (healthy relay, until the spool is empty). Every message must end delivered
+    exactly once or in outbox/dead/ with its reason; none lost, none duplicated."""
+    import random
+    if not have_aiosmtpd():
+        print("soak: skipped: aiosmtpd absent")
+        return 0
+    runs = args.runs or (40 if args.quick else 1000)
+    work, env = start_experiment(args, "soak")
+    rng, relays, started = random.Random(SEED), SoakRelays(), time.time()
+    plans = [(i, random.Random(rng.random())) for i in range(runs)]
+    tokens, killed, lock = [], [0], threading.Lock()
+
+    def worker(queue):
+        while True:
+            with lock:
+                if not queue:
+                    return
+                i, r = queue.pop(0)
+            token, _, was_killed = _soak_run(i, r, relays, work, env, args.kill_share)
+            with lock:
+                tokens.append(token)
+                killed[0] += was_killed
+            if r.random() < 0.05:  # a user's resend while runs go on, against any relay state
+                _soak_resend(relays, r.choice(SOAK_STATES), work, env)
+    queue = list(plans)
+    threads = [threading.Thread(target=worker, args=(queue,)) for _ in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rounds = 0
+    while rounds < 20:  # the final resends: a healthy relay until nothing is left
+        rounds += 1
+        if _soak_resend(relays, "healthy", work, env).returncode == 0:
+            break
+    time.sleep(1.0)  # the sink's last DATA is recorded after its 250
+    counts = _soak_tally(tokens, relays, work)
+    counts.update(killed=killed[0], final_resends=rounds, seconds=round(time.time() - started))
+    relays.stop()
+    _soak_report(counts, args)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if counts["lost"] == counts["duplicated"] == counts["still_spooled"] == 0 else 1
+
+
+def _soak_report(counts, args):
+    keys = ("runs", "killed", "delivered_once", "dead_lettered", "lost", "duplicated",
+            "still_spooled", "final_resends", "seconds")
+    print("soak: " + ", ".join("%s %s" % (k, counts[k]) for k in keys))
+    blocks = ["Command: `python3 eval.py soak --runs %d --jobs %d --kill-share %.2f`" % (
+        counts["runs"], args.jobs, args.kill_share), "",
+        md_table(["what", "count"], [(k, counts[k]) for k in keys])]
+    write_rel_results("soak", "Soak: every message delivered exactly once or dead-lettered",
+                      blocks, ["what", "count"], [(k, counts[k]) for k in keys])
+
+
+def _add_soak_args(sub):
+    p = sub.add_parser("soak", help="N runs, relay flipping, SIGKILLs: nothing lost or sent twice")
+    p.add_argument("--runs", type=int, default=None, help="runs (1000; 40 with --quick)")
+    p.add_argument("--jobs", type=int, default=3, help="runs at once (3)")
+    p.add_argument("--kill-share", type=float, default=0.3, help="share of runs SIGKILLed (0.3)")
+    p.add_argument("--quick", action="store_true", help="40 runs")
+    p.add_argument("--results", default=RESULTS_DIR, help="output folder (results/)")
+    p.set_defaults(handler=cmd_soak)
+
+
+
 # ==== All, and the README's results section ====
 
 PAPER_CORPUS = os.path.join(os.path.dirname(HERE), "shared", "paper-corpus")
@@ -2300,6 +2479,7 @@ def build_parser():
     _add_classify_args(sub)
     _add_blind_args(sub)
     add_reliability_commands(sub)
+    _add_soak_args(sub)
     _add_all_args(sub)
     return parser
 

@@ -16,9 +16,13 @@ What a run does
     time, scheduler ids) exist on disk, flushed and fsync'd. CMD's stdout and stderr stream
     live to the terminal and, as raw bytes in arrival order, into the log. When CMD ends,
     however it ends, the log gets a footer, the run is classified (cause, evidence line,
-    remediation), run.json is written beside the log, and one message goes out: by SMTP, by
-    the node's sendmail, or into the outbox when nothing can deliver it. `resend` (on a
-    login node, or the next run) delivers the outbox later. No message is ever lost.
+    remediation), run.json is written beside the log, and one message goes out: by SMTP or
+    by the node's sendmail. It is spooled to the outbox first and leaves it only once a
+    transport accepted it; `resend` (on a login node, or the next run) delivers what is left
+    later, each message claimed first so it goes out once. No message is ever lost; one
+    refused for good goes to outbox/dead/ with the reason. By default a message carries the
+    log only (--artifacts GLOB|auto for more); secret-looking arguments show as *** and the
+    job never sees GPUALERT_SMTP_PASSWORD.
 
 Exit status (the wrapper is transparent)
     N        CMD exited with N
@@ -125,10 +129,10 @@ RUN_OPTIONS = (
     ("--notify-url", "notify_url", "urls", "URL", "chat/push channel, repeatable (Slack, Discord, "
      "Teams, ntfy, matrix://, tgram://...)"),
     ("--log-dir", "log_dir", "path", "DIR", "where run directories go"),
-    ("--artifacts", "artifacts", "list", "GLOB", "files to attach, repeatable"),
+    ("--artifacts", "artifacts", "list", "GLOB", "files to attach, repeatable; auto: new result-like files (default: the log only)"),
     ("--metric", "metric", "list", "NAME", "metric to report and plot, repeatable (default: loss/accuracy-like)"),
     ("--no-plots", "no_plots", "flag", "", "no picture of the run in the message"),
-    ("--budget", "budget", "size", "SIZE", "largest message, e.g. 10M (default)"),
+    ("--budget", "budget", "size", "SIZE", "largest message, e.g. 5M (default)"),
     ("--timeout", "timeout", "duration", "DURATION", "stop CMD after e.g. 90s, 12h"),
     ("--grace", "grace", "duration", "DURATION", "SIGTERM to SIGKILL delay (15s)"),
     ("--drain", "drain", "duration", "DURATION", "log output of CMD's leftover processes this long (10s)"),
@@ -147,16 +151,20 @@ RUN_OPTIONS = (
     ("--quiet", "quiet", "flag", "", "print nothing of gpualert's own"),
     ("--config", "config", "path", "FILE", "INI file"),
     ("--no-env-tweaks", "no_env_tweaks", "flag", "", "no PYTHONUNBUFFERED/FAULTHANDLER"),
+    ("--no-redact", "no_redact", "flag", "", "show secret-looking arguments of CMD as given"),
 )
 
 
 SECRET_KEYS = ("smtp_password",)
+#: Names whose values are secrets: options of the command (--hf-token), NAME=VALUE
+#: arguments (WANDB_API_KEY=...), GPUALERT_* variables kept from the child.
+SECRET_NAME = re.compile(r"token|passw(?:or)?d|secret|api[-_]?key|auth|credential", re.I)
 
 
 #: Bound on the whole delivery (DNS, connect, TLS, AUTH, DATA, the 552 retry), seconds.
 MAIL_TIMEOUT_S = 30.0
 #: Default size bound of one serialized message (CRLF line ends, base64 included), bytes.
-MAIL_BUDGET_BYTES = 10 * 1024 * 1024
+MAIL_BUDGET_BYTES = 5 * 1000 * 1000  # Postfix refuses more than 10,240,000 by default
 #: Default artifact discovery: result-like names under cwd, new or changed since the start.
 ARTIFACT_PATTERNS = ("*.json", "*.jsonl", "*.csv", "*.tsv", "*.yaml", "*.yml", "*.txt",
                      "*.md", "*.log", "*.png", "*.jpg", "*.jpeg", "*.svg", "*.pdf", "*.html")
@@ -167,6 +175,13 @@ ARTIFACT_SKIP_DIRS = frozenset((".git", ".hg", ".svn", "__pycache__", ".venv", "
                                 "site-packages", ".tox", ".mypy_cache", ".pytest_cache"))
 
 
+#: Never attached by --artifacts auto: keys, certificates, env files, tokens, credentials,
+#: Jupyter kernel connection files (their HMAC key runs code in the kernel).
+ARTIFACT_SECRET_PATTERNS = ("*.key", "*.pem", "*.crt", "*.cer", "*.p12", "*.pfx", "*.jks",
+                            "*.keystore", "id_rsa*", "id_ed25519*", "id_ecdsa*", "*.env",
+                            ".env*", "*token*", "*credential*", "*secret*", "*password*",
+                            "*passwd*", "kernel-*.json", "jpserver-*.json", "*.netrc",
+                            "*.pgpass", "*apikey*", "*api_key*", "*api-key*")
 ARTIFACT_MAX_DEPTH = 5        # cwd is depth 0; reaches Hydra's outputs/DATE/TIME/.hydra/
 ARTIFACT_MAX_SCAN = 5000      # directory entries examined, at most
 ARTIFACT_MAX_FILES = 200      # candidates returned, at most
@@ -182,9 +197,16 @@ PART_OVERHEAD_BYTES = 400     # MIME headers + boundary of one attachment part
 BODY_SAFETY_BYTES = 4096      # slack for header folding and manifest estimate errors
 SUBJECT_MAX_CHARS = 200
 TAIL_LINE_MAX_CHARS = 500
-STRANDED_MAX = 500            # fallback-placed messages one resend looks at, newest kept
 RESEND_MAX_S = 300.0          # bound on one `resend` run
+RESEND_MAX_ITEMS = 1000       # messages one `resend` tries, at most
+RUN_FLUSH_MAX_S = 2.0         # a run's flush of earlier messages never delays its end more
+RUN_FLUSH_MAX_ITEMS = 20      # ... nor tries more messages than this
+CLAIM_LEASE_S = 900.0         # a claim this old may be taken over (its owner is stuck)
+DEAD_NOTE_MAX = 20            # dead letters named in one message
 SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
+# sysexits.h codes a sendmail gives when retrying cannot help: EX_DATAERR, EX_NOUSER,
+# EX_NOHOST (75, EX_TEMPFAIL, is the usual "try later", and Postfix's "too big").
+SENDMAIL_PERMANENT_EXITS = (65, 67, 68)
 
 # Cluster integration is best effort: the public functions here never raise; each problem
 # becomes a note string. Every external command goes through `run_command` (tests pass
@@ -243,7 +265,7 @@ def default_config():
         "smtp_timeout": MAIL_TIMEOUT_S, "sendmail": None,
         "outbox": os.path.join(state, "outbox"), "stall": None, "gpu_interval": 60.0,
         "all_ranks": False, "array_summary": False, "max_per_hour": 30, "dry_run": False, "quiet": False, "config": None,
-        "no_env_tweaks": False,
+        "no_env_tweaks": False, "no_redact": False,
     }
 
 
@@ -417,6 +439,27 @@ def job_name_for(argv, cfg_name=None, scheduler=None):
         if re.search(r"\.(py|sh|jl|lua|R)$", arg) and not arg.startswith("-"):
             return os.path.basename(arg)
     return os.path.basename(argv[0]) if argv else "command"
+
+
+def redact_argv(argv):
+    """argv as gpualert shows it: the values of secret-looking options (--hf-token X,
+    --password=X), NAME=VALUE arguments with a secret-looking NAME, and the password of
+    user:password@ in URLs become ***. The command itself always runs as given."""
+    out, hide_next = [], False
+    for arg in argv:
+        arg = str(arg)
+        if hide_next and not arg.startswith("-"):
+            out.append("***")
+            hide_next = False
+            continue
+        hide_next = False
+        m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^([A-Za-z_][\w.-]*)(=)(.*)$", arg)
+        if m and SECRET_NAME.search(m.group(1)) and m.group(3):
+            arg = m.group(1) + "=***"
+        elif re.match(r"^-{1,2}[\w.-]+$", arg) and SECRET_NAME.search(arg):
+            hide_next = True
+        out.append(re.sub(r"(\w[\w+.-]*://[^/\s:@]*:)[^/\s@]+@", r"\1***@", arg))
+    return out
 
 
 def quote_argv(argv):
@@ -3374,7 +3417,8 @@ def _memory_notes(before, after, own=None):
 
 # ==== Pure core: rendering ====
 
-SendResult = collections.namedtuple("SendResult", "ok detail size_rejected transport_down")
+SendResult = collections.namedtuple("SendResult", "ok detail size_rejected transport_down permanent")
+SendResult.__new__.__defaults__ = (False,)  # permanent: refused for good (5xx), not worth a retry
 
 
 def render_subject(result):
@@ -3992,7 +4036,7 @@ def _log_item(path, size, allowance, row):
             return _item(name + ".gz", data, [row])
     cap = _raw_capacity(allowance, name + ".excerpt.txt")
     if cap < 1024 + len(path.encode("utf-8")):
-        row["disposition"] = "too large: %s (not attached; last lines in the body)" % path
+        row["disposition"] = "budget exhausted: %s (not attached; last lines in the body)" % path
         return None
     row["disposition"] = "excerpt attached (head+tail) as %s.excerpt.txt; full log: %s" % (
         name, path)
@@ -4079,8 +4123,10 @@ def _plan_zip(overflow, allowance):
         if len(members) >= ZIP_MAX_MEMBERS:
             row["disposition"] = "over file count limit (%d attached + %d zipped)" % (
                 ATTACH_MAX_FILES, ZIP_MAX_MEMBERS)
-        elif cap < 1024 or size > min(ZIP_MEMBER_MAX_BYTES, 20 * cap):
+        elif size > ZIP_MEMBER_MAX_BYTES:
             row["disposition"] = "too large: %s" % path
+        elif cap < 1024 or size > 20 * cap:
+            row["disposition"] = "budget exhausted: %s" % path
         else:
             members.append((size, path, row))
     if not members:
@@ -4106,14 +4152,14 @@ def _build_zip(members, cap):
                 row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
                 continue
             if not fits:
-                row["disposition"] = "too large: %s" % path
+                row["disposition"] = "budget exhausted: %s" % path
                 continue
             row["disposition"] = "in zip (artifacts.zip)"
             rows.append(row)
     data = buf.getvalue()
     if len(data) > cap:
         for row in rows:
-            row["disposition"] = "too large: %s" % row["path"]
+            row["disposition"] = "budget exhausted: %s" % row["path"]
         return data, []
     return data, rows
 
@@ -4175,11 +4221,17 @@ def _collect_artifacts(result, cfg):
     """-> (artifact paths, None) or ([], a note saying why discovery failed)."""
     if result.status in ("TEST", "STALLED") or result.array:
         return [], None
-    if (result.scheduler or {}).get("array_task_id") is not None and not cfg.get("artifacts"):
-        return [], None  # tasks of an array share a directory: new files may be another task's
+    asked = list(cfg.get("artifacts") or ())
+    if not asked:  # the log only, unless asked: never other people's files, never secrets
+        return [], None
     skip = [result.run_dir, os.path.dirname(result.log_path or "")]
+    globs = [g for g in asked if g != "auto"]
     try:
-        return find_artifacts(result.cwd, cfg.get("artifacts") or (), result.start, skip), None
+        found = find_artifacts(result.cwd, globs, result.start, skip) if globs else []
+        if "auto" in asked and not _is_home(result.cwd):
+            found += [p for p in find_artifacts(result.cwd, (), result.start, skip)
+                      if p not in found]
+        return found, None
     except Exception as exc:  # discovery is best effort; the log and the body still go out
         return [], "artifact discovery failed (%s); no artifacts attached" % _describe(exc)
 
@@ -4224,7 +4276,7 @@ def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
         victim = max(plan, key=lambda it: it["cost"])
         plan.remove(victim)
         for row in victim["rows"]:
-            row["disposition"] = "too large: %s (dropped to keep the message under %s)" % (
+            row["disposition"] = "budget exhausted: %s (dropped to keep the message under %s)" % (
                 row["path"], _format_size(budget))
     if _wire_size(msg) <= budget:
         return msg
@@ -5106,7 +5158,7 @@ def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
     for n in range(1000):
         path = base if n == 0 else "%s.%d" % (base, n)
         try:
-            os.makedirs(path)
+            os.makedirs(path, mode=0o700)  # a log can hold anything the job printed
             return path
         except OSError as exc:
             if exc.errno != errno.EEXIST:
@@ -5116,7 +5168,7 @@ def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
 
 def header_fields(run):
     """The log's header: what a Run knows before its child exists."""
-    fields = [("command", quote_argv(run.argv)), ("host", run.host), ("cwd", run.cwd),
+    fields = [("command", quote_argv(getattr(run, "shown_argv", run.argv))), ("host", run.host), ("cwd", run.cwd),
               ("start", iso_time(run.start)), ("pid", os.getpid()), ("gpualert", __version__)]
     if run.scheduler:
         fields.append(("scheduler", " ".join("%s=%s" % (k, v) for k, v in sorted(
@@ -5199,12 +5251,19 @@ def extract_log_metrics(path, wanted=None):
 
 def child_env(environ, tweaks=True):
     """The child's environment: the wrapper's, plus unbuffered Python and its faulthandler."""
-    env = dict(environ)
-    env.pop(ENV_PREFIX + "NOTIFY_URL", None)  # channel URLs carry tokens: not the job's business
+    env = dict((k, v) for k, v in environ.items() if not _secret_env(k))
     if tweaks:
         env.setdefault("PYTHONUNBUFFERED", "1")
         env.setdefault("PYTHONFAULTHANDLER", "1")
     return env
+
+
+def _secret_env(name):
+    """A GPUALERT_* variable the job must never see (the SMTP password, tokens, URLs)."""
+    if not name.startswith(ENV_PREFIX):
+        return False
+    return bool(SECRET_NAME.search(name[len(ENV_PREFIX):])) or name in (
+        ENV_PREFIX + k.upper() for k in SECRET_KEYS) or "CHANNEL" in name or "URL" in name
 
 
 def _signal_set():
@@ -5761,17 +5820,24 @@ def _signal_sender(info):
 
 # ==== Edges: transports ====
 
-def deliver(msg, cfg, deadline=None):
-    """Send msg with the configured transport; on any failure save it to the outbox.
+def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True):
+    """Spool msg, then send it with the configured transport (spool first: a SIGKILL at any
+    moment leaves it accepted or in the outbox, never neither).
 
-    Returns {"outcome": "sent"|"outbox"|"dry-run", "transport": str, "detail": str,
-    "outbox_path": str or None}. Sending stops after cfg smtp_timeout, or at `deadline`
-    (a time.monotonic() value) if that is sooner, but gets half a second at least; saving
-    to the outbox follows. Never raises.
+    Returns {"outcome": "sent"|"outbox"|"dead"|"dry-run"|"failed", "transport": str,
+    "detail": str, "outbox_path": str or None}. Sending stops after cfg smtp_timeout, or at
+    `deadline` (a time.monotonic() value) if that is sooner, but gets half a second at least.
+    on_spooled(path) is called once the message is safe on disk (path None: nowhere took it).
+    spool=False (test-email): nothing is saved; a failure is only reported ("failed").
+    Never raises.
     """
+    state = {"path": None}
     try:
-        return _deliver(msg, cfg, deadline)
+        return _deliver(msg, cfg, deadline, state, on_spooled if spool else None, spool)
     except BaseException as exc:  # never let mail change the job's fate, not even Ctrl-C
+        if state["path"] or not spool:
+            return _outcome("outbox" if spool else "failed", "none", "internal error: %s"
+                            % _describe(exc), state["path"])
         return _outbox_result(msg, cfg, "internal error: %s" % _describe(exc), "none")
 
 
@@ -5779,20 +5845,48 @@ def _outcome(outcome, transport, detail, path=None):
     return {"outcome": outcome, "transport": transport, "detail": detail, "outbox_path": path}
 
 
-def _deliver(msg, cfg, deadline):
+def _deliver(msg, cfg, deadline, state, on_spooled, spool):
     data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
     if cfg.get("dry_run"):
         path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
         return _outcome("dry-run", "none", "dry run: not sent; message saved to %s" % path, path)
+    errors = []
+    if spool:
+        state["path"], errors = spool_message(data, cfg, "spooled before the first attempt")
+        if on_spooled:
+            on_spooled(state["path"])
+    path = state["path"]
     kind, where = _choose_transport(cfg)
     if kind in ("outbox", "missing"):
-        return _outbox_result(data, cfg, where, "outbox" if kind == "outbox" else "sendmail")
+        return _unsent(msg, data, cfg, where, "outbox" if kind == "outbox" else "sendmail",
+                       path, errors, spool)
     now = time.monotonic()
     deadline = max(now + 0.5, min(now + _mail_timeout(cfg), deadline or float("inf")))
-    res = _send_with_slim_retry(msg, data, cfg, (kind, where), deadline)
-    if res.ok:
+    if path is None:  # nowhere to spool it: send anyway; _unsent dumps it if that fails
+        res = _send_with_slim_retry(msg, data, cfg, (kind, where), deadline)
+        if res.ok:
+            return _outcome("sent", kind, res.detail)
+        return _unsent(msg, data, cfg, res.detail, kind, None, errors, spool)
+    claimed = claim_item(path)
+    if claimed is None:
+        return _outcome("outbox", kind, "being sent by another gpualert process", path)
+    result, res, where_now = send_claimed(claimed, data, msg, cfg, (kind, where), deadline)
+    if result == "sent":
         return _outcome("sent", kind, res.detail)
-    return _outbox_result(data, cfg, res.detail, kind)
+    if result == "dead":
+        return _outcome("dead", kind, "refused for good (%s); kept in %s" % (res.detail, where_now),
+                        where_now)
+    return _outcome("outbox", kind, _outbox_detail(res.detail, where_now, errors), where_now)
+
+
+def _unsent(msg, data, cfg, reason, transport, path, errors, spool):
+    if not spool:
+        return _outcome("failed", transport, "not sent (%s); nothing was saved" % reason)
+    if path:
+        return _outcome("outbox", transport, _outbox_detail(reason, path, errors), path)
+    _emergency_dump(data, msg)
+    return _outcome("outbox", transport, "not sent (%s) and could not be saved (%s); "
+                    "the message was written to stderr" % (reason, "; ".join(errors)))
 
 
 def _mail_timeout(cfg):
@@ -5817,7 +5911,8 @@ def _send_with_slim_retry(msg, data, cfg, transport, deadline):
         return SendResult(True, "%s; sent WITHOUT attachments (%s)" % (again.detail, reason),
                           False, False)
     return SendResult(False, "%s; retry without attachments also failed: %s" % (
-        res.detail, again.detail), True, again.transport_down)
+        res.detail, again.detail), True, again.transport_down,
+        again.permanent or again.size_rejected)  # even the slim one is too big: for good
 
 
 def _slim_message(msg, data, reason):
@@ -6018,9 +6113,10 @@ def _smtp_failure(exc, cfg, stage):
     code, text = _smtp_code(exc)
     if code is not None:
         size = code == 552 or (500 <= code < 600 and "size" in text.lower())
+        size = size or "5.3.4" in text
         down = isinstance(exc, (smtplib.SMTPAuthenticationError, smtplib.SMTPHeloError))
         return SendResult(False, "%s rejected during %s: %d %s" % (where, stage, code, text),
-                          size, down)
+                          size, down, code >= 500 and not down)
     if isinstance(exc, ssl.SSLError) or isinstance(exc, ssl.CertificateError):
         why = "TLS failed during %s: %s" % (stage, _describe(exc))
     elif isinstance(exc, socket.gaierror):
@@ -6072,8 +6168,27 @@ def _send_sendmail(data, path, deadline):
     if proc.returncode != 0:
         last = _clean(_text(err).strip().splitlines()[-1] if err.strip() else "", 200)
         return SendResult(False, "%s -t -oi exited with status %d%s" % (
-            path, proc.returncode, (": " + last) if last else ""), False, False)
+            path, proc.returncode, (": " + last) if last else ""), _sendmail_size(last),
+            False, proc.returncode in SENDMAIL_PERMANENT_EXITS)
     return SendResult(True, "handed to %s -t -oi" % path, False, False)
+
+
+def _sendmail_size(text):
+    """Did sendmail refuse the message for its size? Postfix: "message file too big" (exit
+    75); Exim and Sendmail: "message too big", "size exceeds", or a 5.3.4 status."""
+    return bool(re.search(r"too (big|large)|size exceed|exceeds? .*size|5\.3\.4", text, re.I))
+
+
+def _kill_group(proc):
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        proc.communicate(timeout=1)
+    except Exception:
+        pass
 
 
 # ==== Edges: HTTP channels ====
@@ -6365,10 +6480,305 @@ def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_
 
 
 # ==== Edges: the outbox ====
+#
+# The spool. It is generic over what it holds, so the chat channels reuse it as it is: a
+# spooled item is one file "<UTC time>-<pid>-<random>.<kind>" (kind "eml": an e-mail whose
+# first line is an X-Gpualert-Outbox-Reason header; any other kind: bytes its sender reads
+# back, e.g. "json" for a chat record) in a private directory. The life of an item:
+#   spool_item(data, kind, cfg) -> (path, errors)   written as .tmp-NAME, fsync'd, renamed,
+#                             mode 0600, directory fsync'd, in the first place of the chain
+#                             (spool_places) that takes it; path None if none did
+#   claim_item(path) -> claimed path or None        atomic rename to NAME~claimed~HOST~PID~TIME:
+#                             exactly one process wins; None: another one has it (or it is gone)
+#   finish_item(claimed)                            the transport accepted it: unlink
+#   release_item(claimed) -> path                   not sent now (a transient failure): back
+#   bury_item(claimed, reason) -> path              refused for good: PLACE/dead/NAME, the reason
+#                             in an X-Gpualert-Dead-Reason header (eml) or in NAME.reason
+#   ready_items(place, kinds) -> [path]             unclaimed items oldest first, plus claims
+#                             whose owner died on this host or whose lease (CLAIM_LEASE_S) ran out
+#   search_places(cfg) -> ([place], [refusal line]) every place an item can have gone
+#   private_dir(path, create) -> path               0700, ours, not writable by group/others
+# A send is always claim, transport, then finish / release / bury: two resends, a resend and
+# a run, or fifty runs at once send each item once, wherever it is. The one window left is a
+# SIGKILL between the transport's acceptance and the unlink (microseconds).
+#
+# The chain (README "Where messages wait"): the outbox (--outbox, default
+# $XDG_STATE_HOME/gpualert/outbox), then <log-dir>/outbox, then $TMPDIR/gpualert-UID/outbox,
+# and if that directory belongs to someone else or others may write to it, a fresh private
+# $TMPDIR/gpualert-UID-XXXXXX/outbox. Nothing else is ever read from or written to.
+
+CLAIM_MARK = "~claimed~"
+DEAD_DIR = "dead"
+
 
 def _outbox_dir(cfg):
     return os.path.expanduser(cfg.get("outbox") or os.path.join(_state_dir(), "outbox"))
 
+
+def private_dir(path, create=True):
+    """`path` as a directory only this user can write to: created 0700 (parents too) if
+    missing and `create`; refused (OSError naming why) if it is a link, not ours, or
+    writable by group or others. -> path."""
+    if create:
+        try:
+            os.makedirs(path, mode=0o700)
+        except FileExistsError:
+            pass
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise OSError(errno.ELOOP, "%s is a symbolic link: refused" % path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise OSError(errno.ENOTDIR, "%s is not a directory" % path)
+    if st.st_uid != os.geteuid():
+        raise OSError(errno.EPERM, "%s is owned by uid %d, not by you: refused" % (path, st.st_uid))
+    if st.st_mode & 0o022:
+        raise OSError(errno.EPERM, "%s is writable by group or others (mode %03o): refused"
+                      % (path, stat.S_IMODE(st.st_mode)))
+    return path
+
+
+_TEMP_ROOT = []
+
+
+def _temp_dir():
+    """The one place gpualert asks for the temp dir ($TMPDIR, else a writable default)."""
+    import tempfile
+    return tempfile.gettempdir()
+
+
+def temp_root():
+    """This user's private directory in the temp dir: $TMPDIR/gpualert-UID, or, when someone
+    else made that name first (or may write to it), a fresh $TMPDIR/gpualert-UID-XXXXXX.
+    Created on first use, then the same for the whole process."""
+    if not _TEMP_ROOT:
+        fixed = os.path.join(_temp_dir(), "gpualert-%d" % os.getuid())
+        try:
+            _TEMP_ROOT.append(private_dir(fixed))
+        except OSError as exc:
+            import tempfile
+            _warn("warning: %s; using a new private directory instead" % _describe(exc))
+            _TEMP_ROOT.append(tempfile.mkdtemp(prefix="gpualert-%d-" % os.getuid(),
+                                               dir=_temp_dir()))
+    return _TEMP_ROOT[0]
+
+
+def spool_places(cfg):
+    """The fixed chain a new item is written to: first that works wins. The temp entry is
+    None: resolved (temp_root) only if the places before it all failed."""
+    places = [_outbox_dir(cfg)]
+    if cfg.get("log_dir"):
+        places.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
+    return places + [None]
+
+
+def search_places(cfg):
+    """Every place an item can be: the chain, for $TMPDIR and /tmp alike, with the fresh
+    private fallbacks. -> (places that are ours, lines saying which were refused and why)."""
+    import glob
+    uid = os.getuid()
+    places = [_outbox_dir(cfg)]
+    if cfg.get("log_dir"):
+        places.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
+    for tmp in _unique([_temp_dir(), "/tmp"]):
+        places.append(os.path.join(tmp, "gpualert-%d" % uid, "outbox"))
+        places += sorted(glob.glob(os.path.join(tmp, "gpualert-%d-*" % uid, "outbox")))
+        places.append(os.path.join(tmp, "gpualert-outbox-%d" % uid))  # 0.4.0 and earlier
+    ours, refused = [], []
+    for place in _unique(places):
+        if not os.path.lexists(place):
+            continue
+        try:
+            private_dir(os.path.dirname(place), create=False) if _in_temp(place) else None
+            ours.append(private_dir(place, create=False))
+        except OSError as exc:
+            refused.append(_describe(exc))
+    return ours, refused
+
+
+def _in_temp(place):
+    """Is `place` one of the chain's temp-dir entries (whose parent must be ours too)?"""
+    return os.path.basename(os.path.dirname(place)).startswith("gpualert-%d" % os.getuid())
+
+
+def _unique(items):
+    seen, out = set(), []
+    for item in items:
+        key = os.path.realpath(item) if os.path.exists(item) else item
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _item_name(kind):
+    now = time.time()
+    return "%s.%06dZ-%d-%s.%s" % (time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)),
+                                  int((now % 1) * 1e6), os.getpid(), os.urandom(3).hex(), kind)
+
+
+def _write_private(folder, name, data):
+    """data as folder/name: .tmp- name, fsync, rename, fsync of the directory. -> path."""
+    tmp = os.path.join(folder, ".tmp-" + name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, os.path.join(folder, name))
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+    _fsync_dir(folder)
+    return os.path.join(folder, name)
+
+
+def _fsync_dir(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a directory; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def spool_in(folder, data, kind, claimed=False):
+    """One item in `folder` (made private first). -> path; OSError if it cannot.
+    claimed: it appears already claimed by this process (nobody sends it while we live)."""
+    name = _item_name(kind)
+    if claimed:
+        name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _claim_host(), os.getpid(), int(time.time()))
+    return _write_private(private_dir(folder), name, data)
+
+
+def spool_item(data, kind, cfg, places=None, claimed=False):
+    """data (bytes) as a new item of `kind` in the first place of the chain that takes it.
+    -> (path or None, [one line per place that failed])."""
+    errors = []
+    for folder in places or spool_places(cfg):
+        try:
+            folder = folder or os.path.join(temp_root(), "outbox")
+            return spool_in(folder, data, kind, claimed), errors
+        except Exception as exc:
+            errors.append("%s: %s" % (folder, _describe(exc)))
+    return None, errors
+
+
+def _claim_parts(name):
+    """NAME~claimed~HOST~PID~TIME -> (NAME, host, pid, time); (name, None, None, None) if unclaimed."""
+    base, mark, rest = name.partition(CLAIM_MARK)
+    if not mark:
+        return name, None, None, None
+    try:
+        host, pid, when = rest.rsplit("~", 2)
+        return base, host, int(pid), int(when)
+    except ValueError:
+        return base, "?", 0, 0
+
+
+def _claim_host():
+    return re.sub(r"[^\w.-]+", "_", _hostname())[:64]
+
+
+def claim_item(path):
+    """Take the item for sending: one atomic rename, so exactly one process wins.
+    -> the claimed path, or None if it is gone (someone else has it). OSError if the place
+    cannot be written (a read-only outbox: the item is left alone, never sent twice)."""
+    folder, name = os.path.split(path)
+    base = _claim_parts(name)[0]
+    claimed = os.path.join(folder, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _claim_host(),
+                                                     os.getpid(), int(time.time())))
+    try:
+        os.rename(path, claimed)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None
+        raise
+    return claimed
+
+
+def _claim_stale(name, now=None):
+    """May a claim be taken over? Its owner is gone from this host, or its lease ran out."""
+    _, host, pid, when = _claim_parts(name)
+    if host is None:
+        return True
+    if (now or time.time()) - when > CLAIM_LEASE_S:
+        return True
+    return host == _claim_host() and not _pid_alive(pid)
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # EPERM: alive, someone else's
+    return pid > 0
+
+
+def finish_item(claimed):
+    """The transport accepted it: it leaves the spool."""
+    _remove_quietly(claimed)
+
+
+def release_item(claimed):
+    """Not sent now: back to the spool for a later try. -> its path (claimed if stuck)."""
+    folder, name = os.path.split(claimed)
+    path = os.path.join(folder, _claim_parts(name)[0])
+    try:
+        os.rename(claimed, path)
+        return path
+    except OSError:
+        return claimed  # taken over once the lease ends or this process is gone
+
+
+def bury_item(claimed, reason):
+    """Refused for good: PLACE/dead/NAME with the reason, never tried again. -> its path."""
+    folder, name = os.path.split(claimed)
+    base = _claim_parts(name)[0]
+    dead = private_dir(os.path.join(folder, DEAD_DIR))
+    line = "X-Gpualert-Dead-Reason: %s\n" % _clean(reason, 500)
+    if base.endswith(".eml"):
+        with open(claimed, "rb") as handle:
+            data = handle.read()
+        path = _write_private(dead, base, line.encode("utf-8", "replace") + data)
+        _remove_quietly(claimed)
+        return path
+    os.rename(claimed, os.path.join(dead, base))
+    _write_private(dead, base + ".reason", line.encode("utf-8", "replace"))
+    return os.path.join(dead, base)
+
+
+def ready_items(place, kinds=("eml",)):
+    """Items to send in `place`, oldest first: unclaimed ones and stale claims. Files that
+    are not ours, links and half-written .tmp- files are never listed."""
+    try:
+        names = os.listdir(place)
+    except OSError:
+        return []
+    out = []
+    for name in sorted(names, key=lambda n: _claim_parts(n)[0]):
+        base = _claim_parts(name)[0]
+        if name.startswith(".") or base.rsplit(".", 1)[-1] not in kinds:
+            continue
+        if CLAIM_MARK in name and not _claim_stale(name):
+            continue
+        path = os.path.join(place, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+            out.append(path)
+    return out
+
+
+# ---- e-mail in the spool ----
 
 def _was_held(path):
     return _stamped(path, b"held:")
@@ -6384,31 +6794,19 @@ def _stamped(path, words):
     return first.startswith(b"X-Gpualert-Outbox-Reason:") and words in first
 
 
-def save_to_outbox(msg, outbox_dir, reason):
-    """Write msg (EmailMessage or bytes) atomically as <UTC time>-<pid>-<rand>.eml, mode 0600,
-    in outbox_dir (created 0700). Returns the path; raises OSError if it cannot."""
+def _stamp(msg, reason):
     data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
-    stamp = "X-Gpualert-Outbox-Reason: %s\n" % _clean(reason, 300)
-    data = stamp.encode("ascii", "replace") + data
-    os.makedirs(outbox_dir, mode=0o700, exist_ok=True)
-    now = time.time()
-    name = "%s.%06dZ-%d-%s.eml" % (time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)),
-                                   int((now % 1) * 1e6), os.getpid(), os.urandom(3).hex())
-    tmp = os.path.join(outbox_dir, ".tmp-" + name)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(outbox_dir, name))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return os.path.join(outbox_dir, name)
+    return ("X-Gpualert-Outbox-Reason: %s\n" % _clean(reason, 300)).encode("ascii", "replace") + data
+
+
+def save_to_outbox(msg, outbox_dir, reason):
+    """msg (EmailMessage or bytes) as one item in outbox_dir (see spool_in). -> the path."""
+    return spool_in(outbox_dir, _stamp(msg, reason), "eml")
+
+
+def spool_message(msg, cfg, reason, claimed=False):
+    """The message in the first place of the chain that takes it. -> (path or None, errors)."""
+    return spool_item(_stamp(msg, reason), "eml", cfg, claimed=claimed)
 
 
 def _header_from_bytes(data, name):
@@ -6426,38 +6824,19 @@ def _run_dir_of(cfg, data):
     return run_dir if run_dir and os.path.isabs(run_dir) else None
 
 
-def _temp_dir():
-    """The one place gpualert asks for the temp dir ($TMPDIR, else a writable default)."""
-    import tempfile
-    return tempfile.gettempdir()
-
-
-def _fallback_dirs(cfg, data):
-    dirs = [_outbox_dir(cfg)]
-    run_dir = _run_dir_of(cfg, data)
-    if run_dir:
-        dirs.append(run_dir)
-    if cfg.get("log_dir"):
-        dirs.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
-    dirs.append(os.path.join(_temp_dir(), "gpualert-outbox-%d" % os.getuid()))
-    return dirs
-
-
 def _dry_run_dirs(cfg, data):
-    """Never the outbox: a dry-run message must not be sent by a later resend."""
+    """Never the spool: a dry-run message must not be sent by a later resend."""
     run_dir = _run_dir_of(cfg, data)
-    return ([run_dir] if run_dir else []) + [
-        os.path.join(_temp_dir(), "gpualert-dry-run-%d" % os.getuid())]
+    return ([run_dir] if run_dir else []) + [None]
 
 
 def _save_anywhere(data, dirs, reason):
-    """(path, [errors]) for the first directory that takes the message; path None if none."""
-    errors, seen = [], set()
+    """(path, [errors]) for the first directory that takes the message; path None if none.
+    A None entry is the private temp directory."""
+    errors = []
     for folder in dirs:
-        if folder in seen:
-            continue
-        seen.add(folder)
         try:
+            folder = folder or os.path.join(temp_root(), "dry-run")
             return save_to_outbox(data, folder, reason), errors
         except Exception as exc:
             errors.append("%s: %s" % (folder, _describe(exc)))
@@ -6465,19 +6844,24 @@ def _save_anywhere(data, dirs, reason):
 
 
 def _outbox_result(msg, cfg, reason, transport):
+    """Spool msg (it was not, or could not be, sent now) -> the delivery record."""
     try:
         data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
-        path, errors = _save_anywhere(data, _fallback_dirs(cfg, data), reason)
+        path, errors = spool_message(data, cfg, reason)
     except BaseException as exc:
         data, path, errors = None, None, [_describe(exc)]
     if path:
-        detail = "not sent (%s); saved to %s" % (reason, path)
-        if errors:
-            detail += " [outbox unusable: %s]" % "; ".join(errors)
-        return _outcome("outbox", transport, detail, path)
+        return _outcome("outbox", transport, _outbox_detail(reason, path, errors), path)
     _emergency_dump(data, msg)
     return _outcome("outbox", transport, "not sent (%s) and could not be saved (%s); "
                     "the message was written to stderr" % (reason, "; ".join(errors)))
+
+
+def _outbox_detail(reason, path, errors):
+    detail = "not sent (%s); saved to %s" % (reason, path)
+    if errors:
+        detail += " [outbox unusable: %s]" % "; ".join(errors)
+    return detail
 
 
 def _emergency_dump(data, msg):
@@ -6491,28 +6875,98 @@ def _emergency_dump(data, msg):
         pass
 
 
-def _outbox_files(outbox, notes):
+def send_claimed(claimed, data, msg, cfg, transport, deadline):
+    """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
+    "dead" (refused for good: buried, told once on stderr) or "waiting" (released)."""
+    res = _send_with_slim_retry(msg, data, cfg, transport, deadline)
+    if res.ok:
+        finish_item(claimed)
+        return "sent", res, None
+    if res.permanent:
+        try:
+            path = bury_item(claimed, res.detail)
+        except OSError as exc:
+            return "waiting", res._replace(detail="%s; not moved to dead/: %s" % (
+                res.detail, _describe(exc))), release_item(claimed)
+        _warn("warning: a message was refused for good (%s); it is kept in %s and will not "
+              "be tried again" % (res.detail, path))
+        return "dead", res, path
+    return "waiting", res, release_item(claimed)
+
+
+def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, capped=True):
+    """Send the spooled messages in every place (search_places), oldest first, each claimed
+    first so no other process sends it too. Stops when the transport is down, after max_s
+    (default RESEND_MAX_S) or max_items sends tried, or at the hourly cap (capped).
+    skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
+    Returns {"sent", "failed", "dead", "remaining", "outbox", "found": [(place, n)],
+    "details": [str]}."""
+    places, refused = search_places(cfg)
+    found = [(place, ready_items(place)) for place in places]
+    counts = {"sent": 0, "failed": 0, "dead": 0, "outbox": _outbox_dir(cfg),
+              "found": [(p, len(items)) for p, items in found if items],
+              "details": ["ignored %s" % line for line in refused]}
+    files = [f for _, items in found for f in items if not (skip_held and _was_held(f))]
+    kind, where = _choose_transport(cfg)
+    if files and kind in ("outbox", "missing"):
+        counts["details"].append(where)
+    elif files:
+        _resend_files(files, cfg, (kind, where), counts, max_s, max_items, capped)
+    counts["remaining"] = sum(len(ready_items(p)) for p in places)
+    return counts
+
+
+def _resend_files(files, cfg, transport, counts, max_s, max_items, capped):
+    stop_at = time.monotonic() + (max_s if max_s is not None
+                                  else max(RESEND_MAX_S, 4 * _mail_timeout(cfg)))
+    limiter = _limiter(cfg) if capped else None
+    for n, path in enumerate(files):
+        if time.monotonic() >= stop_at or n >= max_items:
+            counts["details"].append("stopped: the time or count limit of one resend")
+            return
+        why = _send_one(path, cfg, transport, counts, stop_at, limiter)
+        if why:
+            counts["details"].append("stopped: %s" % why)
+            return
+
+
+def _send_one(path, cfg, transport, counts, stop_at, limiter):
+    """Claim, send, settle one spooled message. -> a reason to stop, or None."""
     try:
-        names = sorted(n for n in os.listdir(outbox) if n.endswith(".eml")
-                       and not n.startswith(".tmp-"))
+        claimed = claim_item(path)
     except OSError as exc:
-        if exc.errno != errno.ENOENT:  # none yet is normal; unreadable is worth saying
-            notes.append("cannot list the outbox %s: %s" % (outbox, exc.strerror))
-        return []
-    return [os.path.join(outbox, n) for n in names]
+        counts["failed"] += 1
+        counts["details"].append("%s: cannot claim it (%s); left as it is" % (path, _describe(exc)))
+        return None
+    if claimed is None:
+        return None  # another process is sending it
+    if limiter is not None and not limiter.allow():
+        release_item(claimed)
+        return "more than %d messages this hour (--max-per-hour; 0 lifts it)" % cfg["max_per_hour"]
+    try:
+        with open(claimed, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        release_item(claimed)
+        counts["failed"] += 1
+        counts["details"].append("%s: %s" % (path, _describe(exc)))
+        return None
+    if data.startswith(b"X-Gpualert-Outbox-Reason:"):  # the spool's own note, not the message's
+        data = data.split(b"\n", 1)[-1]
+    deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
+    state, res, where = send_claimed(claimed, data, data, cfg, transport, deadline)
+    if state == "sent":
+        counts["sent"] += 1
+        return None
+    counts["dead" if state == "dead" else "failed"] += 1
+    counts["details"].append("%s: %s" % (os.path.basename(path), res.detail))
+    return "the transport is not usable now" if res.transport_down else None
 
 
-def _stranded_files(cfg):
-    """Messages that went to a fallback place because the outbox was unusable (the run dir,
-    <log-dir>/outbox, the temp dir): resend finds them there too. Dry runs are never sent."""
-    import glob
-    places = [os.path.join(_temp_dir(), "gpualert-outbox-%d" % os.getuid(), "*.eml")]
-    if cfg.get("log_dir"):
-        log_dir = os.path.expanduser(cfg["log_dir"])
-        places += [os.path.join(log_dir, "outbox", "*.eml"), os.path.join(log_dir, "*", "*.eml")]
-    found = sorted(set(path for place in places for path in glob.glob(place)),
-                   key=os.path.basename)[-STRANDED_MAX:]
-    return [path for path in found if not _stamped(path, b"dry run")]
+def _fallback_dirs(cfg, data=b""):
+    """The chain as directories, lazily (the temp one is made only if reached)."""
+    for place in spool_places(cfg):
+        yield place or os.path.join(temp_root(), "outbox")
 
 
 def _lock_outbox(folder, notes):
@@ -6528,60 +6982,58 @@ def _lock_outbox(folder, notes):
         return None
 
 
-def resend_outbox(cfg, max_s=None, skip_held=False):
-    """Send every outboxed message, oldest first, with the configured transport; delete each
-    delivered one. Stops early when the relay itself is down or after max_s (RESEND_MAX_S).
-    skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
-    Returns {"sent", "failed", "remaining", "outbox", "details": [str]}."""
-    outbox, notes = _outbox_dir(cfg), []
-    files = _outbox_files(outbox, notes) + _stranded_files(cfg)
-    files = [f for f in files if not (skip_held and _was_held(f))]
-    counts = {"sent": 0, "failed": 0, "remaining": len(files), "outbox": outbox,
-              "details": notes}
-    kind, where = _choose_transport(cfg)
-    if not files or kind in ("outbox", "missing"):
-        if files:
-            counts["details"].append(where)
-        return counts
-    lock = _lock_outbox(outbox, counts["details"])
-    if lock is False:
-        counts["details"].append("another resend is running on %s" % outbox)
-        return counts
+def _limiter(cfg):
+    if not cfg.get("max_per_hour"):
+        return None
+    return RateLimiter(_state_dir(), cfg["max_per_hour"])
+
+
+def untold_dead_letters(cfg):
+    """[(path, reason)] of dead letters the user was not told about in a message yet."""
+    out = []
+    for place in search_places(cfg)[0]:
+        dead = os.path.join(place, DEAD_DIR)
+        told = _told(dead)
+        for path in ready_items(dead)[:DEAD_NOTE_MAX]:
+            if os.path.basename(path) not in told:
+                out.append((path, (_header_line(path, b"X-Gpualert-Dead-Reason:") or "?")))
+    return out
+
+
+def _told(dead):
     try:
-        _resend_files(files, cfg, (kind, where), counts, max_s)
-    finally:
-        if lock:
-            _unlock(lock)
-    counts["remaining"] = len(files) - counts["sent"]
-    return counts
+        with open(os.path.join(dead, ".told")) as handle:
+            return set(handle.read().split())
+    except OSError:
+        return set()
 
 
-def _resend_files(files, cfg, transport, counts, max_s=None):
-    if max_s is None:
-        max_s = max(RESEND_MAX_S, 4 * _mail_timeout(cfg))
-    stop_at = time.monotonic() + max_s
-    for path in files:
-        if time.monotonic() >= stop_at:
-            counts["details"].append("stopped: resend time limit reached")
-            return
+def _header_line(path, name):
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(1000)
+    except OSError:
+        return None
+    if first.startswith(name):
+        return first[len(name):].decode("utf-8", "replace").strip()
+    return None
+
+
+def mark_told(dead_letters):
+    """Remember that a delivered message told the user about these dead letters."""
+    for path, _ in dead_letters:
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            counts["failed"] += 1
-            counts["details"].append("%s: %s" % (path, _describe(exc)))
-            continue
-        deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
-        res = _send_with_slim_retry(data, data, cfg, transport, deadline)
-        if res.ok:
-            _remove_quietly(path)
-            counts["sent"] += 1
-            continue
-        counts["failed"] += 1
-        counts["details"].append("%s: %s" % (os.path.basename(path), res.detail))
-        if res.transport_down:
-            counts["details"].append("stopped: the transport is not usable now")
-            return
+            with open(os.path.join(os.path.dirname(path), ".told"), "a") as handle:
+                handle.write(os.path.basename(path) + "\n")
+        except OSError:
+            pass
+
+
+def dead_letter_note(dead_letters):
+    lines = ["%d earlier message(s) were refused for good and moved to %s:" % (
+        len(dead_letters), os.path.dirname(dead_letters[0][0]))]
+    lines += ["%s: %s" % (os.path.basename(p), reason) for p, reason in dead_letters]
+    return " ".join(lines)
 
 
 def _remove_quietly(path):
@@ -6589,7 +7041,8 @@ def _remove_quietly(path):
         os.remove(path)
     except OSError as exc:
         if exc.errno != errno.ENOENT:
-            _warn("warning: could not remove %s: %s" % (path, exc.strerror))
+            sys.stderr.write("gpualert: warning: sent but could not remove %s: %s\n" % (
+                path, exc.strerror))
 
 
 # ---- arrays and rate limits ----
@@ -6646,25 +7099,11 @@ def _record_name():
                                  CHANNEL_RECORD_SUFFIX)
 
 
-def _is_private_dir(folder):
-    """Is folder a real directory of ours that nobody else can write to? A record holds a
-    token: a pre-created /tmp folder (mode 777, or another user's) must never get one, and
-    a record planted there must never be posted with our name on it."""
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
-
-
 def write_channel_record(folder, data, name=None):
     """Atomically (temp file, fsync, rename) write a record into a private folder (made
     0700 if missing); returns its path. OSError if the folder is not ours alone."""
     import json
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    if not _is_private_dir(folder):
-        raise OSError(errno.EPERM, "%s is not a private directory of this user" % folder)
+    private_dir(folder)  # ours, 0700, nobody else's (see the outbox's private_dir)
     path = os.path.join(folder, name or _record_name())
     tmp = os.path.join(folder, ".tmp-%d-%s" % (os.getpid(), os.urandom(3).hex()))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -6753,11 +7192,7 @@ def _channel_from_record(data):
 
 def _channel_record_places(cfg):
     """The outbox and the fallback places a record may have gone when it was unusable."""
-    places = []
-    for folder in _fallback_dirs(cfg, b""):
-        if folder not in places and _is_private_dir(folder):
-            places.append(folder)
-    return places
+    return search_places(cfg)[0]
 
 
 def resend_channel_records(cfg, max_s=None):
@@ -7370,6 +7805,19 @@ def find_artifacts(cwd, globs, since, exclude=()):
     return out
 
 
+def _is_home(path):
+    """The auto scan never looks at $HOME itself (kernel files, keys, everyone's results)."""
+    try:
+        return os.path.realpath(path) == os.path.realpath(os.path.expanduser("~"))
+    except (OSError, ValueError):
+        return True
+
+
+def _secret_like(name):
+    import fnmatch
+    return any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_SECRET_PATTERNS)
+
+
 def _is_under(path, dirs):
     for d in dirs:
         if path == d or path.startswith(d.rstrip(os.sep) + os.sep):
@@ -7425,13 +7873,16 @@ def _consider_entry(entry, depth, cutoff, queue, out):
             return
         if entry.is_dir():
             if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS \
-                    and not entry.name.endswith(".egg-info"):
+                    and not entry.name.startswith(".") and not entry.name.endswith(".egg-info"):
                 queue.append((entry.path, depth + 1))
             return
         name = entry.name.lower()
-        if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS):
+        if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS) \
+                or name.startswith(".") or _secret_like(name):
             return
         st = entry.stat()
+        if st.st_uid != os.geteuid():  # another user's job wrote it: not ours to mail
+            return
         if max(st.st_mtime, st.st_ctime) >= cutoff:
             out.append(os.path.abspath(entry.path))
     except OSError:
@@ -7697,19 +8148,21 @@ class RateLimiter(object):
         return allowed
 
 
-def deliver_capped(msg, cfg, deadline=None, capped=True):
+def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None):
     """Deliver, unless the configuration is broken or the hourly cap is reached: then the
     message waits in the outbox (never lost; `resend` sends it when the user chooses)."""
     reason = None
     if cfg.get("config_broken") and not cfg["dry_run"]:
         reason = "configuration problem: %s" % cfg["config_broken"]
     elif cfg["max_per_hour"] and capped and not cfg["dry_run"]:
-        limiter = RateLimiter(_state_dir(), cfg["max_per_hour"])
-        if not limiter.allow():
+        if not _limiter(cfg).allow():
             reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
     if reason is None:
-        return deliver(msg, cfg, deadline)
-    return _outbox_result(msg, cfg, "held: %s" % reason, "outbox")  # with its fallbacks
+        return deliver(msg, cfg, deadline, on_spooled=on_spooled)
+    delivery = _outbox_result(msg, cfg, "held: %s" % reason, "outbox")  # with its fallbacks
+    if on_spooled:
+        on_spooled(delivery.get("outbox_path"))
+    return delivery
 
 
 def _array_report(result):
@@ -7901,19 +8354,24 @@ class Run(object):
     """
 
     def __init__(self, argv, cfg, problems=()):
+        import threading
         self.argv, self.cfg, self.start = list(argv), cfg, time.time()
         self.host, self.cwd, self.notes = short_hostname(), _getcwd(), list(problems)
         self.scheduler = _safely(lambda: detect_scheduler(os.environ), {})
         self.rank = _safely(lambda: job_rank(os.environ), None)
-        self.name = job_name_for(self.argv, cfg["name"], self.scheduler)
+        self.shown_argv = self.argv if cfg.get("no_redact") else redact_argv(self.argv)
+        self.name = job_name_for(self.shown_argv, cfg["name"], self.scheduler)
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
         self.thread_ids = []  # Message-IDs of this run's messages, in order (one thread)
-        self.pending = []  # messages being delivered now: saved if the deadline cuts them off
+        self.pending = []  # messages built but not spooled yet: saved if the deadline cuts them off
+        self.spool_lock = threading.Lock()  # one of the two saves a pending message, never both
+        self.spooled = threading.Event()  # the run's own message is on disk (or will never be)
         self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
+        self.provisional = None  # the claimed stand-in spooled at the exit (see _save_provisional)
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -7924,20 +8382,40 @@ class Run(object):
         child = self._run_child()
         end = time.time()
         # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
+        # Spool first: from here on a SIGKILL leaves at least this plain message to resend.
+        self.provisional = _safely(lambda: self._save_provisional(child, end), None)
         self.log.record("command ended", footer_fields(child, self.start, end, self.log),
                         sync=False)
         bound = self._post_exit_bound(child)
         self.deadline = time.monotonic() + bound
-        _run_bounded(lambda: self.conclude(child, end), bound,
-                     "notification did not finish within %.0fs; the run itself is unaffected"
-                     % bound, self.cfg["quiet"])
+        self.spooled.clear()  # an early notice may have set it
+        worker = Background(lambda: self.conclude(child, end), report=not self.cfg["quiet"])
+        stop = _wait_interruptible(worker, bound)
+        if stop:  # Ctrl-C or SIGTERM after the exit: stop delivering, the message is spooled
+            self.spooled.wait(min(1.0, self.left()) * 0.8)
+            self._save_pending("gpualert was interrupted (%s) while delivering" % stop)
+            _warn("%s: delivery stopped; the message waits in the outbox (gpualert resend)" % stop)
+            return exit_status_for(child.exit_code, child.exec_error)
+        if worker.running() and not self.cfg["quiet"]:
+            _warn("notification did not finish within %.0fs; the run itself is unaffected" % bound)
         for notice in self.early:  # a stalled/warning notice still on its way
             notice.result(self.left())
-        for msg in list(self.pending):  # the bound cut a delivery off: never lose the message
-            _outbox_result(msg, self.cfg, "notification ran out of time", "outbox")
+        self._save_pending("notification ran out of time")
         self._finish_output()
         self.log.close()
         return exit_status_for(child.exit_code, child.exec_error)
+
+    def _save_pending(self, reason):
+        """The deadline or a signal cut a delivery off before its message was spooled."""
+        got = self.spool_lock.acquire(timeout=1.0)
+        try:
+            for msg in list(self.pending):  # never lose the message
+                if _outbox_result(msg, self.cfg, reason, "outbox").get("outbox_path"):
+                    _safely(self._drop_provisional, None)
+            del self.pending[:]
+        finally:
+            if got:
+                self.spool_lock.release()
 
     def left(self):
         """Seconds to the deadline (0 once passed)."""
@@ -7947,8 +8425,9 @@ class Run(object):
 
     def _open_log(self):
         """The run directory and log, under --log-dir, else the temp dir: it must exist first."""
-        for log_dir in (self.cfg["log_dir"], os.path.join(_temp_dir(), "gpualert-%d" % os.getuid())):
+        for log_dir in (self.cfg["log_dir"], None):
             try:
+                log_dir = log_dir or temp_root()  # private, never a name someone else made
                 run_dir = make_run_dir(log_dir, self.name, self.host, self.scheduler,
                                        rank=self.rank, start=self.start)
                 name = "output.log" if self.rank is None else "output.rank%d.log" % self.rank
@@ -8081,7 +8560,6 @@ class Run(object):
 
     def conclude(self, child, end):
         """Classify, record, notify: after the exit status is fixed, by self.deadline."""
-        provisional = _safely(lambda: self._save_provisional(child, end), None)
         outcome = self.gather(child, end)
         verdict = classify_text(outcome.tail.decode("utf-8", "replace"), facts_for(outcome))
         result = result_for(outcome, verdict)
@@ -8090,11 +8568,12 @@ class Run(object):
         self.log.record("cause", _cause_fields(verdict))
         result = _with_note(result, _write_run_json(result, None, None, sync=False))
         delivery, manifest = self.notify(result)
-        if provisional:  # the full message is out or in the outbox: the stand-in goes
-            _remove_quietly(provisional)
+        if delivery.get("outcome") != "outbox" or delivery.get("outbox_path"):
+            self._drop_provisional()  # the full message is out or safe: the stand-in goes
         _write_run_json(result, delivery, manifest)
         if not self.cfg["quiet"]:
             _warn(_summary_line(result, delivery))
+        self.spooled.set()
         if delivery.get("outcome") == "sent":
             _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S)
 
@@ -8127,7 +8606,7 @@ class Run(object):
             notes.append("the command was silent for %s at most (--stall %s)"
                          % (format_duration(child.stall_s), format_duration(self.cfg["stall"])))
         return Outcome(
-            argv=tuple(self.argv), name=self.name, host=self.host, cwd=self.cwd,
+            argv=tuple(self.shown_argv), name=self.name, host=self.host, cwd=self.cwd,
             scheduler=self.scheduler, rank=self.rank, log_path=self.log.path,
             run_dir=self.run_dir, start=self.start, end=end, child=child,
             tail=bytes(pump.tail) if pump else b"",
@@ -8136,18 +8615,31 @@ class Run(object):
             end_reason=end_reason, metrics=metrics, notes=tuple(notes), evidence=tuple(evidence))
 
     def _save_provisional(self, child, end):
-        """After a scheduler's SIGTERM its SIGKILL may come before the full message is ready (a
-        loaded node, a short KillWait). A plain message from the process facts alone goes to the
-        outbox first; it is removed once the full one is sent or saved. Returns its path or None."""
-        stopped = stop_signals(child, self.scheduler)
-        if not (stopped and self.scheduler) or self.cfg["notify"] == "never" or self.cfg["dry_run"]:
+        """Spool first, from the child's exit on: a SIGKILL (the scheduler's after its SIGTERM,
+        an OOM killer, a node going down) may come before the full message is ready. A plain
+        message from the process facts alone is spooled at once, claimed by this process so
+        nobody sends it while we live; it is removed as soon as the full message is spooled
+        (or sent). If we die first, `resend` finds the dead owner's claim and sends it.
+        Returns its claimed path or None."""
+        cfg = self.cfg
+        if cfg["notify"] == "never" or cfg["dry_run"] or (
+                cfg["array_summary"] and self.scheduler.get("array_job_id")) or \
+                not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
             return None
         outcome = self._outcome(child, end)
         result = _with_note(result_for(outcome, classify_text("", facts_for(outcome))),
-                            "provisional message, saved before the scheduler's SIGKILL could "
-                            "come: gpualert was stopped before it could send the full one")
-        msg = _assemble(result, self.cfg, [], [], html=False)
-        return save_to_outbox(msg, _outbox_dir(self.cfg), "provisional, in case SIGKILL came first")
+                            "provisional message, saved when the command ended: gpualert was "
+                            "stopped before it could send the full one")
+        if not should_notify(result.status, cfg["notify"]):
+            return None
+        msg = _assemble(result, cfg, [], [], html=False)
+        return spool_message(msg, cfg, "held: provisional, in case SIGKILL came first",
+                             claimed=True)[0]
+
+    def _drop_provisional(self):
+        path, self.provisional = self.provisional, None
+        if path:
+            finish_item(path)
 
     def notify(self, result):
         """The policy: which rank sends, one summary per array, --notify. -> (delivery, manifest)."""
@@ -8174,12 +8666,27 @@ class Run(object):
         """The one place a message of this run leaves: built, then delivered (or held, or
         saved) by `deadline`, a time.monotonic() value; capped=False: past the hourly cap
         (an array's one summary). -> (delivery, manifest)."""
+        dead = _safely(lambda: untold_dead_letters(self.cfg), []) if not self.cfg["dry_run"] else []
+        if dead:
+            result = _with_note(result, dead_letter_note(dead))
         msg, manifest = build_message(result, self.cfg)
         _safely(lambda: self._thread(msg), None)
         self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
-        delivery = deliver_capped(msg, self.cfg, deadline, capped=capped)
-        self.pending.remove(msg)
+        delivery = deliver_capped(msg, self.cfg, deadline, capped=capped,
+                                  on_spooled=lambda path: self._on_spooled(msg, path))
+        self._on_spooled(msg, None)
+        if dead and delivery.get("outcome") == "sent":
+            mark_told(dead)
         return delivery, manifest
+
+    def _on_spooled(self, msg, path):
+        """Called with the spool lock free: from now on the message is safe on disk."""
+        with self.spool_lock:
+            if msg in self.pending:
+                self.pending.remove(msg)
+        if path:
+            _safely(self._drop_provisional, None)
+        self.spooled.set()
 
     def _thread(self, msg):
         """Give msg the next Message-ID of this run's thread, referring to the earlier ones.
@@ -8264,12 +8771,33 @@ def _warn(message):
 
 
 def _flush_outbox(cfg, seconds):
-    """The transport works now: deliver what earlier runs could not (within `seconds`)."""
-    if seconds < 1.0:
+    """The transport works now: deliver what earlier runs could not, within `seconds` and
+    RUN_FLUSH_MAX_S, and at most RUN_FLUSH_MAX_ITEMS: a full outbox never delays a job's end."""
+    seconds = min(seconds, RUN_FLUSH_MAX_S)
+    if seconds < 0.5:
         return
-    counts = resend_outbox(cfg, max_s=seconds, skip_held=True)
+    counts = resend_outbox(cfg, max_s=seconds, skip_held=True, max_items=RUN_FLUSH_MAX_ITEMS)
     if counts["sent"] and not cfg["quiet"]:
-        _warn("also delivered %d earlier message(s) from %s" % (counts["sent"], counts["outbox"]))
+        _warn("also delivered %d earlier message(s) from the outbox" % counts["sent"])
+
+
+def _wait_interruptible(worker, seconds):
+    """Wait for `worker` up to `seconds`; a SIGINT/SIGTERM/SIGHUP/SIGQUIT (blocked in this
+    thread since the child started) ends the wait at once. -> the signal's name, or None."""
+    end = time.monotonic() + seconds
+    wait = getattr(signal, "sigtimedwait", None)
+    if wait is None:  # not on macOS: wait as before
+        worker.result(seconds)
+        return None
+    stops = dict((getattr(signal, n), n) for n in STOP_SIGNALS)
+    while worker.running() and time.monotonic() < end:
+        try:
+            info = wait(_signal_set(), min(0.1, max(0.0, end - time.monotonic())))
+        except (OSError, InterruptedError):
+            info = None
+        if info is not None and info.si_signo in stops:
+            return stops[info.si_signo]
+    return None
 
 
 def _cause_fields(verdict):
@@ -8753,8 +9281,9 @@ def load_config(flags, environ):
     _merge_env(cfg, sources, problems, environ)
     for key, value in flags.items():
         cfg[key], sources[key] = value, "flag"
-    if problems:
-        cfg["config_broken"] = "; ".join(problems)
+    broken = [p for p in problems if not isinstance(p, Notice)]
+    if broken:
+        cfg["config_broken"] = "; ".join(broken)
     bad = configured_channels(cfg)[1]
     if bad:  # the other channels and the e-mail still go; this one is named at start
         cfg["notify_url"] = [u for u in cfg["notify_url"] if _parses(u)]
@@ -8767,6 +9296,62 @@ def _parses(url):
         return bool(parse_channel(url))
     except ConfigError:
         return False
+
+
+class Notice(str):
+    """A configuration problem worth a warning that holds no mail (an unknown key)."""
+
+
+def _nearest_hint(key, known):
+    import difflib
+    near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return " (did you mean %r?)" % near[0] if near else ""
+
+
+def check_settings(cfg, warn):
+    """Addresses, the relay and the sendmail path, checked before the child starts: each
+    problem is one warning naming the setting and what is used instead, never an error.
+    -> cfg, or a read-only copy without the bad values."""
+    fixed, say = dict(cfg), warn or (lambda line: None)
+    good = [a for a in cfg.get("to") or [] if _address_ok(a)]
+    for bad in [a for a in cfg.get("to") or [] if a not in good]:
+        say("warning: --to %r is not an e-mail address; ignored (sending to %s)"
+            % (bad, ", ".join(good) or "the local user"))
+    fixed["to"] = good
+    if cfg.get("from_addr") and not _address_ok(cfg["from_addr"]):
+        say("warning: --from %r is not an e-mail address; using gpualert@HOST" % cfg["from_addr"])
+        fixed["from_addr"] = None
+    if cfg.get("smtp") and not _relay_ok(cfg["smtp"]):
+        fixed["smtp"] = None
+        say("warning: --smtp %r is not HOST[:PORT]; using %s instead" % (
+            cfg["smtp"], _choose_transport(fixed)[1]))
+    asked = cfg.get("sendmail")
+    if asked and asked != "none" and not (os.path.isfile(asked) and os.access(asked, os.X_OK)):
+        fixed["sendmail"] = None
+        say("warning: --sendmail %r is not an executable file; using %s instead" % (
+            asked, _choose_transport(fixed)[1]))
+    return types.MappingProxyType(fixed) if fixed != dict(cfg) else cfg
+
+
+def _address_ok(addr):
+    """A reasonable addr-spec (local@domain.part, or a bare local user name like root)."""
+    from email.utils import parseaddr
+    spec = parseaddr(str(addr))[1] or ""
+    if "@" not in spec:
+        return bool(re.match(r"^[A-Za-z0-9._+-]+$", spec)) and spec == str(addr).strip()
+    local, _, domain = spec.rpartition("@")
+    label = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    return bool(re.match(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$", local)) and "@" not in local \
+        and not local.startswith(".") and ".." not in local \
+        and bool(re.match(r"^%s(?:\.%s)*$" % (label, label), domain))
+
+
+def _relay_ok(spec):
+    try:
+        host, port = _parse_hostport(spec)
+    except ValueError:
+        return False
+    return bool(host.strip()) and 0 < port < 65536
 
 
 def _merge_file(cfg, sources, problems, path):
@@ -8782,8 +9367,9 @@ def _merge_file(cfg, sources, problems, path):
         _warn("warning: %s holds channel URLs (their tokens) and is readable by others "
               "(chmod 600 it)" % path)
     for key, value in raw.items():
-        if key not in kinds:
-            problems.append("config file %s: unknown key %r" % (path, key))
+        if key not in kinds:  # a typo, or a newer version's key: ignored, never holds mail
+            problems.append(Notice("config file %s: unknown key %r ignored%s" % (
+                path, key, _nearest_hint(key, kinds))))
             continue
         _set_converted((cfg, sources, problems), key, kinds[key], value, "file %s" % path)
 
@@ -8853,8 +9439,10 @@ def cmd_resend(args, cfg):
     left, else 1 (dead letters in outbox/dead/ do not count)."""
     counts = resend_outbox(cfg)
     posts = resend_channel_records(cfg)
-    print("gpualert: resend: %d sent, %d failed, %d remaining in %s" % (
-        counts["sent"], counts["failed"], counts["remaining"], counts["outbox"]))
+    for place, n in counts["found"]:
+        print("gpualert: resend: found %d in %s" % (n, place))
+    print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (
+        counts["sent"], counts["failed"], counts["dead"], counts["remaining"]))
     if posts["sent"] or posts["failed"] or posts["dead"] or posts["remaining"]:
         print("gpualert: resend: channels: %d sent, %d failed, %d dead, %d remaining" % (
             posts["sent"], posts["failed"], posts["dead"], posts["remaining"]))
@@ -8875,7 +9463,7 @@ def _test_result(cfg):
 def cmd_test_email(args, cfg):
     """`gpualert test-email`: send a small message; 0 if sent (or dry run), else 1."""
     msg, _ = build_message(_test_result(cfg), cfg)
-    out = deliver(msg, cfg)
+    out = deliver(msg, cfg, spool=False)  # a stale TEST mail delivered later helps nobody
     print("gpualert: test email %s via %s: %s" % (out["outcome"], out["transport"],
                                                    out["detail"]))
     return 0 if out["outcome"] in ("sent", "dry-run") else 1
@@ -9092,6 +9680,8 @@ def main(argv=None):
     for problem in problems:
         if not cfg["quiet"]:
             _warn("warning: %s" % problem)
+    if cli.sub in ("run", "test-email", "resend"):  # before the child: never at the end
+        cfg = check_settings(cfg, None if cfg["quiet"] else _warn)
     try:
         return _dispatch(cli, cfg, sources, problems)
     except GpuAlertError as exc:

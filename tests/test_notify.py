@@ -197,7 +197,10 @@ def test_find_artifacts_default_rules(tmp_path):
     new = since + 10
     want = {_touch(tmp_path / "metrics.json", mtime=new),
             _touch(tmp_path / "plots" / "loss.png", mtime=new),
-            _touch(tmp_path / "outputs" / "d" / "t" / ".hydra" / "config.yaml", mtime=new)}
+            _touch(tmp_path / "outputs" / "d" / "t" / "config.yaml", mtime=new)}
+    _touch(tmp_path / "outputs" / "d" / "t" / ".hydra" / "config.yaml", mtime=new)  # hidden: never
+    _touch(tmp_path / "outputs" / "kernel-1.json", mtime=new)     # a Jupyter kernel's key
+    _touch(tmp_path / "outputs" / "api_token.txt", mtime=new)     # secret-looking name
     _touch(tmp_path / "old.csv")                                   # not new
     _touch(tmp_path / "model.pt", mtime=new)                       # not a result pattern
     for skip in (".git", "venv", "__pycache__", "wandb", "node_modules", ".cache"):
@@ -312,7 +315,7 @@ def test_log_unreadable_and_tiny_budget(tmp_path):
     assert plan == [] and man[0]["disposition"].startswith("unreadable: No such file")
     big = _log(tmp_path, "x.log", b"y" * 100000)
     plan, man = N.plan_attachments(big, [], 1500)
-    assert plan == [] and man[0]["disposition"].startswith("too large: " + big)
+    assert plan == [] and man[0]["disposition"].startswith("budget exhausted: " + big)
 
 
 @pytest.mark.parametrize("budget", [48 << 10, 200 << 10, 1 << 20, 5 << 20])
@@ -348,7 +351,7 @@ def test_budget_ladder_drops_and_says_so(tmp_path, cfg):
     msg = N._fit_budget(r, cfg, plan, manifest, 60 << 10)
     assert wire_size(msg) <= 60 << 10
     assert _rows_by_path(manifest)[p]["disposition"].startswith(
-        "too large: %s (dropped to keep the message under" % p)
+        "budget exhausted: %s (dropped to keep the message under" % p)
     assert "dropped to keep the message" in parse(msg.as_bytes()).get_body(
         ("plain",)).get_content()
     tiny = N._fit_budget(r._replace(tail=["z" * 400] * 60), cfg, [], manifest, 12 << 10)
@@ -429,7 +432,7 @@ def test_misbehaving_relay_goes_to_outbox_within_bound(tmp_path, cfg, kind, requ
     if kind == "auth_fail":
         cfg.update(smtp_user="u", smtp_password="p", smtp_tls="none")
     out, elapsed = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox", out
+    assert out["outcome"] == ("dead" if kind.startswith("reject_") else "outbox"), out
     assert elapsed < cfg["smtp_timeout"] + SLACK_S, elapsed
     expect = {"refusing": "refused", "silent": "timed out", "slow": "timed out",
               "auth_fail": "535", "tls_garbage": "TLS failed", "reject_MAIL": "554",
@@ -487,8 +490,9 @@ def test_size_rejection_at_end_of_data_resends_slim(tmp_path, cfg, rejecting_rel
 def test_size_rejection_twice_outboxes_full_message(tmp_path, cfg, rejecting_relay):
     _with_attachment(tmp_path, cfg)
     cfg["smtp"] = rejecting_relay("EOM", 552, "message size exceeds limit").addr
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "retry without attachments" in out["detail"]
+    out, _ = _deliver(tmp_path, cfg)  # even without attachments too big: refused for good
+    assert out["outcome"] == "dead" and "retry without attachments" in out["detail"]
+    assert "/dead/" in out["outbox_path"]
     saved = parse(open(out["outbox_path"], "rb").read())
     assert "big.csv" in [a.get_filename() for a in saved.iter_attachments()]
 
@@ -511,12 +515,12 @@ def test_unwritable_outbox_falls_back_to_run_dir(tmp_path, cfg, refusing_port):
     cfg.update(outbox=str(blocker / "outbox"), smtp="127.0.0.1:%d" % refusing_port)
     out, _ = _deliver(tmp_path, cfg)
     assert out["outcome"] == "outbox" and out["outbox_path"], out
-    assert os.path.dirname(out["outbox_path"]) == str(tmp_path / "run")
+    assert os.path.dirname(out["outbox_path"]) == str(tmp_path / "logs" / "outbox")  # next in the chain
     assert "outbox unusable" in out["detail"] and out["outbox_path"] in out["detail"]
 
 
 def test_nothing_writable_still_returns_and_dumps(tmp_path, cfg, monkeypatch, capsys):
-    monkeypatch.setattr(N, "save_to_outbox", lambda *a: (_ for _ in ()).throw(OSError(28, "full")))
+    monkeypatch.setattr(N, "spool_in", lambda *a: (_ for _ in ()).throw(OSError(28, "full")))
     out, _ = _deliver(tmp_path, cfg)
     assert out["outcome"] == "outbox" and out["outbox_path"] is None
     assert "could not be saved" in out["detail"]
@@ -536,10 +540,10 @@ def test_outbox_then_resend_delivers_oldest_first(tmp_path, cfg, refusing_port, 
     assert len(outbox_files(cfg)) == 3
     assert N.cmd_resend(None, cfg) == 1                  # relay still down: all kept
     assert len(outbox_files(cfg)) == 3
-    assert "0 sent, 1 failed, 3 remaining" in capsys.readouterr().out  # stops at a dead relay
+    assert "0 sent, 1 failed, 0 refused for good (dead/), 3 remaining" in capsys.readouterr().out  # stops at a dead relay
     cfg["smtp"] = smtp_plain.addr
     assert N.cmd_resend(None, cfg) == 0
-    assert "3 sent, 0 failed, 0 remaining" in capsys.readouterr().out
+    assert "3 sent, 0 failed, 0 refused for good (dead/), 0 remaining" in capsys.readouterr().out
     subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(3)]
     assert [s.split(": ")[0].split(" ")[-1] for s in subjects] == ["first.py", "second.py",
                                                                   "third.py"]
@@ -567,7 +571,7 @@ def test_test_email_command(tmp_path, cfg, smtp_plain, refusing_port, capsys):
     assert parse(smtp_plain.wait_for(1)[0].data)["X-Gpualert-Status"] == "TEST"
     cfg["smtp"] = "127.0.0.1:%d" % refusing_port
     assert N.cmd_test_email(None, cfg) == 1
-    assert len(outbox_files(cfg)) == 1
+    assert outbox_files(cfg) == []  # a stale TEST mail sent later helps nobody
 
 
 # ---------------------------------------------------------------- sendmail
