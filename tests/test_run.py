@@ -83,6 +83,6 @@ def test_a_failing_artifact_discovery_is_said_in_the_message(tmp_path, monkeypat
         raise PermissionError(13, "Permission denied", str(tmp_path))
     monkeypatch.setattr(G, "find_artifacts", broken)
     result = G.make_result("FAILED", "job", exit_code=1, cwd=str(tmp_path), start=1.0, end=2.0)
-    msg, _ = G.build_message(result, {"to": ["a@b.c"], "budget": 1 << 20})
+    msg, _ = G.build_message(result, {"to": ["a@b.c"], "budget": 1 << 20, "artifacts": ["auto"]})
     text = msg.get_body(("plain",)).get_content()
     assert "artifact discovery failed (PermissionError" in text

@@ -180,7 +180,7 @@ def _submit_e2e(workdir):
             del env[key]
     env["GPUALERT_SENDMAIL"] = "none"  # the message is read from the outbox, whatever the host has
     child = "%s -c 'import time; print(\"epoch 1\", flush=True); time.sleep(600)'" % sys.executable
-    cmd = "%s %s --outbox %s -- %s" % (sys.executable, SCRIPT, outbox, child)
+    cmd = "%s %s --sendmail none --outbox %s -- %s" % (sys.executable, SCRIPT, outbox, child)  # never the host's MTA
     return sbatch("-J", "e2e", "--time=1", "-o", os.path.join(workdir, "%x-%j.out"),
                   "--wrap", cmd, env=env)
 
