@@ -3427,8 +3427,8 @@ def render_subject(result):
     names its main metric's last value instead of a class."""
     status = _clean(result.status or "UNKNOWN", 20).upper().replace(" ", "_")
     if result.array:  # counts first: they are what tells one array's summary from another
-        return _clean("[gpualert] %s on %s" % (array_subject(result.array),
-                                                _subject_word(result.host, 40) or "?"),
+        return _clean("[gpualert] %s %s on %s" % (status, array_subject(result.array),
+                                                   _subject_word(result.host, 40) or "?"),
                       SUBJECT_MAX_CHARS)
     what = _clean(_classification(result).cls, 40).replace(" ", "_") or _subject_metric(result)
     job = _job_label(result.scheduler)
@@ -3468,7 +3468,8 @@ def _summary_rows(result):
              ("Directory", result.cwd), ("Started", _format_time(result.start)),
              ("Ended", _format_time(result.end) if result.end else "(still running)"),
              ("Duration", format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
-    rows += _resource_rows(result.rusage or {}) + _scheduler_rows(result.scheduler or {})
+    rows += _resource_rows(result.rusage or {})
+    rows += _scheduler_rows(result.scheduler or {})
     if result.run_dir:
         rows.append(("Run record", os.path.join(result.run_dir, "run.json")))
     for n, line in enumerate(gpu_summary_lines(result.gpu or {})):
@@ -4317,6 +4318,14 @@ def set_thread(msg, message_id, earlier):
         if value:
             msg[name] = " ".join(value)
     msg.gpualert_bytes = None  # serialized before: sized again with the new headers
+
+
+def own_ctrl_c(status, signals, interactive):
+    """True when the run ended because the person at its terminal pressed Ctrl-C: an
+    INTERRUPTED run whose only stop signal is a SIGINT the terminal (the kernel) sent."""
+    stops = [(name, sender) for name, _, sender in signals or () if name in STOP_SIGNALS]
+    return bool(interactive and status == "INTERRUPTED" and stops
+                and all(s == ("SIGINT", "kernel") for s in stops))
 
 
 def warning_signal_note(signals, checkpoint):
@@ -8366,6 +8375,7 @@ class Run(object):
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
+        self.interactive = _isatty(0)  # a person at a terminal started it
         self.thread_ids = []  # Message-IDs of this run's messages, in order (one thread)
         self.pending = []  # messages built but not spooled yet: saved if the deadline cuts them off
         self.spool_lock = threading.Lock()  # one of the two saves a pending message, never both
@@ -8646,6 +8656,10 @@ class Run(object):
         cfg = self.cfg
         if not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
             return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % self.rank}, []
+        if own_ctrl_c(result.status, self.pump.signals if self.pump else (), self.interactive) \
+                and not (getattr(self, "notify_explicit", False) and cfg["notify"] == "always"):
+            return {"outcome": "skipped", "detail": "your own Ctrl-C at a terminal "
+                    "(--notify always sends a message for it too)"}, []
         capped = True
         if cfg["array_summary"] and result.scheduler.get("array_job_id"):
             summary = _array_report(result)
@@ -9500,7 +9514,9 @@ def cmd_watch(args, cfg):
 
 def cmd_run(cli, cfg, sources, problems):
     """Run the command; return its exit status whatever happens to the notification."""
-    return Run(cli.command, cfg, problems).execute()
+    run = Run(cli.command, cfg, problems)
+    run.notify_explicit = sources.get("notify", "default") != "default"
+    return run.execute()
 
 
 def cmd_config(cli, cfg, sources, problems):

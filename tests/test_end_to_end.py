@@ -148,7 +148,7 @@ def test_array_tasks_send_one_summary_and_nothing_else(tmp_path, smtp_plain):
     smtp_plain.wait_for(1)  # every run has ended: nothing more is on its way
     assert len(smtp_plain.messages) == 1  # the summary only (issue 12: =each for more)
     msg = parse(smtp_plain.messages[0].data)
-    assert msg["Subject"].startswith("[gpualert] array 900: 2 ok, 1 failed"), msg["Subject"]
+    assert msg["Subject"].startswith("[gpualert] FAILED array 900: 2 ok, 1 failed"), msg["Subject"]
     body = msg.get_body(("plain",)).get_content()
     assert "3 of 3 tasks reported" in body
     assert re.search(r"\n  1 +FAILED ", body), body

@@ -324,7 +324,7 @@ class TestThread(unittest.TestCase):
 class TestArraySummary(unittest.TestCase):
     def test_subject_counts_and_every_task_listed(self):
         r = REPRESENTATIVE["array_summary"]()
-        self.assertEqual(N.render_subject(r), "[gpualert] array 4301: 9 ok, 3 failed, 1 never reported "
+        self.assertEqual(N.render_subject(r), "[gpualert] FAILED array 4301: 9 ok, 3 failed, 1 never reported "
                                               "(cuda_runtime 2, nan_loss 1) on gpu003")
         text = N.render_text(r, [])
         for task in range(12):
@@ -388,7 +388,7 @@ class TestArrayEndToEnd(unittest.TestCase):
         msgs = self.sink.wait_for(2, timeout=30)
         self.assertEqual(len(msgs), 2, [m.data[:200] for m in msgs])
         summary = email.message_from_bytes(msgs[1].data, policy=email.policy.default)
-        self.assertTrue(summary["Subject"].startswith("[gpualert] array 4400: 3 ok, 1 failed"), summary["Subject"])
+        self.assertTrue(summary["Subject"].startswith("[gpualert] FAILED array 4400: 3 ok, 1 failed"), summary["Subject"])
         text = summary.get_body(("plain",)).get_content()
         for n in range(4):
             self.assertRegex(text, r"\n  %d +(SUCCESS|FAILED) " % n)
@@ -402,7 +402,7 @@ class TestArrayEndToEnd(unittest.TestCase):
         msgs = [email.message_from_bytes(m.data, policy=email.policy.default)
                 for m in self.sink.wait_for(3, timeout=30)]
         self.assertEqual(len(msgs), 3)
-        self.assertEqual(sum(1 for m in msgs if m["Subject"].startswith("[gpualert] array 4400:")), 1)
+        self.assertEqual(sum(1 for m in msgs if "array 4400:" in m["Subject"]), 1)
         for m in msgs:
             names = [a.get_filename() for a in m.iter_attachments()]
             self.assertFalse([x for x in names if x.startswith("metrics-")], names)
@@ -469,3 +469,57 @@ class TestHostile(unittest.TestCase):
         self.assertEqual(N.readable_bytes("tried to allocate 68719476736 bytes"),
                          "tried to allocate 64.0 GiB (68719476736 bytes)")
         self.assertEqual(N.readable_bytes("read 512 bytes"), "read 512 bytes")
+
+
+class TestOwnCtrlC(unittest.TestCase):
+    """A person presses Ctrl-C at the terminal the run started from (a real pty)."""
+
+    def run_at_terminal(self, *options):
+        import pty
+        import select
+        import sys
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        try:
+            from conftest import SmtpServer
+            sink = SmtpServer(None)
+        except ImportError:
+            self.skipTest("aiosmtpd is not installed (pip install aiosmtpd)")
+        self.addCleanup(sink.close)
+        from wrapper_helpers import PY, SCRIPT, isolated_env
+        tmp = tempfile.mkdtemp(prefix="gpualert-ctrlc-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        env = isolated_env(pathlib.Path(tmp), GPUALERT_SENDMAIL="none")
+        argv = [PY, SCRIPT, "--smtp", sink.addr, "--to", "o@example.org", "--log-dir", tmp + "/logs",
+                "--outbox", tmp + "/outbox"] + list(options) + [
+                "--", PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
+        pid, master = pty.fork()
+        if pid == 0:  # the child: a session whose controlling terminal is the pty
+            os.execve(PY, argv, env)
+        out, deadline = b"", time.monotonic() + 30
+        while b"ready" not in out and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                out += os.read(master, 4096)
+        os.write(master, b"\x03")  # the terminal's interrupt character: SIGINT from the kernel
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+        _, status = os.waitpid(pid, 0)
+        os.close(master)
+        return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1, out, sink
+
+    def test_no_mail_for_your_own_ctrl_c(self):
+        code, out, sink = self.run_at_terminal()
+        self.assertEqual(code, 130, out)
+        self.assertIn(b"your own Ctrl-C", out)
+        self.assertEqual(sink.wait_for(1, timeout=1.0), [])
+
+    def test_notify_always_given_sends_it(self):
+        code, out, sink = self.run_at_terminal("--notify", "always")
+        self.assertEqual(code, 130, out)
+        self.assertEqual(len(sink.wait_for(1, timeout=10)), 1)
