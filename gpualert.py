@@ -669,6 +669,9 @@ FAILURE_RULES = (
      "PBS walltime {used_dur} > limit {limit_dur}", _H_TIME_LIMIT),
     ("lsf_runlimit", "walltime", r"TERM_RUNLIMIT: job killed after reaching LSF run time limit",
      "LSF run time limit", _H_TIME),
+    # Grid Engine's h_rt/s_rt enforcement (sge_execd job messages).
+    ("sge_wallclock", "walltime", r"\bjob (?P<job>[\d.]+) exceeded (?P<kind>hard|soft) wallclock time",
+     "Grid Engine {kind} wallclock limit (h_rt/s_rt)|job {job}", _H_TIME),
     ("slurm_preempted", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO PREEMPTION",
      "Slurm preemption|job {job}", _H_PREEMPT),
@@ -676,7 +679,7 @@ FAILURE_RULES = (
      "LSF preemption ({lsf})", _H_PREEMPT),
     # Clouds and Kubernetes reclaim the machine: a spot/preemptible VM or a node shutdown.
     ("cloud_preempted", "preempted",
-     r"Preempted in order to admit critical pod|Pod was terminated in response to imminent node shutdown"
+     r"Preempted in order to admit critical pod|\bPod (?:\S+ )?was terminated in response to imminent node shutdown"
      r"|\b[Ss]pot (?:[Ii]nstance |VM |[Nn]ode )?(?:[Ii]nterruption|[Rr]eclaim|[Tt]ermination) [Nn]otice"
      r"|\b[Ss]pot [Ii]nstance [Ii]nterruption|\b[Ii]nstance (?:was|has been) preempted"
      r"|\b[Pp]reemption notice received",
@@ -772,11 +775,11 @@ FAILURE_RULES = (
      r"|^(?:\S*/)?env: ['\u2018\"]?(?P<cmd4>[^'\u2019\":\n]+)['\u2019\"]?: (?P<why4>No such file or directory"
      r"|Permission denied)\s*$|^(?P<cmd5>[\w.+-]+): command not found\s*$"
      r"|execve\(\): (?P<cmd3>[^:\n]+): (?P<why3>[^\n]+)|\[Errno 8\] Exec format error"
-     r"|^exec (?P<cmd6>\S+): exec format error|exec: \"(?P<cmd7>[^\"\n]+)\": executable file not found in \$PATH"
+     r"|^exec (?P<cmd6>\S+): exec format error|exec user process caused:? \"?(?P<why8>exec format error|no such file or directory|permission denied)|exec: \"(?P<cmd7>[^\"\n]+)\": executable file not found in \$PATH"
      r"|\b(?:mpirun|mpiexec|prterun) was unable to (?:launch the specified application as it could not access"
      r"|find the specified executable file)",
      "{cmd}: {why}|{cmd2}: not found|bad interpreter: {why2}|execve {cmd3}: {why3}|env: {cmd4}: {why4}"
-     "|{cmd5}: command not found|{cmd6}: exec format error|{cmd7}: executable file not found in $PATH",
+     "|{cmd5}: command not found|{cmd6}: exec format error|container entrypoint: {why8}|{cmd7}: executable file not found in $PATH",
      "Check the command name, PATH, the #! line and the execute bit, and the environment your job "
      "script activates."),
     ("script_not_found", "exec_failure",
@@ -869,6 +872,11 @@ FAILURE_RULES = (
      "no space left on device", _H_DISK),
     ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
      "disk quota exceeded", _H_DISK),
+    # A program that checks free space before writing (datasets, installers, checkpointers).
+    ("disk_space_check", "disk_full",
+     r"\b(?:[Nn]ot enough|[Ii]nsufficient) (?:free )?disk space\b(?:[^\n]*?[Nn]eeded:? (?P<needed>[\d.]+ ?[KMGTP]i?B))?"
+     r"|\b[Oo]ut of disk space\b",
+     "not enough disk space|needed {needed}", _H_DISK),
     ("checkpoint_write", "disk_full",
      r"PytorchStreamWriter failed writing file (?P<file>[^\s:]+)|unexpected pos \d+ vs \d+",
      "checkpoint write failed|{file}", _H_DISK),
@@ -984,7 +992,7 @@ WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"
 CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost"))
 #: Scheduler end-of-job lines: what the program prints after one (its SIGTERM handler saving
 #: a checkpoint, a launcher's traceback) is teardown, however long the look-back it needs.
-SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "slurm_preempted",
+SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "sge_wallclock", "slurm_preempted",
                                  "lsf_preempted", "cloud_preempted", "job_timed_out", "requeued", "timeout_cmd",
                                  "slurm_oom_kill", "sched_mem_limit", "container_oom_kill", "slurm_cancelled",
                                  "lsf_owner_kill"))
@@ -997,6 +1005,8 @@ CLEAN_EXIT_RULES = frozenset(("graceful_signal",))
 SCHEDULER_LOOKBACK_LINES = 100
 #: Exit codes of a command that could not be started (shells, env, coreutils timeout).
 EXEC_EXIT_CODES = (126, 127)
+#: coreutils timeout(1)'s status when the command timed out (without --preserve-status).
+TIMEOUT_EXIT_CODE = 124
 _EXEC_LOOKALIKE = frozenset(("file_not_found", "permission"))
 #: Rules whose lines need the "last loss reported" check.
 LOSS_REPORT_RULES = frozenset(("nan_loss_report",))
@@ -1152,7 +1162,7 @@ TRIGGER_WORDS = (
     "input type", "on cpu", "indexed tensor", "nan", "inf", "loss scale", "finite", "executable",
     "unable to launch", "can't load", "invalid loss", "dst tensor", "preempt", "node shutdown",
     "interruption", "spot", "requeue", "timed out", "timed-out", "sending signal", "return code = -",
-    "cufft", "cusolver", "cusparse", "curand", "find an engine", "meta tensor",
+    "cufft", "cusolver", "cusparse", "curand", "find an engine", "meta tensor", "wallclock", "disk space",
 )
 
 
@@ -1552,7 +1562,7 @@ def human_size(n):
 
 
 def human_duration(seconds):
-    """45 s, 10 min, 12m30s, 2h00m30s, 1d00h01m: exact enough to compare a limit and a run."""
+    """45 s, 10 min, 12m30s, 2h00m30s, 1d00h01m, 1d00h00m15s: exact, to compare a limit and a run."""
     s = int(round(max(0.0, seconds)))
     if s < 60:
         return "%d s" % s
@@ -1560,7 +1570,8 @@ def human_duration(seconds):
         return "%d min" % (s // 60) if s % 60 == 0 else "%dm%02ds" % (s // 60, s % 60)
     if s < 86400:
         return "%dh%02dm%02ds" % (s // 3600, s % 3600 // 60, s % 60)
-    return "%dd%02dh%02dm" % (s // 86400, s % 86400 // 3600, s % 3600 // 60)
+    days = "%dd%02dh%02dm" % (s // 86400, s % 86400 // 3600, s % 3600 // 60)
+    return days + ("%02ds" % (s % 60) if s % 60 else "")
 
 
 def _render_template(template, groups, sep):
@@ -1793,7 +1804,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     ranks = _line_ranks(bodies, tags)
     root_rank = _launcher_root_rank(bodies)
     if hit is None or hit.cls not in _RANK_BLIND:
-        hit = _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank) or hit
+        hit = _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank, hit) or hit
     if hit is None or hit.cls not in _RANK_BLIND:
         # an Xid or ECC error a little before: other ranks' NCCL errors, CUDA errors or
         # interruptions are its consequences
@@ -1801,6 +1812,8 @@ def _classify_lines(lines, rules, first_line, success, code=None):
                                     lambda rule: rule.cls == "gpu_hardware") or hit
     if hit is None or hit.cls not in ("walltime", "preempted"):
         hit = _scheduler_end_before(lines, kinds, start, first_line, rules) or hit
+    if hit is not None and hit.rule == "py_traceback":
+        hit = _cause_before_bare_traceback(lines, kinds, start, first_line, rules) or hit
     if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
             and not _inside_traceback(tbs, hit.line - first_line):
         hit = _as_exec_failure(hit, code)
@@ -1878,10 +1891,12 @@ def _launcher_root_rank(bodies):
     return None
 
 
-def _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank):
+def _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank, hit=None):
     """When tracebacks of several ranks are in the decisive region, the failing rank's own
     traceback is the cause and the others' are consequences: the rank a launcher names, else
-    the rank whose traceback came first. Its lines alone (other ranks' hidden) are scanned."""
+    the rank whose traceback came first. Its lines alone (other ranks' hidden) are scanned:
+    from its own traceback, or, when its lines carry no rank (only the launcher's summary
+    does) and the hit is on another rank's line, from the region's start."""
     tagged = [t for t in tbs if t[2] == "tb" and ranks[t[0]] is not None]
     in_region = set(ranks[t[0]] for t in tagged if t[0] >= start)
     focus = root_rank
@@ -1890,16 +1905,19 @@ def _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules
             return None
         focus = ranks[min(t[0] for t in tagged if t[0] >= start)]
     own = [t for t in tagged if ranks[t[0]] == focus]
-    if not own:
-        return None
     mine = [k if ranks[i] in (None, focus) else "noise" for i, k in enumerate(kinds)]
     bodies = [b for _, b in lines]
-    begin = _look_back(bodies, mine, own[-1][0])
-    for prev in reversed(own[:-1]):  # the rank's earlier tracebacks of the same episode
-        prev_end = prev[1] if prev[1] is not None else prev[0]
-        if _useful_count(mine, prev_end + 1, begin) > EPISODE_GAP_LINES:
-            break
-        begin = _look_back(bodies, mine, prev[0])
+    if own:
+        begin = _look_back(bodies, mine, own[-1][0])
+        for prev in reversed(own[:-1]):  # the rank's earlier tracebacks of the same episode
+            prev_end = prev[1] if prev[1] is not None else prev[0]
+            if _useful_count(mine, prev_end + 1, begin) > EPISODE_GAP_LINES:
+                break
+            begin = _look_back(bodies, mine, prev[0])
+    elif hit is not None and ranks[hit.line - first_line] not in (None, focus):
+        begin = start
+    else:
+        return None
     hit = _scan_region(_Region(lines, mine, begin, first_line, hide), rules)
     return hit if hit is not None and hit.cls != "nccl" else None
 
@@ -1939,6 +1957,20 @@ def _scheduler_end_before(lines, kinds, start, first_line, rules, keep=lambda ru
     if lo >= start:
         return None
     return _scan_region(_Region(lines[:start], kinds[:start], lo, first_line), [r for r in rules if keep(r)])
+
+
+def _cause_before_bare_traceback(lines, kinds, start, first_line, rules):
+    """A traceback without its exception line (the process died while printing it) says
+    nothing: a specific cause among the lines shortly above it (a worker's segfault, a kernel
+    line), progress or not, is the better evidence."""
+    lo, seen = start, 0
+    while lo > 0 and seen < SCHEDULER_LOOKBACK_LINES:
+        lo -= 1
+        seen += kinds[lo] == "text"
+    if lo >= start:
+        return None
+    return _scan_region(_Region(lines[:start], kinds[:start], lo, first_line),
+                        [r for r in rules if r.cls not in GENERIC_CLASSES])
 
 
 def _ran_after(bodies, kinds, tags, idx):
@@ -2104,6 +2136,10 @@ def _resolve(log, facts):
         return _resolve_signal(sig, log, facts)
     if log is not None:
         return _check_weak_kill(log, facts)
+    if code == TIMEOUT_EXIT_CODE:
+        return _fact("walltime", "timeout_exit_code", "exit code 124: timeout(1) stopped the command at its limit",
+                     hint="coreutils timeout exits 124 when the command ran out of time. Give it more time or "
+                          "checkpoint before the limit; resume from the last checkpoint.")
     if code in EXEC_EXIT_CODES:
         what = "found" if code == 127 else "executed"
         return _fact("exec_failure", "exec_exit_code", "exit code %d: the command could not be %s" % (code, what),
@@ -3363,6 +3399,8 @@ def facts_for(outcome):
         facts["scheduler_reason"], facts["scheduler_evidence"] = outcome.end_reason
     if outcome.gpu.get("ecc_delta"):
         facts["ecc_delta"] = outcome.gpu["ecc_delta"]
+    if isinstance(outcome.start, (int, float)) and isinstance(outcome.end, (int, float)):
+        facts["elapsed_s"] = max(0.0, outcome.end - outcome.start)  # a time limit's hint says it
     return facts
 
 

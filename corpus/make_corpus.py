@@ -1658,6 +1658,70 @@ def r2_composed(rng, c, k):
     return body + extra, 0, "success", P["ds_overflow"] if "OVERFLOW" in extra[0] else "composed success: harmless words after a good end"
 
 
+# Rules the logs above never fire: one composed log each, in the cited wording, so every rule
+# of the table is backed by a corpus sample (tests/test_diagnosis.py checks it).
+R2_BACKING = [
+    # (label, exit code, lines, provenance)
+    ("walltime", 140, ["", "-" * 60, "TERM_RUNLIMIT: job killed after reaching LSF run time limit.", "Exited with exit code 140."],
+     "IBM Spectrum LSF job report 'TERM_RUNLIMIT: job killed after reaching LSF run time limit.' (seen in FredslundMagnus/DeepLearningProject outputs)"),
+    ("preempted", -15, ["TERM_PREEMPT: job killed after preemption.", "Exited with exit code 143."],
+     "IBM Spectrum LSF exit reason TERM_PREEMPT 'job killed after preemption' (LSF documentation, job exit information)"),
+    ("oom_killer", -9, ["+ dmesg -T | tail -n 1", "[{day}] Memory cgroup out of memory: Killed process {pid} (python) total-vm:92114812kB, anon-rss:61233212kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:121032kB oom_score_adj:0"],
+     "Linux mm/oom_kill.c 'Memory cgroup out of memory: Killed process N (comm) total-vm:...' kernel log line"),
+    ("oom_killer", 137, ["srun: error: {host}: task 0: Out Of Memory", "srun: Terminating StepId={job}.0"],
+     "SchedMD Slurm srun 'task N: Out Of Memory' (OSC knowledge base page on out-of-memory jobs)"),
+    ("interrupted", -15, ["TERM_OWNER: job killed by owner.", "Exited with exit code 130."],
+     "IBM Spectrum LSF exit reason TERM_OWNER 'job killed by owner' (LSF documentation)"),
+    ("oom_killer", 1, ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 60, "train.py FAILED", "-" * 60,
+                       "Failures:", "  <NO_OTHER_FAILURES>", "-" * 60, "Root Cause (first observed failure):", "[0]:",
+                       "  time      : {day}", "  host      : {host}", "  rank      : 0 (local_rank: 0)",
+                       "  exitcode  : -9 (pid: {pid})", "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID {pid}", "=" * 60],
+     P["childfailed"] + " with 'Signal 9 (SIGKILL) received by PID N' (pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py)"),
+    ("gpu_hardware", 255, ["+ nvidia-smi", "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU"],
+     "NVIDIA nvidia-smi 'Unable to determine the device handle for GPU ...: GPU is lost. Reboot the system to recover this GPU' (NVIDIA/nvidia-docker and open-gpu-kernel-modules issue threads)"),
+    ("interrupted", 1, ["torch.distributed.elastic.multiprocessing.api.SignalException: Process {pid} got signal: 15"],
+     "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py SignalException 'Process N got signal: S'"),
+    ("cuda_oom", 1, ["RuntimeError: CUDA error: out of memory", "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."],
+     P["cudaerr"] + " with cudaErrorMemoryAllocation's text 'out of memory'"),
+    ("nccl", 1, ["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3"],
+     P["ncclerr"]),
+    ("nccl", 1, ["RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout"],
+     "pytorch/pytorch ProcessGroupNCCL.cpp 'NCCL communicator was aborted on rank N. Original reason for failure was: ...'"),
+    ("nccl", 1, ["torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined."],
+     "pytorch/pytorch torch/distributed/elastic/utils/store.py DistStoreError 'Timed out after N seconds waiting for clients. K/M clients joined.'"),
+    ("nccl", 1, ["RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.1.4.8]:6132"],
+     "pytorch third_party gloo transport/tcp/pair.cc 'Connection closed by peer' (a peer host that went down; no other rank's error in the log)"),
+    ("cuda_runtime", 1, ["RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"],
+     "pytorch/pytorch torch/cuda/__init__.py _lazy_init 'Found no NVIDIA driver on your system.'"),
+    ("native_abort", 1, ["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+                         "RuntimeError: DataLoader worker (pid {pid}) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit."],
+     "pytorch/pytorch torch/utils/data/_utils/signal_handling.py / csrc/DataLoader.cpp 'insufficient shared memory (shm)' and 'is killed by signal: Bus error'"),
+    ("file_not_found", 1, ["OSError: Can't load tokenizer for 'meta-llama/Llama-2-7b-hf'. If you were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory with the same name. Otherwise, make sure 'meta-llama/Llama-2-7b-hf' is the correct path to a directory containing all relevant files for a LlamaTokenizerFast tokenizer."],
+     "huggingface/transformers tokenization_utils_base.py \"Can't load tokenizer for '...'\""),
+    ("nan_loss", 1, ["FloatingPointError: Loss became infinite or NaN at iteration=12345!", "loss_dict = {'loss_cls': nan, 'loss_box_reg': nan}"],
+     "facebookresearch/detectron2 detectron2/engine/train_loop.py 'Loss became infinite or NaN at iteration={iter}!'"),
+    ("nan_loss", 0, ["Monitored metric val_loss = nan is not finite. Previous best value was 0.412. Signaling Trainer to stop.", "`Trainer.fit` stopped: early stopping."],
+     "Lightning pytorch/callbacks/early_stopping.py 'Monitored metric {monitor} = {current} is not finite. Previous best value was ... Signaling Trainer to stop.'"),
+    ("disk_full", 1, ["OSError: Not enough disk space. Needed: 212.40 GiB (download: 80.10 GiB, generated: 132.30 GiB, post-processed: Unknown size)"],
+     "huggingface/datasets src/datasets/builder.py download_and_prepare 'Not enough disk space. Needed: ... (download: ..., generated: ..., post-processed: ...)'"),
+    ("walltime", -9, ["job {job} exceeded hard wallclock time - initiate terminate method"],
+     "Grid Engine sge_execd job message on h_rt enforcement 'job N exceeded hard wallclock time - initiate terminate method'"),
+    ("traceback", 1, ["Traceback (most recent call last):", '  File "{script}", line 212, in <module>', "    main(cfg)",
+                      '  File "{script}", line 188, in main', "    batch = next(it)"],
+     "a Python traceback whose exception line never reached the log (the process was torn down mid-write)"),
+]
+
+
+def r2_backing(rng, c, k):
+    label, code, lines, prov = R2_BACKING[k]
+    fill = {"day": c.ts(0, "%a %b %d %H:%M:%S %Y"), "pid": c.pid, "host": c.host, "job": c.jobid, "script": c.script}
+    for key, value in fill.items():
+        lines = [l.replace("{%s}" % key, str(value)) for l in lines]
+    if lines[0].startswith(("RuntimeError", "torch.", "OSError", "FloatingPointError")):
+        lines = tb(user_frames(c)) + lines
+    return noise_body(c, pick_len(rng), nan_blip=False) + lines, code, label, prov
+
+
 R2_COMPOSED = ["spot", "mpirun", "deepspeed", "xid", "cudnn", "meta", "hf_nan", "k8s_oom", "success"]
 R2_CAPTURED = [(r2_torchrun, 6), (r2_dataloader, 6), (r2_handler, 12), (r2_nan, 6), (r2_timeout, 3)]
 R2_COMPOSED_N = 27
@@ -1670,11 +1734,14 @@ def round_two(tmp_root, counts, labels):
     if not have_torch:
         print("round two: torch is not importable (pip install torch==2.13.0): captured torch runs skipped")
     jobs = [(fn, k) for fn, n in R2_CAPTURED for k in range(n)] + [(None, k) for k in range(R2_COMPOSED_N)]
+    jobs += [(r2_backing, k) for k in range(len(R2_BACKING))]
     for n, (fn, k) in enumerate(jobs):
         sub = random.Random(rng.getrandbits(64))
-        c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=fn is None)
-        if fn is None:
-            lines, code, label, prov = r2_composed(sub, c, k)
+        c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=fn in (None, r2_backing))
+        if fn is r2_backing:
+            c.nranks, c.launcher = 1, "python"  # one rank: the rule's line is the whole story
+        if fn is None or fn is r2_backing:
+            lines, code, label, prov = (fn or r2_composed)(sub, c, k)
             text, src, gpu, drv = "\n".join(lines) + "\n", "composed", c.gpu, c.driver
         else:
             if fn in (r2_torchrun, r2_dataloader, r2_nan) and not have_torch:

@@ -123,6 +123,11 @@ def failure_blocks():
                             "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."]
     f["lsf_preempted"] = ["TERM_PREEMPT: job killed after preemption.", "Exited with exit code 143."]
     # AWS EC2 "Spot Instance interruption notice" (docs: spot-instance-termination-notices)
+    # huggingface/datasets builder.py download_and_prepare's free-space check
+    f["disk_space_check"] = tb("OSError: Not enough disk space. Needed: 212.40 GiB (download: 80.10 GiB, generated:"
+                               " 132.30 GiB, post-processed: Unknown size)")
+    # Grid Engine execd job message for h_rt enforcement
+    f["sge_wallclock"] = ["job 8812311.1 exceeded hard wallclock time - initiate terminate method"]
     f["cloud_preempted"] = ["Received EC2 Spot Instance interruption notice: instance-action terminate at"
                             " 2024-05-17T10:24:31Z", "saving checkpoint to /fsx/akim/ckpt/step_1200.pt"]
     # facebookincubator/submitit core/job_environment.py SignalHandler.has_timed_out / checkpoint_and_try_requeue

@@ -185,6 +185,24 @@ class TestRootCauseFirst(unittest.TestCase):
         c = classify(log, 1)
         self.assertEqual(c.detail, "rank 5: AssertionError: batch 7 is empty")
 
+    def test_other_ranks_aborts_in_the_launcher_summary_are_consequences(self):
+        # the failing rank's output carries no rank prefix; torchrun's summary lists the ranks it
+        # then killed (one aborted) and names rank 5 as the root cause
+        def summary_entry(n, rank, code, tb_text):
+            return "\n".join(["[%d]:" % n, "  time      : 2024-09-23_20:18:17", "  host      : gpu-node-080",
+                              "  rank      : %d (local_rank: %d)" % (rank, rank), "  exitcode  : " + code,
+                              "  error_file: <N/A>", "  traceback : " + tb_text])
+        log = (training() + "\n" + tb("RuntimeError: Placeholder storage has not been allocated on MPS device!") + "\n"
+               + "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 54 + "\ntrain.py FAILED\n"
+               + "-" * 54 + "\nFailures:\n"
+               + summary_entry(1, 7, "-6 (pid: 110665)  (SIGABRT)", "Signal 6 (SIGABRT) received by PID 110665") + "\n"
+               + "-" * 54 + "\nRoot Cause (first observed failure):\n"
+               + summary_entry(0, 5, "1 (pid: 110663)", "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")
+               + "\n" + "=" * 54)
+        c = classify(log, 1)
+        self.assertEqual(c.cls, "device_mismatch", c)
+        self.assertTrue(c.detail.startswith("rank 5: "), c.detail)
+
     def test_dataloader_worker_original_exception(self):
         c = classify(captured("dataloader_worker_keyerror.log"), 1)
         self.assertEqual(c.detail, "KeyError: 13 (in DataLoader worker process 1)")
@@ -202,6 +220,13 @@ class TestRootCauseFirst(unittest.TestCase):
         self.assertEqual(c.detail, "KeyError: 'unk'")
         self.assertEqual(c.evidence, "KeyError: 'unk'")
         self.assertEqual(c.line, 41 + 6)
+
+    def test_a_traceback_cut_off_before_its_exception_line_gives_way_to_the_cause_above(self):
+        # captured (DataLoader worker segfault): the main process printed two more steps, then died
+        # while printing its traceback
+        log = (training() + "\nERROR: Unexpected segmentation fault encountered in worker.\n" + training(2, start=41)
+               + "\n" + TB + '\n  File "/home/u/train.py", line 18, in <module>\n    for step, b in enumerate(dl):')
+        self.assertEqual(classify(log, 1).cls, "segfault")
 
     def test_evidence_is_the_error_line_not_a_frame(self):
         text = training() + "\n" + tb("ValueError: bad shape (3, 4)")
@@ -258,6 +283,29 @@ class TestFamilies(unittest.TestCase):
                "  what():  [enforce fail at inline_container.cc:595] . unexpected pos 1219281536 vs 1219281424\n"
                "Aborted (core dumped)")
         self.assertEqual(classify(log, -6).cls, "disk_full")
+
+    def test_container_entrypoint_exec_format_error(self):
+        # runc (standard_init_linux.go) when the entrypoint has CRLF line ends or the wrong architecture
+        log = training(3) + "\nstandard_init_linux.go:228: exec user process caused: exec format error"
+        self.assertEqual(classify(log, 1).cls, "exec_failure")
+
+    def test_a_free_space_check_is_disk_full(self):
+        c = classify(training() + "\n" + tb("OSError: Not enough disk space. Needed: 96.00 GiB (download: 40.00 GiB, "
+                                            "generated: 56.00 GiB, post-processed: Unknown size)"))
+        self.assertEqual((c.cls, c.detail), ("disk_full", "not enough disk space, needed 96.00 GiB"))
+        self.assertEqual(classify(training() + "\n" + tb("RuntimeError: out of disk space while writing shard 12")).cls,
+                         "disk_full")
+
+    def test_exit_124_without_other_evidence_is_timeout_1(self):
+        c = classify(training() + "\n+ rc=124\ntrain exited with status 124", 124)
+        self.assertEqual((c.cls, c.rule), ("walltime", "timeout_exit_code"))
+        self.assertEqual(ga.status_for(124, c.cls), "TIMEOUT")
+
+    def test_grid_engine_wallclock_and_a_named_pod_shutdown(self):
+        sge = training() + "\njob 9426006 exceeded hard wallclock time - initiate terminate method"
+        self.assertEqual(classify(sge, -9).cls, "walltime")
+        pod = training() + "\n2025-10-16T04:30:13Z INFO  controller: Pod llm-worker-3 was terminated in response to imminent node shutdown."
+        self.assertEqual(classify(pod, -15).cls, "preempted")
 
     def test_bad_interpreter_and_permission_at_exec_are_exec_failure(self):
         bad = "/bin/bash: ./train.py: /opt/conda/envs/gone/bin/python: bad interpreter: No such file or directory"
@@ -326,6 +374,21 @@ class TestRuleTable(unittest.TestCase):
                 self.assertEqual(classify(training() + "\n" + noise, 1).cls, "unknown")
 
 
+class TestCorpusBacksEveryRule(unittest.TestCase):
+    def test_every_rule_fires_on_a_corpus_log_with_cited_wording(self):
+        import json
+        corpus = pathlib.Path(__file__).resolve().parents[1] / "corpus"
+        fired = {}
+        with open(str(corpus / "labels.jsonl")) as handle:
+            for line in handle:
+                row = json.loads(line)
+                c = ga.classify_log(str(corpus / row["log_path"]), {"exit_code": row["true_exit_code"]})
+                if c.rule and c.cls == row["mode"] and row.get("provenance"):
+                    fired.setdefault(c.rule, row["id"])
+        ids = [r.rule_id for r in ga.compiled_rules()]
+        self.assertEqual([i for i in ids if i not in fired], [])
+
+
 class TestHintsWithNumbers(unittest.TestCase):
     def test_expandable_segments_advice_names_the_reserved_memory(self):
         exc = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
@@ -365,6 +428,18 @@ class TestHintsWithNumbers(unittest.TestCase):
         self.assertIn("2h00m00s", c.remediation)
         s = classify(training() + "\n" + SLURM_TIME, -15, elapsed_s=86460.0)
         self.assertIn("1d00h01m", s.remediation)
+
+
+class TestRunFacts(unittest.TestCase):
+    def test_the_run_tells_the_classifier_how_long_it_ran(self):
+        child = ga.ChildExit(exit_code=-15, rusage=None, exec_error=None, timed_out=False, signals=[], stall_s=None)
+        fields = dict((f, None) for f in ga.Outcome._fields)
+        fields.update(child=child, start=1000.0, end=1000.0 + 86460, mem_before={}, mem_after={}, gpu={},
+                      total_lines=3)
+        facts = ga.facts_for(ga.Outcome(**fields))
+        self.assertEqual(facts["elapsed_s"], 86460)
+        c = ga.classify_text(training() + "\n" + SLURM_TIME, facts)
+        self.assertIn("It ran 1d00h01m", c.remediation)
 
 
 if __name__ == "__main__":

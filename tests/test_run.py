@@ -30,7 +30,8 @@ def test_facts_come_from_the_outcome_alone():
     assert facts == {"exit_code": -9, "timed_out": False, "exec_error": None,
                      "received_signals": ["SIGTERM"], "total_lines": 40, "oom_kill_delta": 2,
                      "scheduler_reason": "walltime",
-                     "scheduler_evidence": "scontrol: JobState=TIMEOUT", "ecc_delta": 3}
+                     "scheduler_evidence": "scontrol: JobState=TIMEOUT", "ecc_delta": 3,
+                     "elapsed_s": 100.0}
     assert "scheduler_reason" not in G.facts_for(outcome(end_reason=(None, "no answer")))
 
 
