@@ -339,8 +339,10 @@ class ConfigError(GpuAlertError):
 
 
 class _ArtifactList(list):
-    """A list of paths that remembers whether discovery stopped at a bound."""
+    """A list of paths that remembers whether discovery stopped at a bound, and the folders
+    it could not read ("path: why")."""
     truncated = False
+    unreadable = ()
 
 
 # ==== Pure core: values, names, statuses ====
@@ -4266,13 +4268,18 @@ def _collect_artifacts(result, cfg):
     skip = [result.run_dir, os.path.dirname(result.log_path or "")]
     globs = [g for g in asked if g != "auto"]
     try:
-        found = find_artifacts(result.cwd, globs, result.start, skip) if globs else []
+        found = find_artifacts(result.cwd, globs, result.start, skip) if globs else _ArtifactList()
         if "auto" in asked and not _is_home(result.cwd):
-            found += [p for p in find_artifacts(result.cwd, (), result.start, skip)
-                      if p not in found]
-        return found, None
+            scanned = find_artifacts(result.cwd, (), result.start, skip)
+            found += [p for p in scanned if p not in found]
+            found.unreadable += scanned.unreadable
+            found.truncated = found.truncated or scanned.truncated
     except Exception as exc:  # discovery is best effort; the log and the body still go out
         return [], "artifact discovery failed (%s); no artifacts attached" % _describe(exc)
+    if found.unreadable:
+        return found, "artifact search could not read %d folder(s): %s" % (
+            len(found.unreadable), "; ".join(found.unreadable[:3]))
+    return found, None
 
 
 def _assemble(result, cfg, plan, manifest, *, html=True, picture=None):
@@ -4458,7 +4465,7 @@ def _build_minimal(result, cfg, exc):
             body.append("%s: %s" % (field, _clean(repr(getattr(result, field)), 2000)))
         msg.set_content("\n".join(body) + "\n", cte="quoted-printable")
     except Exception:
-        pass
+        pass  # the last fallback: whatever headers were set still go out
     return msg
 
 
@@ -5820,7 +5827,7 @@ def _send(pid, signum):
     try:
         os.kill(pid, signum)
     except OSError:
-        pass
+        pass  # ESRCH: the process is gone, which is what the signal was for
 
 
 def _child_already_signalled(info, sender, pid):
@@ -6060,7 +6067,7 @@ def _abort_conn(conn):
         if conn is not None:
             conn.close()
     except Exception:
-        pass
+        pass  # abandoning a session that already failed: its error is the one reported
 
 
 def _smtp_worker(data, cfg, deadline, state):
@@ -6144,7 +6151,7 @@ def _quit_quietly(conn):
         try:
             conn.close()
         except Exception:
-            pass
+            pass  # the message was accepted or its failure reported already
 
 
 def _to_crlf(data):
@@ -6919,7 +6926,7 @@ def _emergency_dump(data, msg):
         sys.stderr.write(data[:1 << 20].decode("utf-8", "replace") + "\n")
         sys.stderr.flush()
     except Exception:
-        pass
+        pass  # stderr is gone too: nowhere is left to put it
 
 
 def send_claimed(claimed, data, msg, cfg, transport, deadline):
@@ -7848,7 +7855,7 @@ def find_artifacts(cwd, globs, since, exclude=()):
         return _ArtifactList()
     found = _glob_artifacts(cwd, globs) if globs else _scan_artifacts(cwd, since)
     out = _ArtifactList(p for p in found if not _is_under(os.path.realpath(p), skip))
-    out.truncated = found.truncated
+    out.truncated, out.unreadable = found.truncated, found.unreadable
     return out
 
 
@@ -7902,7 +7909,8 @@ def _scan_artifacts(cwd, since):
             with os.scandir(folder) as it:
                 entries = sorted(itertools.islice(it, ARTIFACT_MAX_SCAN - scanned + 1),
                                  key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:  # skipped, and said in the message (_collect_artifacts)
+            out.unreadable += ("%s: %s" % (folder, exc.strerror or exc),)
             continue
         for entry in entries:
             scanned += 1

@@ -87,3 +87,38 @@ def test_a_failing_artifact_discovery_is_said_in_the_message(tmp_path, monkeypat
     msg, _ = G.build_message(result, {"to": ["a@b.c"], "budget": 1 << 20, "artifacts": ["auto"]})
     text = msg.get_body(("plain",)).get_content()
     assert "artifact discovery failed (PermissionError" in text
+
+
+def test_an_unreadable_folder_in_the_artifact_search_is_said(request):
+    """A folder the run's user cannot read (another user's, mode 0700) is named in the message."""
+    import glob
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from wrapper_helpers import SCRIPT, isolated_env
+    work = tempfile.mkdtemp(prefix="gpualert-unreadable-")
+    request.addfinalizer(lambda: shutil.rmtree(work, ignore_errors=True))
+    os.chmod(work, 0o777)
+    locked = os.path.join(work, "locked")
+    os.mkdir(locked, 0o700)
+    argv = [sys.executable, SCRIPT, "--dry-run", "--artifacts", "auto",
+            "--log-dir", os.path.join(work, "logs"), "--",
+            "/bin/sh", "-c", "exit 1"]
+    env = isolated_env(work, HOME=os.path.join(work, "home"))  # cwd is not home: auto looks
+    if os.geteuid() == 0:  # root reads every folder: run as a second user
+        user = request.getfixturevalue("other_user")
+        proc = user.run(argv, env=env, cwd=work)
+    else:
+        os.chmod(locked, 0)
+        request.addfinalizer(lambda: os.chmod(locked, 0o700))
+        proc = subprocess.run(argv, env=env, cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    (saved,) = glob.glob(os.path.join(work, "logs", "*", "*.eml"))
+    import email
+    import email.policy
+    with open(saved, "rb") as handle:
+        msg = email.message_from_binary_file(handle, policy=email.policy.default)
+    text = msg.get_body(("plain",)).get_content()
+    assert "artifact search could not read 1 folder(s): %s: Permission denied" % locked in text
