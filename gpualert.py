@@ -6233,18 +6233,6 @@ def _sendmail_size(text):
     return bool(re.search(r"too (big|large)|size exceed|exceeds? .*size|5\.3\.4", text, re.I))
 
 
-def _kill_group(proc):
-    import signal
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        proc.communicate(timeout=1)
-    except Exception:
-        pass
-
-
 # ==== Edges: HTTP channels ====
 # urllib only: TLS verified with the system's CAs (SSL_CERT_FILE honoured), HTTPS_PROXY,
 # HTTP_PROXY and NO_PROXY honoured, no redirect followed (a webhook that answers 3xx would
