@@ -165,8 +165,7 @@ def test_concurrent_successful_runs_flush_each_stranded_message_once(tmp_path, r
         p.communicate(timeout=120)
     out = run_gpualert(tmp_path, ["resend", "--smtp", smtp_plain.addr, "--max-per-hour", "0"], env=env)
     assert out.returncode == 0, out.stderr
-    smtp_plain.wait_for(14)
-    time.sleep(0.3)  # let a wrong extra delivery show up  # noqa: the count check is exact either way
+    smtp_plain.wait_for(14)  # every sender has exited: a duplicate would already be recorded
     failures = [parse(m.data)["Subject"] for m in smtp_plain.messages if "FAILED" in parse(m.data)["Subject"]]
     assert len(failures) == 6 and len(set(failures)) == 6, failures
     assert len(smtp_plain.messages) == 14
@@ -328,3 +327,20 @@ def test_a_signal_during_delivery_stops_it_and_keeps_the_childs_status(tmp_path,
             proc.communicate()
     assert proc.returncode == 3
     assert len(spooled(tmp_path / "outbox")) == 1
+
+
+def test_a_read_only_outbox_is_never_sent_from_twice(tmp_path, other_user, shared_tmp, smtp_plain):
+    """The user cannot change their outbox (read-only): a message there must not go out on
+    every resend; without a claim it is left alone and said so."""
+    home = os.path.join(shared_tmp, "home")
+    outbox = os.path.join(home, "outbox")
+    msg = "From: a@example.org\nTo: owner@example.org\nSubject: readonly-%d\n\nx\n" % os.getpid()
+    setup = other_user.run(["sh", "-c", "mkdir -m 700 '%s' '%s' && printf '%%s' \"$0\" > '%s/m.eml' && chmod 500 '%s'"
+                            % (home, outbox, outbox, outbox), msg])
+    assert setup.returncode == 0, setup.stderr
+    argv = ["/usr/bin/python3", SCRIPT, "resend", "--outbox", outbox, "--log-dir", os.path.join(home, "logs"),
+            "--smtp", smtp_plain.addr, "--max-per-hour", "0"]
+    env = dict(PATH="/usr/bin:/bin", HOME=home, XDG_STATE_HOME=os.path.join(home, "state"), TMPDIR=home)
+    outs = [other_user.run(argv, env=env, cwd=home) for _ in range(2)]
+    assert all(b"cannot claim" in o.stderr for o in outs), [o.stderr for o in outs]
+    assert smtp_plain.messages == []  # the server records a message before its 250, so before resend exits
