@@ -5334,15 +5334,26 @@ def same_output(fd_a, fd_b):
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def job_control_terminal():
-    """The controlling terminal's fd if a job-control shell runs us (so a stopped child must
-    stop us too, as a shell would see it), else None."""
+def controlling_terminal():
+    """An fd of our controlling terminal, or None (a batch job, a daemon, no terminal)."""
     try:
-        if os.getsid(0) == os.getpid():  # a session leader: no shell above us to hand the job to
-            return None
         return os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
         return None
+
+
+def child_group_plan(tty):
+    """(own group?, give it the terminal?) for the child.
+
+    Its own group, so a signal sent to ours (timeout(1), kill -SIG -PGID, `kill 0`) reaches it
+    only through us. When we lead the terminal's foreground job (a shell's job of our own,
+    `ssh -t host gpualert ...`), the child's group becomes the foreground job, so Ctrl-C,
+    Ctrl-Z and reads from the terminal are its own. When we are in the foreground job of a
+    script, the child stays in it: Ctrl-C must reach the script too, and reach everyone once.
+    """
+    if tty is None or _foreground(tty) != os.getpgrp():
+        return True, False
+    return (True, True) if os.getpgrp() == os.getpid() else (False, False)
 
 
 def _set_foreground(tty, pgid):
@@ -5363,7 +5374,7 @@ def _foreground(tty):
         return None
 
 
-def spawn_child(argv, env, out_fd, err_fd, tty=None):
+def spawn_child(argv, env, out_fd, err_fd, tty=None, own_group=True):
     """fork+exec in a process group of its own; -> (pid, None) or (None, (errno, message)).
 
     Not subprocess: the wrapper blocks its signals to read who sent them (sigtimedwait), and
@@ -5380,7 +5391,8 @@ def spawn_child(argv, env, out_fd, err_fd, tty=None):
             signal.pthread_sigmask(signal.SIG_SETMASK, [])
             for name in ("SIGPIPE", "SIGXFSZ"):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
-            _own_group(tty)
+            if own_group:
+                _own_group(tty)
             os.dup2(out_fd, 1)
             os.dup2(err_fd, 2)
             os.execvpe(argv[0], argv, env)
@@ -5390,7 +5402,8 @@ def spawn_child(argv, env, out_fd, err_fd, tty=None):
             os.write(err_w, ("0:%s" % exc).encode())
         os._exit(EXIT_NOT_EXECUTABLE)
     os.close(err_w)
-    _own_group_of(pid, tty)  # both sides, as a shell does: whoever runs first wins the race
+    if own_group:
+        _own_group_of(pid, tty)  # both sides, as a shell does: whoever runs first wins the race
     return _exec_report(pid, err_r, argv)
 
 
@@ -5527,11 +5540,12 @@ class ChildPump(object):
     """
 
     def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
-                 on_signal=None, tty=None, stops=STOP_SIGNALS):
+                 on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS):
         self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
         self.stops = stops  # the signal names after which the scheduler's SIGKILL follows
         self.fds = dict(fds)  # read fd -> TerminalCopy
-        self.tty = tty  # our controlling terminal, when a job-control shell runs us
+        self.tty = tty  # our terminal, when the child's group is its foreground job
+        self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
         self.tail = bytearray()
         self.output_lines = 0
         self.signals = []  # (name, epoch, sender), as ChildExit.signals
@@ -5727,7 +5741,7 @@ class ChildPump(object):
                 self.on_stall(silent)
 
     def _reap(self):
-        flags = os.WNOHANG | (os.WUNTRACED if self.tty is not None else 0)
+        flags = os.WNOHANG | (os.WUNTRACED if self.mirror_stops else 0)
         try:
             pid, status, usage = os.wait4(self.pid, flags)
         except ChildProcessError:
@@ -5751,7 +5765,7 @@ class ChildPump(object):
             signum = signal.SIGSTOP
         # Thread-directed, so it stops us before returning; an orphaned group ignores it.
         signal.pthread_kill(threading.current_thread().ident, signum)
-        if _foreground(self.tty) == os.getpgrp():  # fg: the job has the terminal again
+        if self.tty is not None and _foreground(self.tty) == os.getpgrp():  # fg: ours again
             _set_foreground(self.tty, self.pid)
         try:
             os.killpg(self.pid, signal.SIGCONT)
@@ -8483,13 +8497,15 @@ class Run(object):
     def _run_child(self):
         signal.pthread_sigmask(signal.SIG_BLOCK, _signal_set())
         merged = same_output(1, 2)  # one file: one pipe, so the log is in 2>&1 order
-        tty = job_control_terminal()
-        give_tty = tty if tty is not None and _foreground(tty) == os.getpgrp() else None
+        tty = controlling_terminal()
+        own_group, hand_over = child_group_plan(tty)
+        give_tty = tty if hand_over else None
         try:
             out_r, out_w = _pipe()
             err_r, err_w = (out_r, out_w) if merged else _pipe()
             env = child_env(os.environ, not self.cfg["no_env_tweaks"])
-            pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty)
+            pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty,
+                                          own_group=own_group)
         except OSError as exc:  # out of file descriptors or processes: the command never ran
             return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s"
                                         % exc.strerror), False, [], 0.0)
@@ -8507,8 +8523,9 @@ class Run(object):
         copies = terminal_copies(merged)
         self.pump = ChildPump(pid, dict((fd, copies[n]) for n, fd in enumerate(reads, 1)), self.log,
                               self.cfg, kill_wait=self._kill_wait_s, on_stall=self._on_stall,
-                              on_signal=self._on_signal, tty=tty,
-                              stops=stop_signal_names(self.scheduler))
+                              on_signal=self._on_signal, stops=stop_signal_names(self.scheduler),
+                              tty=tty if own_group and os.getpgrp() == os.getpid() else None,
+                              mirror_stops=own_group and tty is not None and os.getsid(0) != os.getpid())
         self.pump.run(self.cfg["timeout"])
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
         rusage = dict(self.pump.rusage, **(_safely(tree.stop, {}) if tree else {}))

@@ -249,6 +249,31 @@ def test_job_control_in_an_interactive_shell(tmp_path):
         os.close(fd)
 
 
+def test_ctrl_c_reaches_a_child_once_inside_a_script_on_a_terminal(tmp_path):
+    """In a script's foreground job the child stays in the job's group: Ctrl-C reaches the
+    script and the child, each once."""
+    (tmp_path / "counter.py").write_text(SIGNAL_COUNTER)
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - an interactive shell on the terminal
+        os.chdir(str(tmp_path))
+        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
+                  isolated_env(tmp_path, PS1="PROMPT$ ", TERM="dumb"))
+    try:
+        _read_until(fd, b"PROMPT$ ")
+        os.write(fd, ("bash -c '%s %s %s -- %s counter.py'\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
+        _read_until(fd, b"ready")
+        os.write(fd, b"\x03")
+        out = _read_until(fd, b"COUNT=", 30) + _read_until(fd, b"\n", 5)
+        assert b"COUNT=1" in out, out
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        os.close(fd)
+
+
 # ---- 3. 2>&1 order when stdout and stderr are one file ----
 
 ALTERNATING = ("import sys\n"
