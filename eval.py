@@ -1990,9 +1990,8 @@ EXITPATH_OOM = ("Traceback (most recent call last):\n"
 
 
 def _exitpath_trial(work, env, script, size, head, i):
-    run = os.path.join(work, "run%d-%d" % (size, i))
+    run = tempfile.mkdtemp(prefix="run%d-%d-" % (size, i), dir=work)
     logs, outbox, stamp = os.path.join(run, "logs"), os.path.join(run, "outbox"), os.path.join(run, "stamp")
-    os.makedirs(run)
     argv = gpualert_argv(logs, outbox, ["--sendmail", "none", "--gpu-interval", "0"],
                          [REL_PY, script, str(size), head, stamp])
     with open(os.devnull, "wb") as null:
