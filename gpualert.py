@@ -84,17 +84,13 @@ TAIL_LINES = 60
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
 TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the child's pipe is not read
-#: Fixed strings (case-sensitive) of lines that could decide a run's cause anywhere in the log:
-#: exception and error lines, fatal markers, launchers' root-cause blocks, scheduler lines.
-#: Not TRIGGER_WORDS: those include words on every line of ordinary output ("inf" in INFO,
-#: "nccl", "gpu"), which would fill the bounded list before a decisive line far down.
-EVIDENCE_MARKERS = (
-    "Error", "ERROR", "error:", "Exception", "Traceback (most recent call last)", "FATAL", "Fatal",
-    "fatal", "Killed", "killed", "Segmentation fault", "core dumped", "Aborted", "abort",
-    "terminate called", "out of memory", "OutOfMemory", "oom", "OOM", "Root Cause", "CANCELLED",
-    "TIME LIMIT", "PREEMPT", "slurmstepd", "PBS:", "No space left", "quota", "Xid", "ECC",
-    "Illegal instruction", "Bus error", "failed",
-)
+#: Lines that could decide a run's cause anywhere in the log: exception and error lines,
+#: fatal markers, launchers' root-cause blocks, scheduler lines (one case-sensitive grep -E
+#: alternation: each extra alternative costs grep time over a GiB, so they are few and
+#: general). Not TRIGGER_WORDS: those include words on every line of ordinary output ("inf"
+#: in INFO, "nccl", "gpu"), which would fill the bounded list before a decisive line far down.
+EVIDENCE_MARKERS = ("Error", "Exception", "Traceback", "Killed", "Segmentation fault", "Root Cause",
+                    "CANCELLED", "FATAL", "out of memory")
 EVIDENCE_MAX_LINES = 1000  # the first ones: a root cause comes before its consequences
 EVIDENCE_READ_BYTES = 4 << 20
 EVIDENCE_SCAN_S = 2.0
@@ -5124,35 +5120,45 @@ class RunLog(object):
 def find_evidence(path, after_line=0, seconds=EVIDENCE_SCAN_S):
     """[(line number, line)]: the first EVIDENCE_MAX_LINES lines of the log after line
     `after_line` (the header) that hold an EVIDENCE_MARKERS string, wherever they are, so the
-    classifier is not limited to the tail. grep -F reads a GiB in well under a second; without
-    grep, a slower scan in Python stops at `seconds`. Bounded memory either way."""
-    try:
-        found = _grep_evidence(path, seconds)
-    except OSError:  # no grep here
-        found = _scan_evidence(path, seconds)
-    return [(n, text) for n, text in found if n > after_line]
+    classifier is not limited to the tail. Bounded memory; see EvidenceScan."""
+    return EvidenceScan(path, after_line).result(seconds)
 
 
-def _grep_evidence(path, seconds):
-    import subprocess
-    args = ["grep", "-n", "-a", "-F", "-m", str(EVIDENCE_MAX_LINES)]
-    for marker in EVIDENCE_MARKERS:
-        args += ["-e", marker]
-    proc = subprocess.Popen(args + ["--", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
-    try:
-        data = _read_pipe(proc.stdout.fileno(), EVIDENCE_READ_BYTES, seconds)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        proc.wait()
-    found = []
-    for raw in data.split(b"\n")[:-1]:  # the last piece: empty, or cut off by a bound
-        number, _, text = raw.partition(b":")
-        if number.isdigit():
-            found.append((int(number), _decode(text[:MAX_LINE_CHARS])))
-    return found
+class EvidenceScan(object):
+    """find_evidence started now, collected later (it runs beside the other post-exit work).
+    grep reads a GiB in about half a second of CPU and sends each line as it finds it, so a
+    scan cut short by the deadline still gives the first lines; without grep, a slower scan
+    in Python runs in result(), bounded by the same deadline."""
+
+    def __init__(self, path, after_line=0):
+        import subprocess
+        self.path, self.after_line, self.proc = path, after_line, None
+        args = ["grep", "-n", "-a", "-E", "--line-buffered", "-m", str(EVIDENCE_MAX_LINES),
+                "|".join(EVIDENCE_MARKERS), "--", path]
+        try:
+            self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
+        except OSError:  # no grep here
+            pass
+
+    def result(self, seconds):
+        found = self._collect(seconds) if self.proc else _scan_evidence(self.path, seconds)
+        return [(n, text) for n, text in found if n > self.after_line]
+
+    def _collect(self, seconds):
+        try:
+            data = _read_pipe(self.proc.stdout.fileno(), EVIDENCE_READ_BYTES, seconds)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.stdout.close()
+            self.proc.wait()
+        found = []
+        for raw in data.split(b"\n")[:-1]:  # the last piece: empty, or cut off by a bound
+            number, _, text = raw.partition(b":")
+            if number.isdigit():
+                found.append((int(number), _decode(text[:MAX_LINE_CHARS])))
+        return found
 
 
 def _read_pipe(fd, max_bytes, seconds):
@@ -5171,7 +5177,7 @@ def _read_pipe(fd, max_bytes, seconds):
 
 def _scan_evidence(path, seconds):
     """The same as grep -F, in Python: slower, so it stops at `seconds`."""
-    marker_re = re.compile(b"|".join(re.escape(m.encode()) for m in EVIDENCE_MARKERS))
+    marker_re = re.compile("|".join(EVIDENCE_MARKERS).encode())
     found, line_no, carry = [], 1, b""
     deadline = time.monotonic() + seconds
     with open(path, "rb") as f:
@@ -8648,14 +8654,14 @@ class Run(object):
     def gather(self, child, end):
         """The run's Outcome, read once: the cgroup after, the scheduler's answer about a
         SIGTERM (waited for within the deadline), the GPU summary, the log's metrics."""
+        scan = _safely(lambda: EvidenceScan(self.log.path, self.header_lines), None)
         mem_after = _safely(read_cgroup_memory, {})
         wait = min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0))
         reason = self.end_reason.result(wait) if self.end_reason else None
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric")), {})
-        evidence = _safely(lambda: find_evidence(self.log.path, self.header_lines,
-                                                 min(EVIDENCE_SCAN_S, self.left() / 3.0)), [])
+        evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
                              metrics=metrics, evidence=evidence)
 
