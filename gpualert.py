@@ -5352,14 +5352,16 @@ def child_group_plan(tty):
     """(own group?, give it the terminal?) for the child.
 
     Its own group, so a signal sent to ours (timeout(1), kill -SIG -PGID, `kill 0`) reaches it
-    only through us. When we lead the terminal's foreground job (a shell's job of our own,
-    `ssh -t host gpualert ...`), the child's group becomes the foreground job, so Ctrl-C,
-    Ctrl-Z and reads from the terminal are its own. When we are in the foreground job of a
-    script, the child stays in it: Ctrl-C must reach the script too, and reach everyone once.
+    only through us. When a job-control shell made us a foreground job of our own, the
+    child's group becomes the foreground job, so Ctrl-C, Ctrl-Z and reads from the terminal
+    are its own. In the foreground job of a script, or as the session's leader (`ssh -t host
+    gpualert ...`, a pty), the child stays in our group: the terminal's Ctrl-C reaches the
+    script too, and us (so we know it was the terminal's), and everyone once.
     """
     if tty is None or _foreground(tty) != os.getpgrp():
         return True, False
-    return (True, True) if os.getpgrp() == os.getpid() else (False, False)
+    job_of_our_own = os.getpgrp() == os.getpid() and os.getsid(0) != os.getpid()
+    return (True, True) if job_of_our_own else (False, False)
 
 
 def _set_foreground(tty, pgid):
