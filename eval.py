@@ -1586,7 +1586,8 @@ class ChannelCell(object):
                        if token.encode() in r.body and 200 <= (r.answered or 0) < 300)
         where = ["ch:sent"] * received
         for sub, tag in (("", "ch:outbox"), ("dead", "ch:dead")):
-            for path in glob.glob(os.path.join(outbox, sub, "*.channel.json")):
+            for path in glob.glob(os.path.join(outbox, sub, "*.json")) + glob.glob(
+                    os.path.join(outbox, sub, "*.json~claimed~*")):
                 with open(path, "rb") as handle:
                     if token.encode() in handle.read():
                         where.append(tag)

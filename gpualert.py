@@ -7138,114 +7138,34 @@ def _unlock(fd):
 
 
 # ---- channel records: a chat/push message that is not delivered yet ----
-# One JSON file per channel and message, beside the .eml files, mode 0600 (it holds the
-# channel's URL with its token, like the config file). Written before the first attempt
-# (spool first: a SIGKILL mid-post leaves it here for `resend`), claimed by the process
-# that posts it, removed once the service took it, moved to dead/ when the service refused
-# it for good (4xx other than 408/429).
+# One spool item of kind "json" per channel and message, beside the .eml files (the spool
+# above: private places, atomic claims, dead/). It holds the channel's URL with its token,
+# like the config file. Spooled already claimed before the first attempt, so a SIGKILL
+# mid-post leaves it for `resend` (a dead owner's claim is taken over); finished once the
+# service took it, buried in dead/ when the service refused it for good (4xx but 408/429).
 
-CHANNEL_RECORD_SUFFIX = ".channel.json"
-CHANNEL_CLAIM_LEASE_S = 600.0  # a claim older than this is stale, whoever holds it
+CHANNEL_KIND = "json"
 
 
 def channel_record(channel, summary, record=None, txn_id=None):
     """The JSON-ready spool record of one channel's message (pure)."""
     return {"kind": "gpualert-channel", "version": 1, "url": channel.url, "service": channel.service,
             "masked": channel.masked, "summary": dict(summary._asdict()),
-            "record": record if channel.service == "json" else None,
-            "txn_id": txn_id, "reason": "not sent yet", "claim": None}
+            "record": record if channel.service == "json" else None, "txn_id": txn_id}
 
 
-def _record_name():
-    now = time.time()
-    return "%s.%06dZ-%d-%s%s" % (time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)),
-                                 int((now % 1) * 1e6), os.getpid(), os.urandom(3).hex(),
-                                 CHANNEL_RECORD_SUFFIX)
-
-
-def write_channel_record(folder, data, name=None):
-    """Atomically (temp file, fsync, rename) write a record into a private folder (made
-    0700 if missing); returns its path. OSError if the folder is not ours alone."""
-    import json
-    private_dir(folder)  # ours, 0700, nobody else's (see the outbox's private_dir)
-    path = os.path.join(folder, name or _record_name())
-    tmp = os.path.join(folder, ".tmp-%d-%s" % (os.getpid(), os.urandom(3).hex()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, default=str)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        _safely(lambda: os.unlink(tmp), None)
-        raise
-    return path
+def spool_channel_record(data, cfg, claimed=False):
+    """A record into the first place of the spool chain that takes it. -> path or None."""
+    return spool_item(_json_body(data), CHANNEL_KIND, cfg, claimed=claimed)[0]
 
 
 def read_channel_record(path):
     import json
-    with open(path) as handle:
-        data = json.load(handle)
+    with open(path, "rb") as handle:
+        data = json.loads(handle.read().decode("utf-8"))
     if not isinstance(data, dict) or data.get("kind") != "gpualert-channel":
         raise ValueError("not a gpualert channel record")
     return data
-
-
-def _claim_is_live(claim, now=None):
-    """A claim holds while it is fresh and, on this host, its process still exists."""
-    if not claim:
-        return False
-    now = time.time() if now is None else now
-    if now - float(claim.get("time") or 0) > CHANNEL_CLAIM_LEASE_S:
-        return False
-    if claim.get("host") == _hostname():
-        try:
-            os.kill(int(claim.get("pid")), 0)
-        except ProcessLookupError:
-            return False
-        except (OSError, TypeError, ValueError):
-            return True
-    return True
-
-
-def _dead_letter(path, reason):
-    """Move a record the service refused for good to <outbox>/dead/, with the reason."""
-    data = read_channel_record(path)
-    data.update(reason=reason, claim=None, dead=iso_time(time.time()))
-    dead = os.path.join(os.path.dirname(path), "dead")
-    new = write_channel_record(dead, data, os.path.basename(path))
-    _remove_quietly(path)
-    return new
-
-
-def _bury(path, reason):
-    """Dead-letter a record, even one that cannot be read as a record (moved as it is)."""
-    try:
-        return _dead_letter(path, reason)
-    except (OSError, ValueError, TypeError, AttributeError):
-        dead = os.path.join(os.path.dirname(path), "dead")
-        try:
-            os.makedirs(dead, mode=0o700, exist_ok=True)
-            os.replace(path, os.path.join(dead, os.path.basename(path)))
-        except OSError as exc:
-            return "(could not move it: %s)" % exc.strerror
-        return os.path.join(dead, os.path.basename(path))
-
-
-def _update_record(path, **changes):
-    data = read_channel_record(path)
-    data.update(changes)
-    return write_channel_record(os.path.dirname(path), data, os.path.basename(path))
-
-
-def channel_record_files(outbox):
-    try:
-        names = sorted(n for n in os.listdir(outbox) if n.endswith(CHANNEL_RECORD_SUFFIX)
-                       and not n.startswith("."))
-    except OSError:
-        return []
-    return [os.path.join(outbox, n) for n in names]
 
 
 def _channel_from_record(data):
@@ -7254,78 +7174,73 @@ def _channel_from_record(data):
     return channel, summary._replace(fields=[tuple(f) for f in summary.fields or []])
 
 
-def _channel_record_places(cfg):
-    """The outbox and the fallback places a record may have gone when it was unusable."""
-    return search_places(cfg)[0]
+def channel_record_count(cfg):
+    """Records waiting (claimed or not) in every place of the spool; dead ones excluded."""
+    places = search_places(cfg)[0]
+    return sum(1 for place in places for name in _listdir(place)
+               if _claim_parts(name)[0].endswith("." + CHANNEL_KIND) and not name.startswith("."))
+
+
+def _listdir(place):
+    try:
+        return os.listdir(place)
+    except OSError:
+        return []
 
 
 def resend_channel_records(cfg, max_s=None):
-    """Post every spooled channel message whose claim is not live; remove the delivered,
-    move the refused to dead/. -> {"sent", "failed", "dead", "remaining", "details"}."""
-    places = _channel_record_places(cfg)
-    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": []}
+    """Post every spooled channel message nobody else holds; finish the delivered, bury the
+    refused. -> {"sent", "failed", "dead", "remaining", "details"}."""
+    places, refused = search_places(cfg)
+    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": list(refused)}
     stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
-    locks = [_lock_outbox(folder, counts["details"]) for folder in places if os.path.isdir(folder)]
-    try:  # one resend at a time per place; a run's own records are claimed by the run
-        if False in locks:
-            counts["details"].append("another resend is running")
-        else:
-            _resend_records(places, cfg, counts, stop_at)
-    finally:
-        for lock in locks:
-            if lock:
-                _unlock(lock)
-    counts["remaining"] = sum(len(channel_record_files(folder)) for folder in places)
-    return counts
-
-
-def _resend_records(places, cfg, counts, stop_at):
-    files = [path for folder in places for path in channel_record_files(folder)]
-    for path in files:
+    for path in [p for place in places for p in ready_items(place, kinds=(CHANNEL_KIND,))]:
         if time.monotonic() >= stop_at:
             counts["details"].append("stopped: resend time limit reached")
             break
-        outcome = _resend_record(path, cfg, stop_at)
-        if outcome[0] != "remaining":
-            counts[outcome[0]] += 1
-        if outcome[1]:
-            counts["details"].append(outcome[1])
+        state, detail = _resend_record(path, cfg, stop_at)
+        if state:
+            counts[state] += 1
+        if detail:
+            counts["details"].append(detail)
+    counts["remaining"] = channel_record_count(cfg)
+    return counts
 
 
 def _resend_record(path, cfg, stop_at):
-    """('sent'|'failed'|'dead'|'remaining', detail) for one record."""
+    """('sent'|'failed'|'dead'|None, detail) for one record; None: another process has it."""
     try:
-        data = read_channel_record(path)
-        if _claim_is_live(data.get("claim")):
-            return "remaining", None
+        claimed = claim_item(path)
+    except OSError as exc:
+        return "failed", "%s: %s" % (os.path.basename(path), _describe(exc))
+    if claimed is None:
+        return None, None
+    try:
+        data = read_channel_record(claimed)
         channel, summary = _channel_from_record(data)
-        _update_record(path, claim=_new_claim())
     except OSError as exc:  # unreadable now (permissions, a full disk): maybe not later
+        release_item(claimed)
         return "failed", "%s: %s" % (os.path.basename(path), _describe(exc))
     except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as exc:
         why = "unusable record: %s" % _describe(exc)  # sending again cannot help
-        return "dead", "dead letter: %s -> %s" % (why, _bury(path, why))
+        return "dead", "dead letter: %s -> %s" % (why, bury_item(claimed, why))
     deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
     # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
     [(_, res)] = deliver_channels([channel], summary, deadline, data.get("record"),
                                   txn_ids=[data.get("txn_id")])
-    return _settle_record(path, res)
+    return _settle_record(claimed, res)
 
 
-def _new_claim():
-    return {"pid": os.getpid(), "host": _hostname(), "time": time.time()}
-
-
-def _settle_record(path, res):
-    """After an attempt: remove (sent), dead-letter (refused for good) or release the claim."""
+def _settle_record(claimed, res):
+    """After an attempt: finish (sent), bury (refused for good) or release (try later)."""
     try:
         if res.ok:
-            _remove_quietly(path)
+            finish_item(claimed)
             return "sent", None
         if res.permanent:
-            return "dead", "dead letter: %s -> %s" % (res.detail, _dead_letter(path, res.detail))
-        _update_record(path, claim=None, reason=res.detail)
-    except (OSError, ValueError) as exc:
+            return "dead", "dead letter: %s -> %s" % (res.detail, bury_item(claimed, res.detail))
+        release_item(claimed)
+    except OSError as exc:
         return "failed", "%s: %s" % (res.detail, _describe(exc))
     return "failed", res.detail
 
@@ -8371,7 +8286,7 @@ def _channel_cap_reason(cfg):
 
 def _hold_channel(channel, path, reason):
     if path:
-        _safely(lambda: _update_record(path, claim=None, reason=reason), None)
+        path = _safely(lambda: release_item(path), path)
     return _channel_outcome(channel, "held" if path else "failed", "%s%s" % (
         reason, ("; saved to %s" % path) if path else "; could not be spooled"), path)
 
@@ -8382,14 +8297,9 @@ def _channel_outcome(channel, outcome, detail, path=None):
 
 
 def _spool_channel(channel, summary, cfg, record, txn_id):
-    """Write the record (claimed by us) to the first place that takes it; None if none."""
-    data = dict(channel_record(channel, summary, record, txn_id), claim=_new_claim())
-    for folder in _fallback_dirs(cfg, b""):
-        try:
-            return write_channel_record(folder, data)
-        except OSError:
-            continue
-    return None
+    """The record, claimed by us, in the first place of the spool chain; None if none took it."""
+    data = channel_record(channel, summary, record, txn_id)
+    return _safely(lambda: spool_channel_record(data, cfg, claimed=True), None)
 
 
 def _settle_channel(channel, res, path):
@@ -8398,12 +8308,14 @@ def _settle_channel(channel, res, path):
         return _channel_outcome(channel, outcome, res.detail + ("" if res.ok else
                                 "; could not be spooled (no writable outbox)"))
     state, detail = _settle_record(path, res)
+    waiting = os.path.join(os.path.dirname(path), _claim_parts(os.path.basename(path))[0])
     if state == "sent":
         return _channel_outcome(channel, "sent", res.detail)
     if state == "dead":
         return _channel_outcome(channel, "dead", detail, os.path.join(
-            os.path.dirname(path), "dead", os.path.basename(path)))
-    return _channel_outcome(channel, "outbox", "not sent (%s); saved to %s" % (res.detail, path), path)
+            os.path.dirname(path), DEAD_DIR, os.path.basename(waiting)))
+    return _channel_outcome(channel, "outbox", "not sent (%s); saved to %s" % (res.detail, waiting),
+                            waiting)
 
 
 # ==== Orchestrator: the run ====

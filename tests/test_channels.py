@@ -420,17 +420,21 @@ def state_dir(tmp_path):
 
 
 def spooled(tmp_path, dead=False):
+    """Channel records (spool items of kind json, claimed or not) in the outbox or dead/."""
     folder = state_dir(tmp_path) / "outbox"
     if dead:
         folder = folder / "dead"
-    return sorted(folder.glob("*.channel.json")) if folder.exists() else []
+    if not folder.exists():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.split("~claimed~")[0].endswith(".json")
+                  and not p.name.startswith("."))
 
 
 def every_file_text(folder):
     out = []
     for root, _, names in os.walk(str(folder)):
         for name in names:
-            if not name.endswith(".channel.json"):  # the spool record must hold the URL
+            if ".json" not in name or "run.json" in name:  # the spool record must hold the URL
                 with open(os.path.join(root, name), "rb") as handle:
                     out.append(handle.read().decode("utf-8", "replace"))
     return "\n".join(out)
@@ -544,7 +548,7 @@ def test_resend_delivers_a_spooled_post_exactly_once(servers, tmp_path):
     proc, _ = run_wrapper(tmp_path, ["--notify-url", url])
     assert proc.returncode == 3 and len(spooled(tmp_path)) == 1
     record = json.loads(spooled(tmp_path)[0].read_text())
-    assert record["url"] == url and record["claim"] is None
+    assert record["url"] == url and "~claimed~" not in spooled(tmp_path)[0].name
     assert oct(spooled(tmp_path)[0].stat().st_mode & 0o777) == "0o600"
     proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
     assert "channels: 1 sent" in proc.stdout
@@ -624,8 +628,9 @@ def _spool_records(tmp_path, url, count):
     channel = gpualert.parse_channel(url)
     for i in range(count):
         summary = gpualert.channel_summary(make_result(name="rec%02d" % i))
-        gpualert.write_channel_record(outbox, gpualert.channel_record(
-            channel, summary, gpualert.result_record(make_result(name="rec%02d" % i))))
+        data = gpualert.channel_record(channel, summary,
+                                       gpualert.result_record(make_result(name="rec%02d" % i)))
+        gpualert.spool_in(outbox, json.dumps(data).encode(), "json")
     return outbox
 
 
@@ -653,7 +658,7 @@ def test_resend_is_bounded_by_a_mute_service(servers, tmp_path):
     proc, took = run_wrapper(tmp_path, ["resend", "--smtp-timeout", "2"], child=None)
     assert "2 failed" in proc.stdout and took < 2 * 2 + 5
     assert len(spooled(tmp_path)) == 2
-    assert all(json.loads(p.read_text())["claim"] is None for p in spooled(tmp_path))
+    assert all("~claimed~" not in p.name for p in spooled(tmp_path))
 
 
 def test_dry_run_posts_nothing(servers, tmp_path):
@@ -688,10 +693,9 @@ def test_a_log_line_cannot_page_the_whole_chat(service):
 
 def test_an_unusable_record_becomes_a_dead_letter_not_a_retry_forever(tmp_path):
     outbox = state_dir(tmp_path) / "outbox"
-    outbox.mkdir(parents=True)
-    (outbox / "20260101T000000.000000Z-1-abcdef.channel.json").write_text("{not json")
-    gpualert.write_channel_record(str(outbox), {"kind": "gpualert-channel", "url": "nonsense://",
-                                                "summary": {}})
+    gpualert.spool_in(str(outbox), b"{not json", "json")
+    gpualert.spool_in(str(outbox), json.dumps({"kind": "gpualert-channel", "url": "nonsense://",
+                                               "summary": {}}).encode(), "json")
     proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
     assert "2 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
     assert len(spooled(tmp_path, dead=True)) == 2
@@ -724,7 +728,8 @@ def test_sigkill_while_posting_leaves_the_message_for_resend(servers, tmp_path):
         proc.kill()
         proc.wait()
     records = spooled(tmp_path)
-    assert len(records) == 1 and json.loads(records[0].read_text())["claim"]["pid"] == proc.pid
+    assert len(records) == 1 and "~claimed~" in records[0].name
+    assert records[0].name.split("~")[-2] == str(proc.pid)
     out, _ = run_wrapper(tmp_path, ["resend"], child=None)
     assert "channels: 1 sent" in out.stdout, out.stdout + out.stderr
     assert len(server.requests) == 2 and spooled(tmp_path) == []
@@ -801,14 +806,14 @@ def test_a_world_writable_fallback_neither_gets_records_nor_has_them_posted(serv
     shared.chmod(0o777)
     record = gpualert.channel_record(gpualert.parse_channel("json://127.0.0.1:%d/p" % planted_target.port),
                                      gpualert.channel_summary(make_result(name="planted")))
-    (shared / "20260101T000000.000000Z-1-abcdef.channel.json").write_text(json.dumps(record))
+    (shared / "20260101T000000.000000Z-1-abcdef.json").write_text(json.dumps(record))
     blocker = tmp_path / "file"
     blocker.write_text("a regular file: the outbox cannot be made under it")
     args = ["--outbox", str(blocker / "outbox"), "--log-dir", str(blocker / "logs"),
             "--notify-url", "json://127.0.0.1:%d/h" % refused_port()]
     proc, _ = run_wrapper(tmp_path, args)
     assert proc.returncode == 3
-    assert sorted(p.name for p in shared.iterdir()) == ["20260101T000000.000000Z-1-abcdef.channel.json"]
+    assert sorted(p.name for p in shared.iterdir()) == ["20260101T000000.000000Z-1-abcdef.json"]
     proc, _ = run_wrapper(tmp_path, ["resend", "--outbox", str(blocker / "outbox")], child=None)
     assert planted_target.requests == []
 
