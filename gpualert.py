@@ -5972,8 +5972,8 @@ def _mail_timeout(cfg):
         return MAIL_TIMEOUT_S
 
 
-def _send_with_slim_retry(msg, data, cfg, transport, deadline):
-    res = _send_bytes(data, cfg, transport, deadline)
+def _send_with_slim_retry(msg, data, cfg, transport, deadline, on_accepted=None):
+    res = _send_bytes(data, cfg, transport, deadline, on_accepted)
     if res.ok or not res.size_rejected or time.monotonic() >= deadline:
         return res
     reason = "the relay rejected the message size: %s" % res.detail
@@ -5982,7 +5982,7 @@ def _send_with_slim_retry(msg, data, cfg, transport, deadline):
     except Exception as exc:
         return SendResult(False, "%s; slim message failed: %s" % (res.detail, _describe(exc)),
                           True, False)
-    again = _send_bytes(slim, cfg, transport, deadline)
+    again = _send_bytes(slim, cfg, transport, deadline, on_accepted)
     if again.ok:
         return SendResult(True, "%s; sent WITHOUT attachments (%s)" % (again.detail, reason),
                           False, False)
@@ -6041,10 +6041,10 @@ def _find_sendmail():
     return None
 
 
-def _send_bytes(data, cfg, transport, deadline):
+def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
     kind, where = transport
     if kind == "smtp":
-        return _send_smtp_bounded(data, cfg, deadline)
+        return _send_smtp_bounded(data, cfg, deadline, on_accepted)
     return _send_sendmail(data, where, deadline)
 
 
@@ -6062,11 +6062,12 @@ def _envelope(data, cfg):
 
 # ---- SMTP ----
 
-def _send_smtp_bounded(data, cfg, deadline):
+def _send_smtp_bounded(data, cfg, deadline, on_accepted=None):
     """Run the SMTP session in a daemon thread and give up at the deadline (getaddrinfo and a
     mute relay cannot be interrupted otherwise); the abandoned socket is shut down."""
     import threading
-    state = {"stage": "connect (DNS/TCP/greeting)", "conn": None, "result": None, "cancelled": False}
+    state = {"stage": "connect (DNS/TCP/greeting)", "conn": None, "result": None, "cancelled": False,
+             "on_accepted": on_accepted}
     worker = threading.Thread(target=_smtp_worker, args=(data, cfg, deadline, state),
                               name="gpualert-smtp")
     worker.daemon = True
@@ -6138,6 +6139,8 @@ def _smtp_session(data, cfg, deadline, state):
             return SendResult(False, "cancelled", False, True)
         state["stage"] = "MAIL/RCPT/DATA"
         refused = conn.sendmail(sender, rcpts, _to_crlf(data))
+        if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
+            _safely(state["on_accepted"], None)
     finally:
         _quit_quietly(conn)
     detail = "SMTP %s accepted it for %s" % (cfg["smtp"], ", ".join(rcpts))
@@ -6807,15 +6810,15 @@ def bury_item(claimed, reason):
     base = _claim_parts(name)[0]
     dead = private_dir(os.path.join(folder, DEAD_DIR))
     line = "X-Gpualert-Dead-Reason: %s\n" % _clean(reason, 500)
-    if base.endswith(".eml"):
-        with open(claimed, "rb") as handle:
+    path = os.path.join(dead, base)
+    os.rename(claimed, path)  # first out of the spool in one step: never both dead and sendable
+    if base.endswith(".eml"):  # then the reason, as a header of the message itself
+        with open(path, "rb") as handle:
             data = handle.read()
-        path = _write_private(dead, base, line.encode("utf-8", "replace") + data)
-        _remove_quietly(claimed)
-        return path
-    os.rename(claimed, os.path.join(dead, base))
-    _write_private(dead, base + ".reason", line.encode("utf-8", "replace"))
-    return os.path.join(dead, base)
+        _write_private(dead, base, line.encode("utf-8", "replace") + data)
+    else:
+        _write_private(dead, base + ".reason", line.encode("utf-8", "replace"))
+    return path
 
 
 def ready_items(place, kinds=("eml",)):
@@ -6942,7 +6945,8 @@ def _emergency_dump(data, msg):
 def send_claimed(claimed, data, msg, cfg, transport, deadline):
     """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
     "dead" (refused for good: buried, told once on stderr) or "waiting" (released)."""
-    res = _send_with_slim_retry(msg, data, cfg, transport, deadline)
+    res = _send_with_slim_retry(msg, data, cfg, transport, deadline,
+                                on_accepted=lambda: finish_item(claimed))
     if res.ok:
         finish_item(claimed)
         return "sent", res, None
