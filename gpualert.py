@@ -9,7 +9,7 @@ Synopsis
     python3 gpualert.py test-email                   send a test message through the configured transport
     python3 gpualert.py test-notify [URL...]         post a test to every chat/push channel (or the given ones)
     python3 gpualert.py config                       print the effective configuration and its sources
-    python3 gpualert.py --version | --help
+    python3 gpualert.py help | --version | --help
 
 What a run does
     Before CMD starts, a run directory and a log with a header (command, host, cwd, start
@@ -9504,15 +9504,34 @@ def cmd_config(cli, cfg, sources, problems):
             value = [mask_url(url) for url in value]
         if isinstance(value, list):
             value = ",".join(value)
+        if key == "budget" and isinstance(value, int):
+            value = "%s (%d bytes)" % (_format_size(value), value)
         print("%-14s = %-40s (%s)" % (key, "" if value is None else value, sources.get(key, "default")))
+    for line in effective_delivery_lines(cfg):
+        print(line)
     for problem in problems:
         print("problem: %s" % problem)
     return 0
 
 
+def effective_delivery_lines(cfg):
+    """What a run would really do with a message: the transport and the recipients, with
+    the defaults resolved (a blank `to` is the local user; a blank sendmail may be found)."""
+    kind, where = _choose_transport(cfg)
+    return ["", "would deliver: %s %s" % (kind, where),
+            "would send to: %s" % ", ".join(_recipients(cfg)),
+            "would send from: %s" % _from_addr(cfg, _hostname())]
+
+
+def cmd_help(cli, cfg, sources, problems):
+    """`gpualert help`: the same text as --help."""
+    print(usage_text())
+    return 0
+
+
 # ==== CLI: command line ====
 
-SUBCOMMANDS = ("run", "classify", "watch", "resend", "test-email", "test-notify", "config")
+SUBCOMMANDS = ("run", "classify", "watch", "resend", "test-email", "test-notify", "config", "help")
 # Extra options of some subcommands: (flag, key, kind, metavar, help).
 SUB_OPTIONS = {
     "classify": (("--exit-code", "exit_code", "int", "N", "the exit code (negative: signal)"),
@@ -9644,7 +9663,7 @@ def usage_text():
 
 
 def _dispatch(cli, cfg, sources, problems):
-    handlers = {"run": cmd_run, "config": cmd_config,
+    handlers = {"run": cmd_run, "config": cmd_config, "help": cmd_help,
                 "classify": lambda c, *_: cmd_classify(c),
                 "resend": lambda c, cfg, *_: cmd_resend(c, cfg),
                 "test-email": lambda c, cfg, *_: cmd_test_email(c, cfg),

@@ -523,3 +523,27 @@ class TestOwnCtrlC(unittest.TestCase):
         code, out, sink = self.run_at_terminal("--notify", "always")
         self.assertEqual(code, 130, out)
         self.assertEqual(len(sink.wait_for(1, timeout=10)), 1)
+
+
+class TestCli(unittest.TestCase):
+    def run_cli(self, *args, **env):
+        from wrapper_helpers import PY, SCRIPT, isolated_env
+        tmp = tempfile.mkdtemp(prefix="gpualert-cli-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        e = isolated_env(pathlib.Path(tmp), **env)
+        return subprocess.run([PY, SCRIPT] + list(args), env=e, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+
+    def test_help_subcommand(self):
+        proc = self.run_cli("help")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("Synopsis", proc.stdout)
+
+    def test_config_says_what_would_really_be_used(self):
+        proc = self.run_cli("config", "--smtp", "relay.example.org:587", USER="carol", LOGNAME="carol")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("would deliver: smtp relay.example.org:587", proc.stdout)
+        self.assertIn("would send to: carol", proc.stdout)
+        self.assertRegex(proc.stdout, r"budget\s+= \d+\.\d MiB \(\d+ bytes\)")
+        proc = self.run_cli("config")  # the test environment says --sendmail none
+        self.assertIn("would deliver: outbox", proc.stdout)
