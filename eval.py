@@ -481,7 +481,17 @@ def wrapper_info(path=None):
     version = subprocess.run([REL_PY, path, "--version"], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT).stdout.decode().strip()
     return {"sha256": hashlib.sha256(data).hexdigest()[:12], "lines": text.count("\n"),
-            "version": version}
+            "version": version, "commit": _commit_of(data)}
+
+
+def _commit_of(data):
+    """The commit whose gpualert.py these bytes are ('+' when the working copy differs)."""
+    try:
+        head = _git_out("rev-parse", "--short", "HEAD")
+        committed = subprocess.check_output(("git", "-C", HERE, "show", "HEAD:gpualert.py"))
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head if committed == data else head + "+"
 
 
 def have_aiosmtpd():
@@ -634,7 +644,8 @@ def write_rel_results(name, title, blocks, csv_headers, csv_rows, extra_csv=None
     head = ["# %s" % title, "",
             "- machine: %d CPUs, %s; Linux %s; Python %s" % (m["nproc"], m["cpu"], m["kernel"], m["python"]),
             "- date: %s" % m["date"],
-            "- gpualert.py: %s, %d lines, sha256 %s" % (w["version"], w["lines"], w["sha256"]),
+            "- gpualert.py: %s, %d lines, sha256 %s, commit %s" % (w["version"], w["lines"], w["sha256"],
+                                                            w["commit"]),
             "- %s" % TRAVEL_NOTE, ""]
     md_path = os.path.join(results_dir, name + ".md")
     with open(md_path, "w") as f:
@@ -2345,8 +2356,15 @@ def cmd_all(args):
         codes.append(cmd_classify(argparse.Namespace(
             corpus=corpus, module=os.path.join(HERE, "gpualert.py"), results=args.results,
             json=False)))
-    for func in (cmd_survival, cmd_overhead, cmd_isolation, cmd_budget, cmd_metrics):
+    for name in ("frozen", "dev"):  # the blind held-out sets, before and after
+        codes.append(cmd_blind(argparse.Namespace(
+            corpus=os.path.join(HERE, "corpus", "blind", name), name=name, before=BLIND_BEFORE,
+            results=args.results)))
+    for func in (cmd_survival, cmd_overhead, cmd_isolation, cmd_budget, cmd_metrics, cmd_exitpath):
         codes.append(func(argparse.Namespace(quick=args.quick, results=args.results)))
+    if not args.quick:  # 300 runs (the 1,000-run soak is `eval.py soak`); CI's quick run skips it
+        codes.append(cmd_soak(argparse.Namespace(runs=300, jobs=3, kill_share=0.3, quick=False,
+                                                 results=args.results)))
     if not args.quick:  # quick figures are a smoke test, not results to publish
         codes.append(cmd_report(args))
     print("all: %d experiments in %.0f s" % (len(codes), time.time() - started))
@@ -2373,7 +2391,8 @@ def results_section(folder):
     lines = ["", _machine_line(folder), "",
              "### Diagnosis (experiment 1, macro-F1)", ""]
     lines += _classify_table(folder)
-    for name, title in (("overhead", "Speed and memory"), ("isolation", "Notifier isolation"),
+    for name, title in (("overhead", "Speed and memory"), ("exitpath", "Child exit to the message"),
+                        ("isolation", "Notifier isolation"), ("soak", "Soak: exactly once"),
                         ("budget", "Attachment budget"), ("survival", "Log survival")):
         lines += ["", "### %s (`results/%s.md`)" % (title, name), ""]
         lines += _md_digest(os.path.join(folder, name + ".md"))
@@ -2383,7 +2402,8 @@ def results_section(folder):
 def _machine_line(folder):
     for name in ("overhead", "survival", "isolation", "budget"):
         found = _md_lines(os.path.join(folder, name + ".md"))
-        info = [line[2:] for line in found if line.startswith(("- machine:", "- date:"))]
+        info = [line[2:] for line in found
+                if line.startswith(("- machine:", "- date:", "- gpualert.py:"))]
         if info:
             return ("Measured on this project's machine (%s). Ratios travel between machines, "
                     "absolute times do not. Regenerate with `python3 eval.py all` "
