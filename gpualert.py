@@ -1400,7 +1400,7 @@ _TEMPLATE_RE = re.compile(r"0x[0-9a-fA-F]+|[0-9a-fA-F]*\d[0-9a-fA-F]*")
 _COUNTER_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\|")
 
 
-def _ran_on(bodies, kinds, start, stop, tags=None, tag=None):
+def _ran_on(bodies, kinds, start, stop, *, tags=None, tag=None):
     """True when the lines in [start, stop) show a run that went on, not a teardown.
     Teardown (other ranks' watchdogs, atexit hooks, uploaders, per-rank shutdown notes)
     repeats a few line shapes many times, so useful lines count once per shape (numbers
@@ -1423,7 +1423,7 @@ def _ran_on(bodies, kinds, start, stop, tags=None, tag=None):
     return False
 
 
-def _went_on(bodies, kinds, start, stop, limit, tags=None, tag=None):
+def _went_on(bodies, kinds, start, stop, limit, *, tags=None, tag=None):
     """True when the lines in [start, stop) show the program carried on (handled error).
     With a rank tag (the traceback's rank prefix), only lines of that rank count: other
     ranks go on printing until they reach the next collective."""
@@ -1447,8 +1447,8 @@ def _decisive_start(bodies, kinds, tbs, tags):
         last = real[-1]
         end = last[1] if last[1] is not None else last[0]
         n = len(kinds)
-        if (not _ran_on(bodies, kinds, end + 1, n, tags, tags[last[0]])
-                and not _went_on(bodies, kinds, end + 1, n, TRAIL_PROGRESS_LINES, tags, tags[last[0]])):
+        if (not _ran_on(bodies, kinds, end + 1, n, tags=tags, tag=tags[last[0]])
+                and not _went_on(bodies, kinds, end + 1, n, TRAIL_PROGRESS_LINES, tags=tags, tag=tags[last[0]])):
             start = last[0]
             for prev in reversed(real[:-1]):
                 prev_end = prev[1] if prev[1] is not None else prev[0]
@@ -1600,6 +1600,12 @@ def _evidence(display, body, m_start_in_line):
         return display
     lo = max(0, min(pos - 80, len(display) - EVIDENCE_CHARS))
     return display[lo:lo + EVIDENCE_CHARS]
+
+
+#: One failed run's prepared log as the classifier's second opinions read it: the lines and
+#: their kinds, the tracebacks, rank tags, the first line's number, the wrapper lines hidden
+#: from generic rules, and the rules in force.
+_LogView = collections.namedtuple("_LogView", "lines kinds tbs tags first_line hide rules")
 
 
 class _Region(object):
@@ -1785,6 +1791,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     hide = [exc for _, exc, kind in tbs if kind == "wrapper" and exc is not None]
     hide += [header for header, _, kind in tbs if kind == "wrapper"]
     region = _Region(lines, kinds, start, first_line, hide)
+    log = _LogView(lines, kinds, tbs, tags, first_line, hide, rules)
     hit = _scan_region(region, rules)
     if hit is not None and hit.cls == "exec_failure":
         # "conda: command not found" in a job script's preamble, then the program ran: what it
@@ -1797,21 +1804,19 @@ def _classify_lines(lines, rules, first_line, success, code=None):
         elif _ran_after(bodies, kinds, tags, idx):
             hit = _scan_region(region, others)
     if hit is not None and hit.rule in CONSEQUENCE_RULES:
-        hit = (_root_cause_above(lines, kinds, tbs, start, first_line, hide, rules, hit)
-               or _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules) or hit)
+        hit = _root_cause_above(log, start, hit) or _root_cause_before(log, start) or hit
     ranks = _line_ranks(bodies, tags)
     root_rank = _launcher_root_rank(bodies)
     if hit is None or hit.cls not in _RANK_BLIND:
-        hit = _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank, hit) or hit
+        hit = _failing_rank_cause(log, ranks, start, root_rank, hit) or hit
     if hit is None or hit.cls not in _RANK_BLIND:
         # an Xid or ECC error a little before: other ranks' NCCL errors, CUDA errors or
         # interruptions are its consequences
-        hit = _scheduler_end_before(lines, kinds, start, first_line, rules,
-                                    lambda rule: rule.cls == "gpu_hardware") or hit
+        hit = _scheduler_end_before(log, start, lambda rule: rule.cls == "gpu_hardware") or hit
     if hit is None or hit.cls not in ("walltime", "preempted"):
-        hit = _scheduler_end_before(lines, kinds, start, first_line, rules) or hit
+        hit = _scheduler_end_before(log, start) or hit
     if hit is not None and hit.rule == "py_traceback":
-        hit = _cause_before_bare_traceback(lines, kinds, start, first_line, rules) or hit
+        hit = _cause_before_bare_traceback(log, start) or hit
     if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
             and not _inside_traceback(tbs, hit.line - first_line):
         hit = _as_exec_failure(hit, code)
@@ -1889,12 +1894,13 @@ def _launcher_root_rank(bodies):
     return None
 
 
-def _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules, root_rank, hit=None):
+def _failing_rank_cause(log, ranks, start, root_rank, hit=None):
     """When tracebacks of several ranks are in the decisive region, the failing rank's own
     traceback is the cause and the others' are consequences: the rank a launcher names, else
     the rank whose traceback came first. Its lines alone (other ranks' hidden) are scanned:
     from its own traceback, or, when its lines carry no rank (only the launcher's summary
     does) and the hit is on another rank's line, from the region's start."""
+    lines, kinds, tbs, first_line = log.lines, log.kinds, log.tbs, log.first_line
     tagged = [t for t in tbs if t[2] == "tb" and ranks[t[0]] is not None]
     in_region = set(ranks[t[0]] for t in tagged if t[0] >= start)
     focus = root_rank
@@ -1916,7 +1922,7 @@ def _failing_rank_cause(lines, kinds, tbs, ranks, start, first_line, hide, rules
         begin = start
     else:
         return None
-    hit = _scan_region(_Region(lines, mine, begin, first_line, hide), rules)
+    hit = _scan_region(_Region(lines, mine, begin, first_line, log.hide), log.rules)
     return hit if hit is not None and hit.cls != "nccl" else None
 
 
@@ -1938,12 +1944,12 @@ def _name_the_source(hit, first_line, ranks, root_rank, reraised):
     return hit._replace(detail=detail[:200])
 
 
-def _scheduler_end_before(lines, kinds, start, first_line, rules, keep=lambda rule: rule.rule_id in SCHEDULER_END_RULES):
+def _scheduler_end_before(log, start, keep=lambda rule: rule.rule_id in SCHEDULER_END_RULES):
     """A scheduler end-of-job line shortly above the decisive region (up to
     SCHEDULER_LOOKBACK_LINES useful lines, with no progress in between): the job was ended
     by the scheduler and the region is its teardown. keep picks the rules searched there
     (also used for a GPU's hardware fault, whose consequences the region may show)."""
-    bodies = [b for _, b in lines]
+    kinds, bodies = log.kinds, [b for _, b in log.lines]
     lo, seen = start, 0
     while lo > 0 and seen < SCHEDULER_LOOKBACK_LINES:
         j = lo - 1
@@ -1952,61 +1958,65 @@ def _scheduler_end_before(lines, kinds, start, first_line, rules, keep=lambda ru
                 break
             seen += 1
         lo = j
-    if lo >= start:
-        return None
-    return _scan_region(_Region(lines[:start], kinds[:start], lo, first_line), [r for r in rules if keep(r)])
+    return _scan_above(log, lo, start, keep)
 
 
-def _cause_before_bare_traceback(lines, kinds, start, first_line, rules):
+def _cause_before_bare_traceback(log, start):
     """A traceback without its exception line (the process died while printing it) says
     nothing: a specific cause among the lines shortly above it (a worker's segfault, a kernel
     line), progress or not, is the better evidence."""
     lo, seen = start, 0
     while lo > 0 and seen < SCHEDULER_LOOKBACK_LINES:
         lo -= 1
-        seen += kinds[lo] == "text"
+        seen += log.kinds[lo] == "text"
+    return _scan_above(log, lo, start, lambda rule: rule.cls not in GENERIC_CLASSES)
+
+
+def _scan_above(log, lo, start, keep):
+    """The first hit of the rules keep picks in the lines [lo, start), or None."""
     if lo >= start:
         return None
-    return _scan_region(_Region(lines[:start], kinds[:start], lo, first_line),
-                        [r for r in rules if r.cls not in GENERIC_CLASSES])
+    return _scan_region(_Region(log.lines[:start], log.kinds[:start], lo, log.first_line),
+                        [r for r in log.rules if keep(r)])
 
 
 def _ran_after(bodies, kinds, tags, idx):
     """True when the program visibly ran after line idx (progress, or too much output)."""
     n = len(bodies)
     return (_went_on(bodies, kinds, idx + 1, n, TRAIL_PROGRESS_LINES)
-            or _ran_on(bodies, kinds, idx + 1, n, tags, tags[idx]))
+            or _ran_on(bodies, kinds, idx + 1, n, tags=tags, tag=tags[idx]))
 
 
-def _root_cause_above(lines, kinds, tbs, start, first_line, hide, rules, hit):
+def _root_cause_above(log, start, hit):
     """The hit was a collective's watchdog/abort (a consequence) inside the region, after a
     traceback of the same episode began: other ranks time out or abort while the failed rank's
     job is torn down. The cause found in the region up to that traceback's exception line (and
     above the hit) wins if it names another class."""
-    idx = hit.line - first_line
-    above = [t for t in tbs if t[2] == "tb" and start <= t[0] < idx]
+    idx = hit.line - log.first_line
+    above = [t for t in log.tbs if t[2] == "tb" and start <= t[0] < idx]
     if not above:
         return None
     end = above[-1][1] if above[-1][1] is not None else above[-1][0]
     stop = min(end + 1, idx)
-    root = _scan_region(_Region(lines[:stop], kinds[:stop], start, first_line, [i for i in hide if i < stop]),
-                        rules)
+    root = _scan_region(_Region(log.lines[:stop], log.kinds[:stop], start, log.first_line,
+                                [i for i in log.hide if i < stop]), log.rules)
     return root if root is not None and root.cls != "nccl" and root.rule != "py_traceback" else None
 
 
-def _root_cause_before(lines, kinds, tbs, tags, start, first_line, hide, rules):
+def _root_cause_before(log, start):
     """The hit was a collective's watchdog/abort, a consequence. When a traceback before the
     region starts the same episode (no progress between it and the region; a long dump of
     other ranks in between does not count), its root cause wins if it names another class."""
-    bodies = [b for _, b in lines]
-    earlier = [t for t in tbs if t[2] == "tb" and t[0] < start]
+    kinds, tags, bodies = log.kinds, log.tags, [b for _, b in log.lines]
+    earlier = [t for t in log.tbs if t[2] == "tb" and t[0] < start]
     if not earlier:
         return None
     prev = earlier[-1]
     end = prev[1] if prev[1] is not None else prev[0]
-    if _went_on(bodies, kinds, end + 1, start, TRAIL_PROGRESS_LINES, tags, tags[prev[0]]):
+    if _went_on(bodies, kinds, end + 1, start, TRAIL_PROGRESS_LINES, tags=tags, tag=tags[prev[0]]):
         return None
-    root = _scan_region(_Region(lines, kinds, _look_back(bodies, kinds, prev[0]), first_line, hide), rules)
+    root = _scan_region(_Region(log.lines, kinds, _look_back(bodies, kinds, prev[0]), log.first_line, log.hide),
+                        log.rules)
     return root if root is not None and root.cls != "nccl" else None
 
 
