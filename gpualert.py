@@ -2665,7 +2665,7 @@ class Canvas(object):
         for y in range(min(y0, y1), max(y0, y1) + 1):
             self.dot(x, y, colour)
 
-    def line(self, x0, y0, x1, y1, colour, size=2):
+    def line(self, x0, y0, x1, y1, colour, *, size=2):
         """Bresenham, with a size x size brush."""
         dx, dy = abs(x1 - x0), -abs(y1 - y0)
         sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
@@ -5392,7 +5392,7 @@ def _foreground(tty):
         return None
 
 
-def spawn_child(argv, env, out_fd, err_fd, tty=None, own_group=True):
+def spawn_child(argv, env, out_fd, err_fd, *, tty=None, own_group=True):
     """fork+exec in a process group of its own; -> (pid, None) or (None, (errno, message)).
 
     Not subprocess: the wrapper blocks its signals to read who sent them (sigtimedwait), and
@@ -5919,7 +5919,7 @@ def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True):
     """
     state = {"path": None}
     try:
-        return _deliver(msg, cfg, deadline, state, on_spooled if spool else None, spool)
+        return _deliver(msg, cfg, deadline, state, on_spooled=on_spooled if spool else None, spool=spool)
     except BaseException as exc:  # never let mail change the job's fate, not even Ctrl-C
         if state["path"] or not spool:
             return _outcome("outbox" if spool else "failed", "none", "internal error: %s"
@@ -5931,7 +5931,7 @@ def _outcome(outcome, transport, detail, path=None):
     return {"outcome": outcome, "transport": transport, "detail": detail, "outbox_path": path}
 
 
-def _deliver(msg, cfg, deadline, state, on_spooled, spool):
+def _deliver(msg, cfg, deadline, state, *, on_spooled, spool):
     data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
     if cfg.get("dry_run"):
         path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
@@ -5945,18 +5945,19 @@ def _deliver(msg, cfg, deadline, state, on_spooled, spool):
     kind, where = _choose_transport(cfg)
     if kind in ("outbox", "missing"):
         return _unsent(msg, data, cfg, where, "outbox" if kind == "outbox" else "sendmail",
-                       path, errors, spool)
+                       path=path, errors=errors, spool=spool)
     now = time.monotonic()
     deadline = max(now + 0.5, min(now + _mail_timeout(cfg), deadline or float("inf")))
     if path is None:  # nowhere to spool it: send anyway; _unsent dumps it if that fails
         res = _send_with_slim_retry(msg, data, cfg, (kind, where), deadline)
         if res.ok:
             return _outcome("sent", kind, res.detail)
-        return _unsent(msg, data, cfg, res.detail, kind, None, errors, spool)
+        return _unsent(msg, data, cfg, res.detail, kind, path=None, errors=errors, spool=spool)
     claimed = claim_item(path)
     if claimed is None:
         return _outcome("outbox", kind, "being sent by another gpualert process", path)
-    result, res, where_now = send_claimed(claimed, data, msg, cfg, (kind, where), deadline)
+    result, res, where_now = send_claimed(claimed, data, msg, cfg, transport=(kind, where),
+                                          deadline=deadline)
     if result == "sent":
         return _outcome("sent", kind, res.detail)
     if result == "dead":
@@ -5965,7 +5966,7 @@ def _deliver(msg, cfg, deadline, state, on_spooled, spool):
     return _outcome("outbox", kind, _outbox_detail(res.detail, where_now, errors), where_now)
 
 
-def _unsent(msg, data, cfg, reason, transport, path, errors, spool):
+def _unsent(msg, data, cfg, reason, transport, *, path, errors, spool):
     if not spool:
         return _outcome("failed", transport, "not sent (%s); nothing was saved" % reason)
     if path:
@@ -5982,7 +5983,7 @@ def _mail_timeout(cfg):
         return MAIL_TIMEOUT_S
 
 
-def _send_with_slim_retry(msg, data, cfg, transport, deadline, on_accepted=None):
+def _send_with_slim_retry(msg, data, cfg, transport, deadline, *, on_accepted=None):
     res = _send_bytes(data, cfg, transport, deadline, on_accepted)
     if res.ok or not res.size_rejected or time.monotonic() >= deadline:
         return res
@@ -6343,7 +6344,7 @@ def retry_after_s(headers, now=None):
     return max(0.0, when - (now or time.time()))
 
 
-def post_channel(channel, summary, deadline, record=None, txn_id=None, opener=None, picture=None):
+def post_channel(channel, summary, deadline, *, record=None, txn_id=None, opener=None, picture=None):
     """Deliver one channel's message before the monotonic deadline; then, where the service
     takes files, the picture of the run (best effort: its failure is only noted). Never
     raises; the detail line names the channel with its secrets masked."""
@@ -6356,14 +6357,14 @@ def post_channel(channel, summary, deadline, record=None, txn_id=None, opener=No
             res = _post_with_retry(build_channel_request(channel, summary, record), deadline, opener)
         if res.ok and picture and channel.service in PICTURE_SERVICES:
             res = res._replace(detail=res.detail + "; picture: " + _post_picture(
-                channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener))
+                channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener=opener))
     except Exception as exc:  # noqa: BLE001 - a channel never breaks the run
         res = ChannelResult(False, False, _transport_reason(exc))
     return res._replace(detail=mask_text("%s %s: %s" % (channel.service, channel.masked, res.detail),
                                          channel.secrets))
 
 
-def _post_picture(channel, summary, png, deadline, txn_id, opener=None):
+def _post_picture(channel, summary, png, deadline, txn_id, *, opener=None):
     """One line on how the picture went; never raises (the message itself is delivered)."""
     try:
         if channel.service == "matrix":
@@ -6531,7 +6532,7 @@ def _run_apprise(argv, deadline):
         proc.returncode, (": " + last) if last else ""))
 
 
-def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_ids=None,
+def deliver_channels(channels, summary, deadline, *, record=None, opener=None, txn_ids=None,
                      picture=None):
     """Post to every channel at once, each in a daemon thread; what has not answered by the
     deadline counts as failed (not permanent). Returns [(channel, ChannelResult)] in order."""
@@ -6540,8 +6541,8 @@ def deliver_channels(channels, summary, deadline, record=None, opener=None, txn_
     txn_ids = txn_ids or [None] * len(channels)
 
     def work(i, channel):
-        results[i] = post_channel(channel, summary, deadline, record, txn_ids[i], opener=opener,
-                                  picture=picture)
+        results[i] = post_channel(channel, summary, deadline, record=record, txn_id=txn_ids[i],
+                                  opener=opener, picture=picture)
 
     threads = []
     for i, channel in enumerate(channels):
@@ -6952,7 +6953,7 @@ def _emergency_dump(data, msg):
         pass  # stderr is gone too: nowhere is left to put it
 
 
-def send_claimed(claimed, data, msg, cfg, transport, deadline):
+def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
     """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
     "dead" (refused for good: buried, told once on stderr) or "waiting" (released)."""
     res = _send_with_slim_retry(msg, data, cfg, transport, deadline,
@@ -6989,12 +6990,12 @@ def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, 
     if files and kind in ("outbox", "missing"):
         counts["details"].append(where)
     elif files:
-        _resend_files(files, cfg, (kind, where), counts, max_s, max_items, capped)
+        _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items, capped=capped)
     counts["remaining"] = sum(len(ready_items(p)) for p in places)
     return counts
 
 
-def _resend_files(files, cfg, transport, counts, max_s, max_items, capped):
+def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped):
     stop_at = time.monotonic() + (max_s if max_s is not None
                                   else max(RESEND_MAX_S, 4 * _mail_timeout(cfg)))
     limiter = _limiter(cfg) if capped else None
@@ -7002,13 +7003,13 @@ def _resend_files(files, cfg, transport, counts, max_s, max_items, capped):
         if time.monotonic() >= stop_at or n >= max_items:
             counts["details"].append("stopped: the time or count limit of one resend")
             return
-        why = _send_one(path, cfg, transport, counts, stop_at, limiter)
+        why = _send_one(path, cfg, transport, counts, stop_at=stop_at, limiter=limiter)
         if why:
             counts["details"].append("stopped: %s" % why)
             return
 
 
-def _send_one(path, cfg, transport, counts, stop_at, limiter):
+def _send_one(path, cfg, transport, counts, *, stop_at, limiter):
     """Claim, send, settle one spooled message. -> a reason to stop, or None."""
     try:
         claimed = claim_item(path)
@@ -7032,7 +7033,7 @@ def _send_one(path, cfg, transport, counts, stop_at, limiter):
     if data.startswith(b"X-Gpualert-Outbox-Reason:"):  # the spool's own note, not the message's
         data = data.split(b"\n", 1)[-1]
     deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
-    state, res, where = send_claimed(claimed, data, data, cfg, transport, deadline)
+    state, res, where = send_claimed(claimed, data, data, cfg, transport=transport, deadline=deadline)
     if state == "sent":
         counts["sent"] += 1
         return None
@@ -7240,7 +7241,7 @@ def _resend_record(path, cfg, stop_at):
         return "dead", "dead letter: %s -> %s" % (why, bury_item(claimed, why))
     deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
     # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
-    [(_, res)] = deliver_channels([channel], summary, deadline, data.get("record"),
+    [(_, res)] = deliver_channels([channel], summary, deadline, record=data.get("record"),
                                   txn_ids=[data.get("txn_id")])
     return _settle_record(claimed, res)
 
@@ -8271,7 +8272,7 @@ def notify_channels(result, cfg, deadline, record=None, channels=None):
         if held:  # like the e-mail: kept in the outbox until `resend`
             return [_hold_channel(c, path, held) for c, path in zip(wanted, paths)]
         picture = _channel_picture(result, cfg, wanted)
-        posted = deliver_channels(wanted, summary, deadline, record, txn_ids=txn_ids,
+        posted = deliver_channels(wanted, summary, deadline, record=record, txn_ids=txn_ids,
                                   picture=picture)
         return [_settle_channel(c, res, path) for (c, res), path in zip(posted, paths)]
     except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
@@ -9481,7 +9482,7 @@ def cmd_test_notify(args, cfg):
     deadline = time.monotonic() + _mail_timeout(cfg)
     failed = 0
     for channel, res in deliver_channels(channels, channel_summary(result), deadline,
-                                         result_record(result)):
+                                         record=result_record(result)):
         failed += 0 if res.ok else 1
         print("gpualert: test-notify: %s: %s" % ("sent" if res.ok else (
             "REFUSED" if res.permanent else "FAILED"), res.detail))
