@@ -7993,7 +7993,7 @@ class ArraySummary(object):
                  "host": host, "duration_s": duration_s, "time": self.clock()}
         entry.update(extra or {})
         try:
-            os.makedirs(self.dir, exist_ok=True)
+            private_dir(self.dir)
             fd = _locked(self.lock_path)
             try:
                 with open(self.path, "a") as f:
@@ -8116,7 +8116,7 @@ class RateLimiter(object):
         if not self.per_hour or self.per_hour <= 0:
             return True
         try:
-            os.makedirs(self.dir, exist_ok=True)
+            private_dir(self.dir)
             fd = _locked(self.path + ".lock")
             try:
                 return self._take()
