@@ -495,8 +495,9 @@ def _commit_of(data):
 
 
 def have_aiosmtpd():
+    import importlib
     try:
-        import aiosmtpd.controller  # noqa: F401
+        importlib.import_module("aiosmtpd.controller")
         return True
     except ImportError:
         return False

@@ -6495,7 +6495,6 @@ def _post_apprise(channel, summary, deadline):
     """The bridge for schemes gpualert does not speak: `apprise -t TITLE -b BODY`, the URL
     given in a private config file so it never shows in `ps`."""
     import shutil
-    import subprocess
     import tempfile
     path = shutil.which("apprise")
     if not path:
