@@ -3153,6 +3153,8 @@ def job_info_from_scontrol(rec):
     if rec.get("ArrayTaskId"):
         info["label"] = "%s_%s" % (rec.get("ArrayJobId"), rec["ArrayTaskId"])
     info["name"] = rec.get("JobName")
+    if rec.get("Command") not in (None, "", "(null)"):  # the batch script (--wrap: none)
+        info["command"] = rec["Command"]
     info["stdout"] = slurm_log_path(rec.get("StdOut"), rec)
     info["stderr"] = slurm_log_path(rec.get("StdErr"), rec)
     if rec.get("StdOut") in (None, "", "(null)") and rec.get("WorkDir"):  # sbatch's default name
@@ -7284,11 +7286,21 @@ def read_kill_wait(sched, run=None):
 def run_command(argv, timeout=CMD_TIMEOUT_S):
     """Run argv with a time bound; (returncode, stdout text), or None if it could not run
     or did not finish in time (then its whole session is killed)."""
+    return _run_command_bounded(argv, timeout, merge_stderr=False)
+
+
+def run_command_with_errors(argv, timeout=CMD_TIMEOUT_S):
+    """run_command, with stderr in the text: where the words tell "no such job" from "the
+    controller is down" (both exit 1)."""
+    return _run_command_bounded(argv, timeout, merge_stderr=True)
+
+
+def _run_command_bounded(argv, timeout, merge_stderr):
     import subprocess
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, close_fds=True,
-                                start_new_session=True)
+                                stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
+                                close_fds=True, start_new_session=True)
     except (OSError, ValueError):
         return None
     try:
@@ -8226,12 +8238,17 @@ def _summary_line(result, delivery):
         cause += ": %s" % verdict.detail
     if verdict.line:
         cause += " (log line %s)" % verdict.line
-    where = delivery.get("detail") or delivery.get("outcome")
+    lines = ["%s %s" % (result.status, cause), "gpualert: log: %s" % result.log_path,
+             "gpualert: message: %s" % _delivery_where(delivery)] + ["gpualert: " + c for c in _channel_lines(delivery)]
+    return "\n".join(lines)
+
+
+def _delivery_where(delivery):
+    """Where the message went, in words: "sent to ... via ...", or the outbox file."""
+    where = delivery.get("detail") or delivery.get("outcome") or "not sent"
     if delivery.get("outbox_path") and delivery["outbox_path"] not in where:
         where = "%s: %s" % (where, delivery["outbox_path"])
-    lines = ["%s %s" % (result.status, cause), "gpualert: log: %s" % result.log_path,
-             "gpualert: message: %s" % where] + ["gpualert: " + c for c in _channel_lines(delivery)]
-    return "\n".join(lines)
+    return where
 
 
 def _channel_lines(delivery):
@@ -8956,6 +8973,57 @@ def poll_sge_job(job_id, run=None, memory=None, clock=time.time, notes=None):
     return [info]
 
 
+def job_is_unknown(job_id, scheduler="auto", run=None, which=None):
+    """Does every scheduler here say, in its own words, that it has no such job (a typo)?
+    -> their words (str), or None: known, or some scheduler could not say (down, hung,
+    accounting unreadable): then watch polls as usual and its bounded give-up applies.
+    Slurm: scontrol "Invalid job id" and no sacct record (scontrol forgets ended jobs after
+    MinJobAge). SGE: qstat -j "do not exist" and qacct -j "not found"."""
+    import shutil
+    run, which = run or run_command_with_errors, which or shutil.which
+    askers = [ask for name, tool, ask in (("slurm", "scontrol", _slurm_says_unknown),
+                                          ("sge", "qstat", _sge_says_unknown))
+              if scheduler in ("auto", name) and which(tool)]
+    words = []
+    for ask in askers:
+        said = ask(str(job_id), run)
+        if not said:
+            return None
+        words.append(said)
+    return "; ".join(words) or None
+
+
+def _slurm_says_unknown(job_id, run):
+    got = _answer(run, ["scontrol", "show", "job", "-o", job_id])
+    if not got or got[0] == 0 or "invalid job id" not in got[1].lower():
+        return None
+    acct = _answer(run, ["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State"])
+    if acct is None or (acct[0] == 0 and acct[1].strip()):
+        return None  # sacct did not answer, or it still has the job
+    return "scontrol: %s" % _first_said_line(got[1])
+
+
+def _sge_says_unknown(job_id, run):
+    got = _answer(run, ["qstat", "-j", job_id])
+    if not got or got[0] == 0 or "do not exist" not in got[1]:
+        return None
+    acct = _answer(run, ["qacct", "-j", job_id])
+    if not acct or acct[0] == 0 or "not found" not in acct[1]:
+        return None  # a record, or no readable accounting: cannot say it is unknown
+    return "qstat -j: %s; qacct -j: %s" % (" ".join(got[1].split()), _first_said_line(acct[1]))
+
+
+def _answer(run, argv):
+    try:
+        return run(argv, CMD_TIMEOUT_S)
+    except Exception:  # a broken seam: cannot say
+        return None
+
+
+def _first_said_line(text):
+    return (text.strip().splitlines() or [""])[0].strip()
+
+
 def same_submission(records, submitted_at=None):
     """qacct -j N lists every job ever numbered N (ids wrap; a reinstalled cell counts from
     1 again): keep the records of the submission watch saw queued, else of the latest one."""
@@ -8974,7 +9042,8 @@ def _sge_info(job_id, state, done, sub, task=None):
             "signal": None, "source": "qstat", "name": sub.get("job_name"),
             "stdout": sge_output_path(sub.get("stdout_path_list"), sub, task, "o") if sub else None,
             "stderr": sge_output_path(sub.get("stderr_path_list"), sub, task, "e") if sub else None,
-            "end_time": None, "start_time": None, "facts": {"scheduler_state": state}}
+            "end_time": None, "start_time": None, "facts": {"scheduler_state": state},
+            "command": sub.get("script_file")}
     if sub.get("merge", "").lower() in ("y", "yes", "true"):
         info["stderr"] = info["stdout"]
     return info
@@ -9129,7 +9198,12 @@ class Watch(object):
 
     def run(self):
         """-> 0 when every job's end was seen, 1 when some job stayed unknown (or the
-        scheduler stopped answering for give_up_s)."""
+        scheduler stopped answering for give_up_s). A job id no scheduler here knows is a
+        usage error, raised before anything is polled or sent."""
+        unknown = [(j, job_is_unknown(j, self.scheduler)) for j in self.job_ids]
+        unknown = ["%s (%s)" % (j, why) for j, why in unknown if why]
+        if unknown:
+            raise UsageError("watch: no such job: %s" % ", ".join(unknown))
         results = watch_jobs(self.job_ids, interval=self.interval,
                              max_interval=max(self.interval, WATCH_MAX_INTERVAL_S),
                              max_wait=self.max_wait, on_done=self.report,
@@ -9141,9 +9215,12 @@ class Watch(object):
         verdict = classify_watched(info) if info["state"] != "UNKNOWN" else None
         delivery = self.notify(info, verdict)
         if not self.cfg.get("quiet"):
-            sys.stdout.write("%s %s exit=%s class=%s log=%s\n" % (
+            lines = ["%s %s exit=%s class=%s log=%s message=%s" % (
                 info["label"], info["state"], info["facts"].get("exit_code"),
-                getattr(verdict, "cls", None), info.get("log_path") or info.get("stdout")))
+                getattr(verdict, "cls", None), info.get("log_path") or info.get("stdout"),
+                _delivery_where(delivery or {}))]
+            lines += ["  " + c for c in _channel_lines(delivery or {})]
+            sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
         return delivery
 
@@ -9184,8 +9261,10 @@ def watched_result(info, verdict, log_dir):
     except OSError as exc:
         tail = []
         notes.append("cannot read the job's log %s: %s" % (log_path, exc.strerror or exc))
+    argv = [info["command"]] if info.get("command") else [
+        "%s job %s" % ("qsub" if sge else "sbatch", label)]  # no script known (--wrap, qacct only)
     return make_result(
-        status_for(code, verdict.cls), name, argv=["%s job %s" % ("qsub" if sge else "sbatch", label)],
+        status_for(code, verdict.cls), name, argv=argv,
         host=host, cwd=os.path.dirname(log_path), start=info.get("start_time") or end, end=end,
         exit_code=code, classification=verdict, log_path=log_path, run_dir=run_dir,
         tail=tail,
@@ -9704,6 +9783,9 @@ def main(argv=None):
         cfg = check_settings(cfg, None if cfg["quiet"] else _warn)
     try:
         return _dispatch(cli, cfg, sources, problems)
+    except UsageError as exc:  # found by the command itself (watch: an unknown job id)
+        _warn("error: %s" % exc)
+        return EXIT_USAGE
     except GpuAlertError as exc:
         _warn("error: %s" % exc)
         return EXIT_INTERNAL

@@ -830,3 +830,60 @@ def test_lock_wait_is_bounded(tmp_path):
     out = child.communicate(timeout=20)[0]
     os.close(holder)
     assert out.startswith("gave up after 0.") and "busy" in out
+
+
+# ---- watch: an unknown job id (a typo) versus a scheduler that cannot answer now ----
+
+INVALID = (1, "slurm_load_jobs error: Invalid job id specified\n")
+NO_CONTROLLER = (1, "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n")
+NO_ACCOUNTING = (1, "Slurm accounting storage is disabled\n")
+SGE_NO_JOB = (1, "Following jobs do not exist: \n99999\n")
+QACCT_NO_JOB = (1, "error: job id 99999 not found\n")
+
+
+def _which(*names):
+    return lambda name: "/usr/bin/" + name if name in names else None
+
+
+@pytest.mark.parametrize("answers,which,unknown", [
+    ({"scontrol": INVALID, "sacct": NO_ACCOUNTING}, ("scontrol",), True),
+    ({"scontrol": INVALID, "sacct": (0, "")}, ("scontrol",), True),
+    ({"scontrol": INVALID, "sacct": (0, "99999|COMPLETED\n")}, ("scontrol",), False),  # purged, in sacct
+    ({"scontrol": NO_CONTROLLER, "sacct": NO_ACCOUNTING}, ("scontrol",), False),  # cannot poll now
+    ({"scontrol": None, "sacct": None}, ("scontrol",), False),  # hung or missing
+    ({"scontrol": INVALID, "sacct": None}, ("scontrol",), False),
+    ({"qstat": SGE_NO_JOB, "qacct": QACCT_NO_JOB}, ("qstat",), True),
+    ({"qstat": SGE_NO_JOB, "qacct": (1, "error: can't open accounting file\n")}, ("qstat",), False),
+    ({"qstat": None, "qacct": QACCT_NO_JOB}, ("qstat",), False),
+    ({"scontrol": INVALID, "sacct": NO_ACCOUNTING, "qstat": SGE_NO_JOB, "qacct": QACCT_NO_JOB},
+     ("scontrol", "qstat"), True),
+    ({"scontrol": INVALID, "sacct": NO_ACCOUNTING, "qstat": None}, ("scontrol", "qstat"), False),
+    ({}, (), False),  # no scheduler here at all: the bounded give-up says so
+])
+def test_job_is_unknown_only_when_every_scheduler_says_so(answers, which, unknown):
+    why = cluster.job_is_unknown("99999", "auto", run=FakeRun(answers), which=_which(*which))
+    assert bool(why) == unknown, why
+    if unknown:
+        assert "Invalid job id" in why or "do not exist" in why, why
+
+
+def test_job_is_unknown_asks_only_the_scheduler_named():
+    run = FakeRun({"scontrol": INVALID, "sacct": NO_ACCOUNTING, "qstat": None})
+    assert cluster.job_is_unknown("99999", "slurm", run=run, which=_which("scontrol", "qstat"))
+    assert not [c for c in run.calls if c[0] == "qstat"]
+
+
+def test_watch_command_fails_fast_on_an_unknown_job(tmp_path):
+    # scontrol as Slurm's own answers a typo: the real wording, exit 1
+    from wrapper_helpers import isolated_env, run_gpualert
+    for name, text in (("scontrol", INVALID[1]), ("sacct", NO_ACCOUNTING[1]), ("squeue", INVALID[1])):
+        tool = tmp_path / name
+        tool.write_text("#!/bin/sh\nprintf '%s' >&2\nexit 1\n" % text.replace("\n", "\\n"))
+        tool.chmod(0o755)
+    env = isolated_env(tmp_path, PATH="%s:/usr/bin:/bin" % tmp_path, GPUALERT_SENDMAIL="none")
+    proc = run_gpualert(tmp_path, ["watch", "--scheduler", "slurm", "--outbox", str(tmp_path / "ob"),
+                                   "99999"], env=env)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "99999" in err and "Invalid job id" in err
+    assert not (tmp_path / "ob").exists() or not list((tmp_path / "ob").iterdir())

@@ -15,6 +15,7 @@ each message arrived (to compare with qacct's end_time: before SGE's SIGKILL).
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -319,6 +320,21 @@ def test_watch_sends_the_classified_message(workdir, smtp):
     (_, msg), = job.messages()
     assert_subject(msg, "FAILED", "missing_module", "plain", "job %s" % job.id)
     assert "no_such_module_xyz" in body_of(msg)
+    assert re.search(r"Command:\s+\S*job\.sh\s*$", body_of(msg), re.M), body_of(msg)  # the batch script
+    assert "qsub job" not in body_of(msg)
+    assert job.server.addr in proc.stdout and job.to in proc.stdout, proc.stdout  # where it went
+
+
+def test_watch_an_unknown_job_id_is_a_usage_error_and_sends_nothing(workdir, smtp):
+    class Typo(object):
+        id, outbox, server, to = "987654", os.path.join(workdir, "typo-outbox"), smtp, "typo@example.org"
+        logs = os.path.join(workdir, "typo-logs")
+    began = time.time()
+    proc = _watch(workdir, Typo, max_wait=30)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "987654" in proc.stderr, proc.stderr
+    assert not [r for r in smtp.received if "typo@example.org" in r[1]]
+    assert time.time() - began < 30
 
 
 def test_watch_a_job_killed_at_h_rt_is_timeout(workdir, jobs):

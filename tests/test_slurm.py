@@ -15,6 +15,7 @@ exactly as the wrapper does, then writes what it learnt to a JSON file.
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -308,3 +309,42 @@ def test_watch_command_sends_the_classified_message(workdir):
         msg = BytesParser(policy=policy.default).parse(f)
     assert msg["Subject"].startswith("[gpualert] FAILED job %s watchme: missing_module" % job), msg["Subject"]
     assert "job %s" % job in msg["Subject"]
+
+
+# ---- watch: bad job ids fail fast; an ended job is reported at once, with its script ----
+
+def _watch_cli(workdir, tag, *argv, timeout=60):
+    outbox = os.path.join(workdir, tag + "-outbox")
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, tag + "-state"),
+               GPUALERT_SENDMAIL="none")
+    proc = subprocess.run([sys.executable, SCRIPT, "watch", "--outbox", outbox,
+                           "--log-dir", os.path.join(workdir, tag + "-logs")] + list(argv),
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout)
+    return proc, outbox
+
+
+def test_watch_an_unknown_job_id_is_a_usage_error_and_sends_nothing(workdir):
+    # a typo: Slurm says "Invalid job id specified"; the default interval (60 s) must not matter
+    proc, outbox = _watch_cli(workdir, "typo", "--scheduler", "slurm", "987654321", timeout=30)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "987654321" in proc.stderr and "Invalid job id" in proc.stderr, proc.stderr
+    assert not os.path.isdir(outbox) or os.listdir(outbox) == []
+
+
+def test_watch_reports_an_ended_job_at_once_with_its_script_and_where_the_message_went(workdir):
+    script = os.path.join(workdir, "train_script.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho epoch 1\nexec %s -c 'import no_such_module_xyz'\n" % sys.executable)
+    job = sbatch("-J", "scripted", "-o", os.path.join(workdir, "%x-%j.out"), script)
+    wait_for(lambda: job_ended(job), 60, what="job %s to end" % job)
+    # a 10-minute interval: only a poll at once can finish within the timeout
+    proc, outbox = _watch_cli(workdir, "scripted", "--interval", "600", job, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    (name,) = os.listdir(outbox)
+    assert os.path.join(outbox, name) in proc.stdout, proc.stdout  # where the message went
+    with open(os.path.join(outbox, name), "rb") as f:
+        msg = BytesParser(policy=policy.default).parse(f)
+    body = msg.get_body(("plain",)).get_content()
+    assert re.search(r"Command:\s+%s\n" % re.escape(script), body), body
+    assert "sbatch job" not in body
