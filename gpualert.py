@@ -2725,6 +2725,8 @@ def format_number(value):
     a = abs(value)
     if a == 0:
         return "0"
+    if a >= 1e12:  # past the largest unit: "1e+06G" would hide the magnitude
+        return ("%.3g" % value).replace("e+0", "e+")
     if a >= 1e5:
         for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
             if a >= div:
@@ -2810,11 +2812,16 @@ def _draw_panel(canvas, panel, top):
 
 
 def _draw_axes(canvas, box, panel):
-    for frac in (0.0, 0.5, 1.0):
+    labels = [format_number(box["ymin"] + frac * (box["ymax"] - box["ymin"]))
+              for frac in (0.0, 0.5, 1.0)]
+    # Right-aligned to the axis; labels wider than the margin are drawn at half size rather
+    # than cut at the picture's left edge (`0.03333`, `-1.23e-05`).
+    scale = _TEXT_SCALE if max(text_width(t) for t in labels) <= box["x0"] - 8 else 1
+    for frac, label in zip((0.0, 0.5, 1.0), labels):
         y = int(round(box["y1"] - frac * (box["y1"] - box["y0"])))
         canvas.hline(box["x0"], box["x1"], y, _GRID if frac else _AXIS)
-        label = format_number(box["ymin"] + frac * (box["ymax"] - box["ymin"]))
-        canvas.text(box["x0"] - 6 - text_width(label), y - 7, label, _INK)
+        x = max(2, box["x0"] - 6 - text_width(label, scale))
+        canvas.text(x, y - 7 + (7 * (_TEXT_SCALE - scale)) // 2, label, _INK, scale)
     canvas.vline(box["x0"], box["y0"], box["y1"], _AXIS)
     below = box["y1"] + 6
     canvas.text(box["x0"], below, format_number(box["xmin"]))
@@ -9718,12 +9725,25 @@ def _store_option(cli, row, value):
         target[key] = converted
 
 
+# The forms Slurm and SGE print. Anything else is a typo: qacct/qstat read "1x" as job 1.
+_JOB_ID_RE = re.compile(r"^\d+(?:[_.+]\d+|_\[[\d,%-]+\])?$")
+
+
+def _check_job_ids(job_ids):
+    for job_id in job_ids:
+        if not _JOB_ID_RE.match(job_id):
+            raise UsageError("watch: %r is not a job id (Slurm: 4242, 4242_7, 4242_[1-10], "
+                             "4242+1; SGE: 4242, 4242.3)" % _clean(job_id, 40))
+
+
 def _check_positional(cli):
     needs = {"classify": "LOG", "watch": "JOBID"}
     if cli.sub in needs:
         if not cli.positional:
             raise UsageError("%s needs at least one %s" % (cli.sub, needs[cli.sub]))
         cli.extra["logs" if cli.sub == "classify" else "job_ids"] = list(cli.positional)
+        if cli.sub == "watch":
+            _check_job_ids(cli.positional)
         for key, kind in (("exit_code", None), ("json", False), ("interval", 60.0)):
             cli.extra.setdefault(key, kind)
     elif cli.sub == "test-notify":
@@ -9761,8 +9781,26 @@ def _dispatch(cli, cfg, sources, problems):
     return handlers[cli.sub](cli, cfg, sources, problems)
 
 
+def _open_standard_fds():
+    """Put /dev/null on any of descriptors 0-2 that is closed (`gpualert.py -- cmd >&-`):
+    else the first file gpualert opens (the log) takes the number, and what is meant for
+    stdout or stderr lands in it."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:  # lower ones are open now, so null is fd unless fd was taken
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd in (("stdin", 0), ("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is None:  # Python leaves sys.stdout None when fd 1 was closed
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))
+
+
 def main(argv=None):
     """The CLI; returns the exit status (the console script passes it to sys.exit)."""
+    _open_standard_fds()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         cli = parse_command_line(argv)

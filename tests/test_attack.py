@@ -1,0 +1,110 @@
+"""Found by attacking main as a hostile or unlucky user would (the `attack` helper's list,
+/work/attack-findings.md at the time). Each test is a reproducer: it failed before its fix.
+
+Black-box tests run the real gpualert.py in a subprocess (tests/wrapper_helpers.py); the
+picture tests decode the PNG with zlib alone (tests/test_message_render.py's decoder).
+"""
+import os
+import subprocess
+import time
+
+import pytest
+
+from _load import load_gpualert
+from test_message_render import decode_png
+from wrapper_helpers import PY, SCRIPT, child, isolated_env, log_text, outbox_messages
+
+N = load_gpualert()
+
+
+def base(tmp):
+    return ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox")]
+
+
+# ---- A1: descriptors 0-2 closed at start ----
+
+def test_closed_stdout_does_not_put_the_output_in_the_log_twice(tmp_path):
+    """`gpualert.py -- cmd >&-`: the log was opened on the free descriptor 1, so the copy
+    meant for our stdout went into the log as well (every line twice)."""
+    argv = [PY, SCRIPT, "--max-per-hour", "0"] + base(tmp_path) + ["--"] + child(
+        "print('hello-out' + '-7f3a'); raise SystemExit(3)")
+    proc = subprocess.run(argv, env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 3, proc.stderr
+    assert log_text(tmp_path).count(b"hello-out-7f3a") == 1, log_text(tmp_path)
+
+
+def test_closed_stdout_and_stderr_keep_gpualert_lines_out_of_its_files(tmp_path):
+    """With 1 and 2 closed, gpualert's own lines and the child's output must not land in the
+    log, run.json or the saved message through a reused descriptor."""
+    argv = [PY, SCRIPT, "--max-per-hour", "0"] + base(tmp_path) + ["--"] + child(
+        "import sys; print('out' + '-9c1e'); sys.stderr.write('err' + '-9c1e\\n'); raise SystemExit(4)")
+
+    def close_both():
+        os.close(1)
+        os.close(2)
+    proc = subprocess.run(argv, env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          preexec_fn=close_both)
+    assert proc.returncode == 4
+    log = log_text(tmp_path)
+    assert log.count(b"out-9c1e") == 1 and log.count(b"err-9c1e") == 1, log
+    assert b"gpualert: FAILED" not in log
+    saved = outbox_messages(tmp_path)
+    assert len(saved) == 1
+    with open(saved[0], "rb") as handle:
+        assert b"gpualert: FAILED" not in handle.read()
+
+
+# ---- A2: a malformed job id is a usage error, not another job ----
+
+@pytest.mark.parametrize("job_id", ["1x", "1;rm", "abc", "12_", "-5"])
+def test_watch_refuses_a_malformed_job_id_at_once(tmp_path, job_id):
+    """`watch 1x` watched job 1 (qacct/qstat read "1x" as 1) and mailed about it; `watch abc`
+    polled for 10 minutes. A job id is N, N_M, N.M, N+M or N_[...]: anything else is a typo."""
+    start = time.monotonic()
+    proc = subprocess.run([PY, SCRIPT, "watch", "--outbox", str(tmp_path / "outbox"), "--",
+                           job_id], env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert b"job id" in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
+    assert outbox_messages(tmp_path) == []
+    assert time.monotonic() - start < 30
+
+
+def test_watch_accepts_the_job_id_forms_schedulers_use():
+    for job_id in ("4242", "4242_7", "4242.3", "4242+1", "4242_[1-10]", "4242_[1,3,5-7%2]"):
+        cli = N.parse_command_line(["watch", job_id])
+        assert cli.job_ids == [job_id]
+
+
+# ---- A3/A4: numbers in the summary and the picture ----
+
+def test_numbers_past_the_largest_unit_are_scientific():
+    assert N.format_number(1e15) == "1e+15"
+    assert N.format_number(-1e308) == "-1e+308"
+    assert N.format_number(2.5e13) == "2.5e+13"
+    assert N.format_number(1.5e9) == "1.5G"  # the units still serve the ordinary range
+    assert N.format_number(123456) == "123k"
+
+
+def _series(values):
+    points = [[i, v] for i, v in enumerate(values)]
+    return {"points": points, "direction": "min", "x": "step",
+            "first": {"x": 0, "value": values[0]}, "last": {"x": len(values) - 1, "value": values[-1]}}
+
+
+@pytest.mark.parametrize("values", [
+    [1.0 / (i + 1) for i in range(30)],                # ends at 0.03333: a 7-character tick
+    [-1.0 / (i + 1) for i in range(30)],               # -0.03333: 8 characters
+    [1e15 / (i + 1) for i in range(30)],
+])
+def test_every_tick_label_is_inside_the_picture(values):
+    """The y tick labels were drawn right-aligned to the axis whatever their width: `0.03333`
+    lost its first digit, `-1.23e-05` three characters, off the left edge."""
+    metrics = {"main": ["loss"], "series": {"loss": _series(values)}}
+    png, layout = N.render_plot(metrics, {})
+    w, h, rows = decode_png(png)
+    ink = N.PLOT_PALETTE[1]
+    left_edge = [y for y in range(h) if ink in rows[y][:2]]
+    assert left_edge == [], "ink touches the left edge at rows %s" % left_edge[:5]
