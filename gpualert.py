@@ -9355,7 +9355,8 @@ def load_config(flags, environ):
 
     Flags were converted (and usage-checked) by the parser. A problem in the file or the
     environment never stops the run: it is reported, the default stays, and a broken file
-    holds the message in the outbox (it may have named the real relay).
+    holds the message in the outbox (it may have named the real relay); one bad value
+    keeps the value before it (a Notice) and holds nothing.
     """
     cfg, problems = default_config(), []
     sources = dict((key, "default") for key in cfg)
@@ -9471,8 +9472,9 @@ def _set_converted(layers, key, kind, raw, source):
     cfg, sources, problems = layers
     try:
         value = convert_option(kind, raw)
-    except ConfigError as exc:
-        problems.append("%s: %s: %s" % (source, key, exc))
+    except ConfigError as exc:  # the value before it stays: the message still goes out
+        problems.append(Notice("%s: %s: %s; using %s" % (
+            source, key, exc, "the default" if cfg.get(key) in (None, [], "") else repr(cfg[key]))))
         return
     cfg[key], sources[key] = value, source
 

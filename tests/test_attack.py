@@ -108,3 +108,23 @@ def test_every_tick_label_is_inside_the_picture(values):
     ink = N.PLOT_PALETTE[1]
     left_edge = [y for y in range(h) if ink in rows[y][:2]]
     assert left_edge == [], "ink touches the left edge at rows %s" % left_edge[:5]
+
+
+# ---- A6: one bad value never holds the message ----
+
+@pytest.mark.parametrize("name,value", [("GPUALERT_SMTP_TIMEOUT", "-1"),
+                                        ("GPUALERT_BUDGET", "abc"),
+                                        ("GPUALERT_SMTP_TLS", "maybe")])
+def test_a_bad_value_in_the_environment_is_named_and_the_message_still_goes(
+        tmp_path, smtp_plain, name, value):
+    """A typo in one setting held every message in the outbox ("held: configuration
+    problem"): the default is used instead, one warning says so, the relay gets the message."""
+    env = isolated_env(tmp_path, **{name: value})
+    proc = subprocess.run([PY, SCRIPT] + base(tmp_path) + [
+        "--smtp", smtp_plain.addr, "--to", "me@example.org", "--"] + child("raise SystemExit(3)"),
+        env=env, cwd=str(tmp_path), timeout=60, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == 3
+    warnings = [l for l in proc.stderr.decode().splitlines() if name in l]
+    assert len(warnings) == 1 and "using" in warnings[0], proc.stderr
+    assert len(smtp_plain.wait_for(1, timeout=20)) == 1, proc.stderr
+    assert outbox_messages(tmp_path) == []
