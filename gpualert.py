@@ -7990,7 +7990,7 @@ class ArraySummary(object):
     made with O_EXCL). Counts distinct task ids; a requeued task's last record wins."""
 
     def __init__(self, directory, array_job_id, *, task_count=None, clock=time.time,
-                 environ=None):
+                 environ=None, cluster=None):
         self.dir = directory
         self.array_job_id = str(array_job_id)
         if task_count is None:
@@ -7998,7 +7998,10 @@ class ArraySummary(object):
         self.task_count = task_count
         self.clock = clock
         self.notes = []
-        base = os.path.join(directory, re.sub(r"[^\w.-]+", "_", self.array_job_id))
+        self.already_sent = False  # set by record(): nothing more will summarize this task
+        # Clusters that share a home number their jobs independently: one id, two arrays.
+        key = "%s-%s" % (cluster, self.array_job_id) if cluster else self.array_job_id
+        base = os.path.join(directory, re.sub(r"[^\w.-]+", "_", key))
         self.path, self.lock_path, self.marker = base + ".jsonl", base + ".lock", base + ".summary-sent"
 
     def record(self, task_id, status, cls=None, exit_code=None, *, host=None, duration_s=None,
@@ -8014,6 +8017,9 @@ class ArraySummary(object):
             private_dir(self.dir)
             fd = _locked(self.lock_path)
             try:
+                # The summary went out before this record: a task requeued after it, or an
+                # array that reuses the id (another cluster sharing this home, ids wrapped).
+                self.already_sent = os.path.exists(self.marker)
                 with open(self.path, "a") as f:
                     f.write(json.dumps(entry, sort_keys=True) + "\n")
                     f.flush()
@@ -8178,17 +8184,24 @@ def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None):
     return delivery
 
 
+ARRAY_SUMMARY_SENT = "sent"  # _array_report: the summary went out before this task reported
+
+
 def _array_report(result):
     """Record this task; the task that completes the array gets the summary to send: a
     result of its own (no log, no directory: nothing of one task is attached to it)."""
     sched = result.scheduler
     ended = (lambda: slurm_array_ended(sched["array_job_id"])) if sched.get("kind") == "slurm" else None
-    summary = ArraySummary(os.path.join(_state_dir(), "arrays"),
-                           sched["array_job_id"]).record(
+    records = ArraySummary(os.path.join(_state_dir(), "arrays"), sched["array_job_id"],
+                           cluster=os.environ.get("SLURM_CLUSTER_NAME")
+                           or os.environ.get("SGE_CLUSTER_NAME"))
+    summary = records.record(
         sched.get("array_task_id"), result.status, result.classification.cls,
         result.exit_status, host=result.host, duration_s=round(result.end - result.start, 1),
         extra={"log": result.log_path, "metric": _last_metric_text(result.metrics)},
         ended_elsewhere=ended)
+    if records.already_sent:
+        return ARRAY_SUMMARY_SENT
     if summary is None:
         return None
     worst = summary["worst"][0] if summary["worst"] else {}
@@ -8672,7 +8685,11 @@ class Run(object):
         capped = True
         if cfg["array_summary"] and result.scheduler.get("array_job_id"):
             summary = _array_report(result)
-            if summary is not None:  # this task completed the array: one summary for all,
+            if summary == ARRAY_SUMMARY_SENT:  # nothing else will tell of it: its own message
+                summary = None
+                result = result._replace(notes=list(result.notes) + [
+                    "the array summary had already been sent when this task reported"])
+            elif summary is not None:  # this task completed the array: one summary for all,
                 if cfg["array_summary"] == "each" and should_notify(result.status, cfg["notify"]):
                     self.deliver(result, self.deadline - 1.0)
                 result, capped = summary, False  # never held by the hourly cap

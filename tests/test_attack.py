@@ -128,3 +128,35 @@ def test_a_bad_value_in_the_environment_is_named_and_the_message_still_goes(
     assert len(warnings) == 1 and "using" in warnings[0], proc.stderr
     assert len(smtp_plain.wait_for(1, timeout=20)) == 1, proc.stderr
     assert outbox_messages(tmp_path) == []
+
+
+# ---- A11: an array id seen before never swallows a task's message ----
+
+def _array_task(tmp_path, relay, cluster, task, code):
+    env = isolated_env(tmp_path, SLURM_CLUSTER_NAME=cluster, SLURM_JOB_ID=str(9000 + task),
+                       SLURM_ARRAY_JOB_ID="8999", SLURM_ARRAY_TASK_ID=str(task),
+                       SLURM_ARRAY_TASK_COUNT="2")
+    proc = subprocess.run([PY, SCRIPT] + base(tmp_path) + [
+        "--array-summary", "--smtp", relay.addr, "--to", "me@example.org", "--"]
+        + child("raise SystemExit(%d)" % code), env=env, cwd=str(tmp_path), timeout=60,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == code, proc.stderr
+    return proc
+
+
+def test_an_array_id_seen_before_never_swallows_a_tasks_message(tmp_path, smtp_plain):
+    """Two clusters sharing a home number their jobs independently. The second array 8999
+    found the first one's `summary sent` marker: its tasks were "recorded for the array
+    summary" and nothing was ever sent about them."""
+    for task in (0, 1):
+        _array_task(tmp_path, smtp_plain, "alpha", task, 3)
+    assert len(smtp_plain.wait_for(1)) == 1
+    for task in (0, 1):
+        _array_task(tmp_path, smtp_plain, "beta", task, 4)
+    got = smtp_plain.wait_for(2, timeout=20)
+    assert len(got) == 2 and b"array 8999" in got[1].data, [m.data[:300] for m in got]
+    # a task that reports after its array's summary went out (requeued): its own message
+    proc = _array_task(tmp_path, smtp_plain, "alpha", 1, 5)
+    got = smtp_plain.wait_for(3, timeout=20)
+    assert len(got) == 3, proc.stderr
+    assert b"already been sent" in got[2].data
