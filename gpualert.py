@@ -6063,6 +6063,11 @@ def _find_sendmail():
 
 def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
     kind, where = transport
+    if not _safely(lambda: _envelope(data, cfg)[1], None):
+        # An empty, torn or foreign file in the outbox: no relay will ever take it. Said as
+        # "the transport is down", it stopped every resend before the messages behind it.
+        return SendResult(False, "the message names no recipient (To/Cc/Bcc): it cannot be sent",
+                          False, False, True)
     if kind == "smtp":
         return _send_smtp_bounded(data, cfg, deadline, on_accepted)
     return _send_sendmail(data, where, deadline)

@@ -160,3 +160,26 @@ def test_an_array_id_seen_before_never_swallows_a_tasks_message(tmp_path, smtp_p
     got = smtp_plain.wait_for(3, timeout=20)
     assert len(got) == 3, proc.stderr
     assert b"already been sent" in got[2].data
+
+
+# ---- A14: one unsendable file never blocks the outbox ----
+
+def test_an_unsendable_file_in_the_outbox_does_not_block_the_ones_behind_it(tmp_path, smtp_plain):
+    """An empty (or foreign) .eml sorted first: "no recipients" was reported as "the transport
+    is not usable now", so every resend (and every run's flush) stopped before the good
+    messages behind it, for ever. It is a dead letter; the others go."""
+    outbox = tmp_path / "outbox"
+    outbox.mkdir(mode=0o700)
+    (outbox / "20200101T000000.000000Z-1-aaaaa1.eml").write_bytes(b"")
+    (outbox / "20200101T000000.000000Z-1-aaaaa2.eml").write_bytes(b"Subject: no one\n\nbody\n")
+    (outbox / "20200101T000001.000000Z-1-aaaaa3.eml").write_bytes(
+        b"To: me@example.org\nSubject: behind-3c9d\n\nbody\n")
+    proc = subprocess.run([PY, SCRIPT, "resend", "--outbox", str(outbox), "--max-per-hour", "0",
+                           "--smtp", smtp_plain.addr], env=isolated_env(tmp_path),
+                          cwd=str(tmp_path), timeout=60, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    got = smtp_plain.wait_for(1, timeout=20)
+    assert len(got) == 1 and b"behind-3c9d" in got[0].data, proc.stdout + proc.stderr
+    assert outbox_messages(tmp_path) == []
+    assert len(list((outbox / "dead").glob("*.eml*"))) == 2, list(outbox.rglob("*"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
