@@ -4842,11 +4842,11 @@ def build_teams(channel, summary):
     colour = {"failure": "Attention", "warning": "Warning", "ok": "Good"}[summary.severity]
     body = [{"type": "TextBlock", "text": _fit(summary.title, 400), "weight": "Bolder",
              "size": "Medium", "wrap": True, "color": colour},
-            {"type": "FactSet", "facts": [{"title": k, "value": _fit(v, 1000)} for k, v in
-                                          summary.fields if k != "Decisive line"]}]
+            {"type": "FactSet", "facts": [{"title": k, "value": _no_links(_fit(v, 1000))}
+                                          for k, v in summary.fields if k != "Decisive line"]}]
     if summary.evidence:
-        body.append({"type": "TextBlock", "text": _fit(summary.evidence, 2000), "wrap": True,
-                     "fontType": "Monospace"})
+        body.append({"type": "TextBlock", "text": _no_links(_fit(summary.evidence, 2000)),
+                     "wrap": True, "fontType": "Monospace"})
     card = {"$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
             "type": "AdaptiveCard", "version": "1.4", "body": body}
     return _json_request(channel.url, {"type": "message", "attachments": [
@@ -4857,13 +4857,20 @@ def build_teams(channel, summary):
 def build_googlechat(channel, summary):
     """Google Chat incoming webhook: a text message (4,096 characters at most)."""
     text = "*%s*\n%s" % (summary.title, summary.text)
-    return _json_request(channel.url, {"text": _fit(text, 4096)})
+    return _json_request(channel.url, {"text": _fit(_no_links(text), 4096)})
 
 
 def _no_mentions(text):
     """@all, @channel, @here (and Slack-style <!here>) from a log line must not page a whole
     chat: a zero-width space keeps the text and breaks the mention (Mattermost, Rocket.Chat)."""
-    return str(text).replace("@", "@\u200b").replace("<!", "<\u200b!")
+    return _no_links(str(text).replace("@", "@\u200b"))
+
+
+def _no_links(text):
+    """[label](url) and <url|label> from a log line must not become a link whose label hides
+    where it goes (markdown in Teams, Mattermost, Rocket.Chat; Google Chat's own syntax): a
+    zero-width space keeps the text and breaks the markup."""
+    return str(text).replace("](", "]\u200b(").replace("<", "<\u200b")
 
 
 def build_mattermost(channel, summary):

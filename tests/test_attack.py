@@ -183,3 +183,20 @@ def test_an_unsendable_file_in_the_outbox_does_not_block_the_ones_behind_it(tmp_
     assert outbox_messages(tmp_path) == []
     assert len(list((outbox / "dead").glob("*.eml*"))) == 2, list(outbox.rglob("*"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# ---- A15: a log line cannot post a disguised link to a team chat ----
+
+@pytest.mark.parametrize("service", ["googlechat", "teams", "mattermost", "rocketchat"])
+def test_a_log_line_cannot_post_a_disguised_link(service):
+    """The decisive line went out as-is: Google Chat renders <url|label> as a link labelled
+    "label", Teams, Mattermost and Rocket.Chat render [label](url)."""
+    import json
+    from test_channels import SERVICE_URLS, make_result
+    evidence = ("RuntimeError: see <https://evil.example/login|your GPU quota> "
+                "or [reset](https://evil.example/reset)")
+    summary = N.channel_summary(make_result(evidence=evidence))
+    body = N.build_channel_request(N.parse_channel(SERVICE_URLS[service]), summary).body
+    text = json.dumps(json.loads(body.decode("utf-8")), ensure_ascii=False)
+    assert "<https://evil" not in text and "](https://evil" not in text, text
+    assert "your GPU quota" in text and "reset" in text  # the words stay readable
