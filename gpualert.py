@@ -115,8 +115,9 @@ ENV_PREFIX = "GPUALERT_"
 HEADER_MARK = "=== gpualert"
 
 # (flag, config key, kind, metavar, help). Kinds: str, list (repeatable), flag, size,
-# duration, seconds, choice:a|b, optpath (flag with an optional value). The table drives
-# the parser, the environment variables, the config file keys and `config`.
+# duration, seconds, int, count (an int >= 0), choice:a|b, optpath (flag with an optional
+# value). The table drives the parser, the environment variables, the config file keys
+# and `config`.
 RUN_OPTIONS = (
     ("--to", "to", "list", "ADDR", "recipient, repeatable (default: the local user)"),
     ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
@@ -142,7 +143,7 @@ RUN_OPTIONS = (
     ("--gpu-interval", "gpu_interval", "seconds", "SECONDS", "nvidia-smi sampling (60, 0=off)"),
     ("--all-ranks", "all_ranks", "flag", "", "notify from every rank, not only rank 0"),
     ("--array-summary", "array_summary", "flag:each", "[=each]", "one message per job array (=each: and one per task)"),
-    ("--max-per-hour", "max_per_hour", "int", "N", "cap on messages an hour (30; 0=none)"),
+    ("--max-per-hour", "max_per_hour", "count", "N", "cap on messages an hour (30; 0=none)"),
     ("--dry-run", "dry_run", "flag", "", "build the message, save it, send nothing"),
     ("--quiet", "quiet", "flag", "", "print nothing of gpualert's own"),
     ("--config", "config", "path", "FILE", "INI file"),
@@ -379,6 +380,8 @@ def parse_seconds(text):
         raise ConfigError("malformed number of seconds %r" % text)
     if value < 0:
         raise ConfigError("negative number of seconds %r" % text)
+    if value != value or value == float("inf"):  # nan, inf: no deadline could hold
+        raise ConfigError("not a finite number of seconds %r" % text)
     return value
 
 
@@ -9336,11 +9339,14 @@ def convert_option(kind, raw):
         if str(raw).lower() in ("0", "false", "no", "off"):
             return False
         raise ConfigError("%r is not a yes/no value" % raw)
-    if kind == "int":
+    if kind in ("int", "count"):  # count: a number of things, never below 0
         try:
-            return int(raw)
+            value = int(raw)
         except ValueError:
             raise ConfigError("%r is not a whole number" % raw)
+        if kind == "count" and value < 0:
+            raise ConfigError("%r is below 0" % raw)
+        return value
     if kind == "path":
         return os.path.expanduser(os.path.expandvars(raw))
     if kind == "list":

@@ -200,3 +200,15 @@ def test_a_log_line_cannot_post_a_disguised_link(service):
     text = json.dumps(json.loads(body.decode("utf-8")), ensure_ascii=False)
     assert "<https://evil" not in text and "](https://evil" not in text, text
     assert "your GPU quota" in text and "reset" in text  # the words stay readable
+
+
+# ---- A7: values no setting can mean ----
+
+@pytest.mark.parametrize("args", [["--max-per-hour", "-1"], ["--smtp-timeout", "nan"],
+                                  ["--smtp-timeout", "inf"], ["--gpu-interval", "nan"]])
+def test_a_value_no_setting_can_mean_is_a_usage_error(tmp_path, args):
+    proc = subprocess.run([PY, SCRIPT] + base(tmp_path) + args + ["--"] + child("pass"),
+                          env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == 2 and args[0].encode() in proc.stderr, proc.stderr
+    assert not (tmp_path / "logs").exists()  # nothing ran
