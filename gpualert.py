@@ -2304,7 +2304,27 @@ def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
     """Classify the log file at path (its tail). Raises OSError only if it cannot be read."""
     facts = facts if isinstance(facts, dict) else {}
     text, first = read_tail(path, max_bytes or MAX_LOG_BYTES, facts.get("total_lines"))
-    return classify_text(text, facts, first_line=first)
+    return classify_text(_blank_run_headers(text), facts, first_line=first)
+
+
+_RUN_HEADER_KEYS = ("command", "host", "cwd", "start", "pid", "gpualert", "scheduler", "rank")
+
+
+def _blank_run_headers(text):
+    """A gpualert log's header lines made empty (line numbers kept): its `command:` line is
+    what the user typed, never evidence (`--on-oom "CUDA out of memory"` is not a cause)."""
+    if HEADER_MARK + " run started" not in text:
+        return text
+    lines, in_header = text.split("\n"), False
+    for n, line in enumerate(lines):
+        if line.startswith(HEADER_MARK):
+            in_header = line.startswith(HEADER_MARK + " run started")
+            lines[n] = "" if in_header else line
+        elif in_header and line.split(":", 1)[0] in _RUN_HEADER_KEYS:
+            lines[n] = ""
+        else:
+            in_header = False
+    return "\n".join(lines)
 
 
 # ==== Pure core: metrics from the log ====

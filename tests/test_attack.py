@@ -212,3 +212,23 @@ def test_a_value_no_setting_can_mean_is_a_usage_error(tmp_path, args):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.returncode == 2 and args[0].encode() in proc.stderr, proc.stderr
     assert not (tmp_path / "logs").exists()  # nothing ran
+
+
+# ---- A16: `classify` of a gpualert log never takes the header's command line as evidence ----
+
+def test_classify_of_a_gpualert_log_skips_the_command_line_in_its_header(tmp_path):
+    code = ("import sys; print('RuntimeError: CUDA error: an illegal memory access was "
+            "encountered'); sys.exit(1)")
+    proc = subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--dry-run", "--", PY, "-c", code,
+                           "--on-oom", "CUDA out of memory"], env=isolated_env(tmp_path),
+                          cwd=str(tmp_path), timeout=60, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    assert proc.returncode == 1
+    import glob
+    log = glob.glob(str(tmp_path / "logs" / "*" / "output.log"))[0]
+    out = subprocess.run([PY, SCRIPT, "classify", "--json", log], stdout=subprocess.PIPE,
+                         timeout=60).stdout
+    import json
+    verdict = json.loads(out.decode().splitlines()[0])
+    assert "command:" not in (verdict["evidence"] or ""), verdict
+    assert "illegal memory access" in (verdict["evidence"] or ""), verdict
