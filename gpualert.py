@@ -5961,8 +5961,9 @@ def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True):
         return _deliver(msg, cfg, deadline, state, on_spooled=on_spooled if spool else None, spool=spool)
     except BaseException as exc:  # never let mail change the job's fate, not even Ctrl-C
         if state["path"] or not spool:
+            path = _safely(lambda: release_item(state["path"]), state["path"]) if state["path"] else None
             return _outcome("outbox" if spool else "failed", "none", "internal error: %s"
-                            % _describe(exc), state["path"])
+                            % _describe(exc), path)
         return _outbox_result(msg, cfg, "internal error: %s" % _describe(exc), "none")
 
 
@@ -5976,13 +5977,15 @@ def _deliver(msg, cfg, deadline, state, *, on_spooled, spool):
         path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
         return _outcome("dry-run", "none", "dry run: not sent; message saved to %s" % path, path)
     errors = []
-    if spool:
-        state["path"], errors = spool_message(data, cfg, "spooled before the first attempt")
+    if spool:  # spooled claimed: another process's flush must not take it meanwhile
+        state["path"], errors = spool_message(data, cfg, "spooled before the first attempt",
+                                              claimed=True)
         if on_spooled:
             on_spooled(state["path"])
     path = state["path"]
     kind, where = _choose_transport(cfg)
     if kind in ("outbox", "missing"):
+        path = release_item(path) if path else None
         return _unsent(msg, data, cfg, where, "outbox" if kind == "outbox" else "sendmail",
                        path=path, errors=errors, spool=spool)
     now = time.monotonic()
@@ -5992,10 +5995,7 @@ def _deliver(msg, cfg, deadline, state, *, on_spooled, spool):
         if res.ok:
             return _outcome("sent", kind, res.detail)
         return _unsent(msg, data, cfg, res.detail, kind, path=None, errors=errors, spool=spool)
-    claimed = claim_item(path)
-    if claimed is None:
-        return _outcome("outbox", kind, "being sent by another gpualert process", path)
-    result, res, where_now = send_claimed(claimed, data, msg, cfg, transport=(kind, where),
+    result, res, where_now = send_claimed(path, data, msg, cfg, transport=(kind, where),
                                           deadline=deadline)
     if result == "sent":
         return _outcome("sent", kind, res.detail)

@@ -232,3 +232,29 @@ def test_classify_of_a_gpualert_log_skips_the_command_line_in_its_header(tmp_pat
     verdict = json.loads(out.decode().splitlines()[0])
     assert "command:" not in (verdict["evidence"] or ""), verdict
     assert "illegal memory access" in (verdict["evidence"] or ""), verdict
+
+
+# ---- A17: a run's own message is claimed from the moment it is spooled ----
+
+def test_a_flush_at_the_same_moment_cannot_take_a_runs_own_message(tmp_path, smtp_plain,
+                                                                     monkeypatch):
+    """35 runs at once with --max-per-hour 30: a run spooled its message, another run's
+    outbox flush claimed it before the run did (then released it at the hourly cap), and the
+    run reported "being sent by another gpualert process": its message was never sent."""
+    import time as _time
+    cfg = dict(N.default_config(), to=["me@example.org"], smtp=smtp_plain.addr, sendmail="none",
+               outbox=str(tmp_path / "outbox"), log_dir=str(tmp_path / "logs"), max_per_hour=0,
+               quiet=True)
+    real, stolen = N.spool_message, []
+
+    def spool_then_a_flush_runs(*args, **kw):
+        path, errors = real(*args, **kw)
+        for item in N.ready_items(os.path.dirname(path)):  # another process's flush, now
+            stolen.append(N.claim_item(item))
+        return path, errors
+    monkeypatch.setattr(N, "spool_message", spool_then_a_flush_runs)
+    out = N.deliver(b"To: me@example.org\r\nSubject: race-5e1f\r\n\r\nbody\r\n", cfg,
+                    _time.monotonic() + 20)
+    assert out["outcome"] == "sent", out
+    assert stolen == []
+    assert len(smtp_plain.wait_for(1)) == 1
