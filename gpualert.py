@@ -6902,17 +6902,8 @@ def ready_items(place, kinds=("eml",)):
 # ---- e-mail in the spool ----
 
 def _was_held(path):
-    return _stamped(path, b"held:")
-
-
-def _stamped(path, words):
-    """Does the outbox reason stamped on the message's first line contain `words`?"""
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(400)
-    except OSError:
-        return False
-    return first.startswith(b"X-Gpualert-Outbox-Reason:") and words in first
+    """Was the message held back on purpose (its stamped outbox reason says "held:")?"""
+    return "held:" in (_header_line(path, b"X-Gpualert-Outbox-Reason:") or "")
 
 
 def _stamp(msg, reason):
@@ -7131,6 +7122,7 @@ def _told(dead):
 
 
 def _header_line(path, name):
+    """The value of the header `name` when it is the file's first line, else None."""
     try:
         with open(path, "rb") as handle:
             first = handle.readline(1000)
