@@ -264,6 +264,19 @@ if __name__ == "__main__":
     unittest.main()
 
 
+def _smtp_sink(case):
+    """A real SMTP server (aiosmtpd) closed when the test ends; skips the test without it."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    try:
+        from conftest import SmtpServer
+        sink = SmtpServer(None)
+    except ImportError:
+        case.skipTest("aiosmtpd is not installed (pip install aiosmtpd)")
+    case.addCleanup(sink.close)
+    return sink
+
+
 class TestThread(unittest.TestCase):
     """The real wrapper under a (simulated) Slurm job: the time-limit warning and the final
     message are one thread, the warning tells the real start and command, and the final one
@@ -271,14 +284,7 @@ class TestThread(unittest.TestCase):
 
     def test_warning_and_final_are_one_thread(self):
         import signal
-        import sys
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-        try:
-            from conftest import SmtpServer
-            sink = SmtpServer(None)
-        except ImportError:
-            self.skipTest("aiosmtpd is not installed (pip install aiosmtpd)")
-        self.addCleanup(sink.close)
+        sink = _smtp_sink(self)
         from wrapper_helpers import PY, SCRIPT, child, isolated_env
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="gpualert-thread-"))
         self.addCleanup(shutil.rmtree, str(tmp), True)
@@ -353,14 +359,7 @@ class TestArrayEndToEnd(unittest.TestCase):
     """Real wrapper runs as tasks of one (simulated) Slurm array, a real SMTP server."""
 
     def setUp(self):
-        import sys
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-        try:
-            from conftest import SmtpServer
-            self.sink = SmtpServer(None)
-        except ImportError:
-            self.skipTest("aiosmtpd is not installed (pip install aiosmtpd)")
-        self.addCleanup(self.sink.close)
+        self.sink = _smtp_sink(self)
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="gpualert-array-"))
         self.addCleanup(shutil.rmtree, str(self.tmp), True)
 
@@ -477,14 +476,7 @@ class TestOwnCtrlC(unittest.TestCase):
     def run_at_terminal(self, *options):
         import pty
         import select
-        import sys
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-        try:
-            from conftest import SmtpServer
-            sink = SmtpServer(None)
-        except ImportError:
-            self.skipTest("aiosmtpd is not installed (pip install aiosmtpd)")
-        self.addCleanup(sink.close)
+        sink = _smtp_sink(self)
         from wrapper_helpers import PY, SCRIPT, isolated_env
         tmp = tempfile.mkdtemp(prefix="gpualert-ctrlc-")
         self.addCleanup(shutil.rmtree, tmp, True)

@@ -133,13 +133,29 @@ def test_ctrl_s_on_a_terminal_does_not_hold_the_exit(tmp_path):
     finally:
         os.write(fd, b"\x11")
         _read_until(fd, b"\x00", 1)
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
-        os.close(fd)
+        _end_terminal(pid, fd)
     assert b"=== gpualert command ended" in log_text(tmp_path)
+
+
+def _end_terminal(pid, fd):
+    """Kill what runs on the test's terminal, reap it and close the terminal."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+    os.close(fd)
+
+
+def _shell_on_terminal(tmp_path):
+    """An interactive bash on a new terminal in tmp_path, at its prompt. -> (pid, fd)."""
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - an interactive shell on the terminal
+        os.chdir(str(tmp_path))
+        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
+                  isolated_env(tmp_path, PS1="PROMPT$ ", TERM="dumb"))
+    _read_until(fd, b"PROMPT$ ")
+    return pid, fd
 
 
 def _read_until(fd, token, seconds=30):
@@ -217,13 +233,8 @@ TICKER = ("import signal, sys, time\n"
 def test_job_control_in_an_interactive_shell(tmp_path):
     """Ctrl-Z stops the job and gives the prompt back, fg resumes it, Ctrl-C ends it once."""
     (tmp_path / "ticker.py").write_text(TICKER)
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - an interactive shell on the terminal
-        os.chdir(str(tmp_path))
-        env = isolated_env(tmp_path, PS1="PROMPT$ ", TERM="dumb")
-        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"], env)
+    pid, fd = _shell_on_terminal(tmp_path)
     try:
-        _read_until(fd, b"PROMPT$ ")
         os.write(fd, ("%s %s %s -- %s ticker.py\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
         _read_until(fd, b"tick 3")
         os.write(fd, b"\x1a")  # Ctrl-Z
@@ -241,37 +252,22 @@ def test_job_control_in_an_interactive_shell(tmp_path):
         os.write(fd, b'echo "R""C=$?"\n')  # the echoed command line has no RC= in it
         assert b"RC=7" in _read_until(fd, b"RC=7", 20)
     finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
-        os.close(fd)
+        _end_terminal(pid, fd)
 
 
 def test_ctrl_c_reaches_a_child_once_inside_a_script_on_a_terminal(tmp_path):
     """In a script's foreground job the child stays in the job's group: Ctrl-C reaches the
     script and the child, each once."""
     (tmp_path / "counter.py").write_text(SIGNAL_COUNTER)
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - an interactive shell on the terminal
-        os.chdir(str(tmp_path))
-        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
-                  isolated_env(tmp_path, PS1="PROMPT$ ", TERM="dumb"))
+    pid, fd = _shell_on_terminal(tmp_path)
     try:
-        _read_until(fd, b"PROMPT$ ")
         os.write(fd, ("bash -c '%s %s %s -- %s counter.py'\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
         _read_until(fd, b"ready")
         os.write(fd, b"\x03")
         out = _read_until(fd, b"COUNT=", 30) + _read_until(fd, b"\n", 5)
         assert b"COUNT=1" in out, out
     finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
-        os.close(fd)
+        _end_terminal(pid, fd)
 
 
 # ---- 3. 2>&1 order when stdout and stderr are one file ----
