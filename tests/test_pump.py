@@ -14,24 +14,11 @@ import time
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import (PY, SCRIPT, child, isolated_env, log_text, outbox_messages,
-                             run_gpualert, run_json)
+from wrapper_helpers import (PY, SCRIPT, base, child, closed_port, isolated_env, log_text,
+                             outbox_messages, run_gpualert, run_json)
 
 
 G = load_gpualert()
-
-
-def base(tmp):
-    return ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox")]
-
-
-def closed_port():
-    import socket
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 def wait_for(predicate, seconds=30.0, step=0.05):

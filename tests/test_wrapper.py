@@ -8,20 +8,8 @@ import time
 
 import pytest
 
-from wrapper_helpers import (PY, SCRIPT, child, isolated_env, log_text, outbox_messages,
-                             run_gpualert, run_json)
-
-
-def base(tmp):
-    return ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox")]
-
-
-def closed_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
+from wrapper_helpers import (PY, SCRIPT, base, child, closed_port, isolated_env, log_text,
+                             outbox_messages, run_gpualert, run_json)
 
 
 # ---- primitive 2: the exit status is the child's, with the relay down ----

@@ -73,3 +73,16 @@ def outbox_messages(tmp, outbox="outbox"):
 def child(code):
     """argv of a Python child running `code`."""
     return [PY, "-c", code]
+
+
+def base(tmp):
+    """Flags that keep a run's log and outbox inside the test's folder."""
+    return ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox")]
+
+
+def closed_port():
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
