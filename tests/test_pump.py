@@ -14,8 +14,8 @@ import time
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import (PY, SCRIPT, base, child, closed_port, isolated_env, log_text,
-                             outbox_messages, run_gpualert, run_json)
+from wrapper_helpers import (PY, SCRIPT, SIGNAL_COUNTER, base, child, closed_port, isolated_env,
+                             log_text, outbox_messages, run_gpualert, run_json)
 
 
 G = load_gpualert()
@@ -163,20 +163,6 @@ def _read_until(fd, token, seconds=30):
 
 
 # ---- 2. a signal reaches the child exactly once, whoever sends it ----
-
-SIGNAL_COUNTER = (
-    "import signal, sys, time\n"
-    "seen = []\n"
-    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):\n"
-    "    signal.signal(s, lambda sig, frame: seen.append(sig))\n"
-    "print('ready', flush=True)\n"
-    "deadline = time.time() + 20\n"
-    "while time.time() < deadline and not seen:\n"
-    "    time.sleep(0.05)\n"
-    "time.sleep(1.0)\n"
-    "print('COUNT=%d' % len(seen), flush=True)\n"
-    "sys.exit(5)\n")
-
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGUSR1"])
 def test_a_signal_sent_to_the_process_group_reaches_the_child_once(tmp_path, signame):

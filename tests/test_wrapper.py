@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from wrapper_helpers import (PY, SCRIPT, base, child, closed_port, isolated_env, log_text,
-                             outbox_messages, run_gpualert, run_json)
+from wrapper_helpers import (PY, SCRIPT, SIGNAL_COUNTER, base, child, closed_port, isolated_env,
+                             log_text, outbox_messages, run_gpualert, run_json)
 
 
 # ---- primitive 2: the exit status is the child's, with the relay down ----
@@ -141,23 +141,6 @@ def test_grandchild_holding_the_pipe_does_not_hang_the_wrapper(tmp_path):
 
 
 # ---- signals ----
-
-SIGNAL_COUNTER = (
-    "import signal, sys, time\n"
-    "seen = []\n"
-    "def on(sig, frame):\n"
-    "    seen.append(sig)\n"
-    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,\n"
-    "          signal.SIGUSR2):\n"
-    "    signal.signal(s, on)\n"
-    "print('ready', flush=True)\n"
-    "deadline = time.time() + 20\n"
-    "while time.time() < deadline and not seen:\n"
-    "    time.sleep(0.05)\n"
-    "time.sleep(1.0)\n"
-    "print('COUNT=%d' % len(seen), flush=True)\n"
-    "sys.exit(5)\n")
-
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"])
 def test_signal_sent_to_the_wrapper_reaches_the_child_once(tmp_path, signame):

@@ -86,3 +86,22 @@ def closed_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+#: A child that counts the signals it receives (any of six), waits a second for more,
+#: prints COUNT=n and exits 5: a signal must reach it exactly once.
+SIGNAL_COUNTER = (
+    "import signal, sys, time\n"
+    "seen = []\n"
+    "def on(sig, frame):\n"
+    "    seen.append(sig)\n"
+    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,\n"
+    "          signal.SIGUSR2):\n"
+    "    signal.signal(s, on)\n"
+    "print('ready', flush=True)\n"
+    "deadline = time.time() + 20\n"
+    "while time.time() < deadline and not seen:\n"
+    "    time.sleep(0.05)\n"
+    "time.sleep(1.0)\n"
+    "print('COUNT=%d' % len(seen), flush=True)\n"
+    "sys.exit(5)\n")
