@@ -5,6 +5,7 @@ in 2>&1 order when stdout and stderr are one file, a full disk leaves a marked g
 grandchildren are drained and not killed, the footer is on its own line, and the
 whole log is evidence for the classifier.
 """
+import contextlib
 import os
 import pty
 import signal
@@ -47,41 +48,44 @@ def body_of(log):
 BIG_THEN_SLEEP = "import os, time\nfor _ in range(160): os.write(1, b'x' * 65536)\ntime.sleep(60)\n"
 
 
-def test_a_stalled_reader_does_not_hold_the_timeout(tmp_path):
-    r, w = os.pipe()  # the reader: we hold its end and never read, like `| sleep 25`
+@contextlib.contextmanager
+def _behind_a_stalled_reader(tmp_path, options, code):
+    """The wrapper running `code` with its stdout into a pipe whose reader never reads (we
+    hold its end, like `| sleep 25`). -> the wrapper's Popen; killed on the way out."""
+    r, w = os.pipe()
+    proc = None
     try:
-        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--timeout", "2", "--"]
-                                + child(BIG_THEN_SLEEP), stdout=w, stderr=subprocess.PIPE,
-                                env=isolated_env(tmp_path), cwd=str(tmp_path))
+        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + options + ["--"] + child(code),
+                                stdout=w, stderr=subprocess.PIPE, env=isolated_env(tmp_path),
+                                cwd=str(tmp_path))
         os.close(w)
+        w = None
+        yield proc
+    finally:
+        os.close(r)
+        if w is not None:
+            os.close(w)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+
+def test_a_stalled_reader_does_not_hold_the_timeout(tmp_path):
+    with _behind_a_stalled_reader(tmp_path, ["--timeout", "2"], BIG_THEN_SLEEP) as proc:
         assert wait_for(lambda: exited(proc), 40), "the wrapper waited for the reader"
         assert proc.returncode == 128 + signal.SIGTERM
         assert run_json(tmp_path)["status"] == "TIMEOUT"
-    finally:
-        os.close(r)
-        if proc.poll() is None:
-            proc.kill()
 
 
 def test_a_stalled_reader_does_not_hold_the_message_or_the_exit(tmp_path):
     # 1.5 MiB: more than the reader's pipe takes, less than the wrapper holds for it (as tee
     # would block, a child writing more than that waits for the reader while it runs)
     code = "import os\nfor _ in range(24): os.write(1, b'x' * 65536)\nraise SystemExit(3)\n"
-    r, w = os.pipe()
-    try:
-        relay_down = ["--smtp", "127.0.0.1:%d" % closed_port()]
-        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + relay_down + ["--"] + child(code),
-                                stdout=w, stderr=subprocess.PIPE, env=isolated_env(tmp_path),
-                                cwd=str(tmp_path))
-        os.close(w)
+    relay_down = ["--smtp", "127.0.0.1:%d" % closed_port()]
+    with _behind_a_stalled_reader(tmp_path, relay_down, code) as proc:
         assert wait_for(lambda: exited(proc), 40), "the wrapper waited for the reader"
         assert proc.returncode == 3
         assert len(outbox_messages(tmp_path)) == 1
         assert b"stopped copying" in proc.stderr.read()
-    finally:
-        os.close(r)
-        if proc.poll() is None:
-            proc.kill()
 
 
 def test_sigterm_reaches_the_child_while_the_reader_is_stalled(tmp_path):
@@ -89,20 +93,12 @@ def test_sigterm_reaches_the_child_while_the_reader_is_stalled(tmp_path):
             "signal.signal(signal.SIGTERM, lambda s, f: os._exit(9))\n"
             "open('ready', 'w').close()\n"
             "while True: os.write(1, b'y' * 65536)\n")
-    r, w = os.pipe()
-    try:
-        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), stdout=w,
-                                stderr=subprocess.PIPE, env=isolated_env(tmp_path), cwd=str(tmp_path))
-        os.close(w)
+    with _behind_a_stalled_reader(tmp_path, [], code) as proc:
         assert wait_for(lambda: os.path.exists(str(tmp_path / "ready")))
         assert wait_for(lambda: len(log_text(tmp_path)) > 1 << 20)
         proc.send_signal(signal.SIGTERM)
         assert wait_for(lambda: exited(proc), 40), "SIGTERM waited for the reader"
         assert proc.returncode == 9
-    finally:
-        os.close(r)
-        if proc.poll() is None:
-            proc.kill()
 
 
 def test_ctrl_s_on_a_terminal_does_not_hold_the_exit(tmp_path):
