@@ -67,6 +67,11 @@ import sys
 import time
 import types
 
+# Python 2.7 and 3.0-3.5 parse the whole file before running any of it, so no version check
+# can run there: they stop at the first line they cannot parse and print it. This f-string
+# (new in 3.6) is that line, so what they print says what is wrong.
+NEEDS_PYTHON = f"gpualert needs Python 3.6 or newer, not {sys.version.split()[0]}"
+
 # ==== Constants ====
 
 EXIT_USAGE = 2
