@@ -353,7 +353,8 @@ _UNITS_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _UNITS_B = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 #: The one definition of a control character: C0 but TAB and LF (a line's own business),
 #: DEL, C1 and the Unicode line and paragraph separators. Never shown to a reader as is.
-_CONTROL_RE = re.compile(u"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# Bidi embeddings, overrides and isolates too: a job's line must display as what it is.
+_CONTROL_RE = re.compile(u"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def parse_duration(text):
@@ -6643,8 +6644,8 @@ def _outbox_dir(cfg):
 
 def private_dir(path, create=True):
     """`path` as a directory only this user can write to: created 0700 (parents too) if
-    missing and `create`; refused (OSError naming why) if it is a link, not ours, or
-    writable by group or others. -> path."""
+    missing and `create`; refused (OSError naming why) if it is a link or not ours; made
+    0700 if it is ours but writable by group or others. -> path."""
     if create:
         try:
             os.makedirs(path, mode=0o700)
@@ -6657,10 +6658,21 @@ def private_dir(path, create=True):
         raise OSError(errno.ENOTDIR, "%s is not a directory" % path)
     if st.st_uid != os.geteuid():
         raise OSError(errno.EPERM, "%s is owned by uid %d, not by you: refused" % (path, st.st_uid))
-    if st.st_mode & 0o022:
-        raise OSError(errno.EPERM, "%s is writable by group or others (mode %03o): refused"
-                      % (path, stat.S_IMODE(st.st_mode)))
+    if st.st_mode & 0o022:  # ours, made under umask 002 (or by an older gpualert): tighten it
+        _tighten_dir(path)
     return path
+
+
+def _tighten_dir(path):
+    """chmod 0700 the directory itself, never what a link swapped in meanwhile points to.
+    Items other users planted while it was open stay unsent: spool listings take ours only."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        if os.fstat(fd).st_uid != os.geteuid():
+            raise OSError(errno.EPERM, "%s is not yours: refused" % path)
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 _TEMP_ROOT = []

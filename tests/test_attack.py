@@ -258,3 +258,28 @@ def test_a_flush_at_the_same_moment_cannot_take_a_runs_own_message(tmp_path, smt
     assert out["outcome"] == "sent", out
     assert stolen == []
     assert len(smtp_plain.wait_for(1)) == 1
+
+
+# ---- A9: bidi controls in the job's output ----
+
+def test_bidi_controls_in_the_output_cannot_reorder_the_message(tmp_path):
+    """A right-to-left override (U+202E) printed by the job reached the subject, the body and
+    the HTML unchanged, so a line could display as something it is not. (The attached log
+    stays the job's raw bytes.)"""
+    import email
+    argv = [PY, SCRIPT, "--max-per-hour", "0", "--sendmail", "none"] + base(tmp_path) + ["--"] + child(
+        "import sys; print('step 1'); sys.stderr.write('ValueError: bad \\u202egpj.exe\\u2066x\\n');"
+        " raise SystemExit(1)")
+    proc = subprocess.run(argv, env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == 1, proc.stderr
+    [path] = outbox_messages(tmp_path)
+    with open(path, "rb") as handle:
+        msg = email.message_from_binary_file(handle)
+    texts = [str(msg["Subject"])] + [part.get_payload(decode=True).decode("utf-8", "replace")
+                                    for part in msg.walk()
+                                    if part.get_content_type() in ("text/plain", "text/html")
+                                    and part.get_content_disposition() != "attachment"]
+    assert any("gpj.exe" in text for text in texts), texts
+    for text in texts:
+        assert "\u202e" not in text and "\u2066" not in text, text

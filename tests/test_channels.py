@@ -799,7 +799,10 @@ def test_run_sends_its_curves_to_ntfy_unless_no_plots(servers, tmp_path, plots):
 
 
 def test_a_world_writable_fallback_neither_gets_records_nor_has_them_posted(servers, tmp_path):
-    """Another user may pre-create the predictable /tmp fallback (here: mode 777)."""
+    """Another user (here: nobody, uid 65534) may pre-create the predictable /tmp fallback,
+    mode 777, and plant a record in it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the planted folder to another user")
     planted_target = servers(tls=False)
     shared = tmp_path / ("gpualert-outbox-%d" % os.getuid())
     shared.mkdir()
@@ -807,6 +810,8 @@ def test_a_world_writable_fallback_neither_gets_records_nor_has_them_posted(serv
     record = gpualert.channel_record(gpualert.parse_channel("json://127.0.0.1:%d/p" % planted_target.port),
                                      gpualert.channel_summary(make_result(name="planted")))
     (shared / "20260101T000000.000000Z-1-abcdef.json").write_text(json.dumps(record))
+    for path in (shared, shared / "20260101T000000.000000Z-1-abcdef.json"):
+        os.chown(str(path), 65534, 65534)
     blocker = tmp_path / "file"
     blocker.write_text("a regular file: the outbox cannot be made under it")
     args = ["--outbox", str(blocker / "outbox"), "--log-dir", str(blocker / "logs"),

@@ -787,21 +787,24 @@ def test_rate_limiter_unusable_dir_allows(tmp_path):
 
 def test_array_records_and_rate_stamps_live_in_private_directories(tmp_path):
     """Task records and the hourly stamps say what a user runs and when: their directories
-    are created 0700, and one others may write to is refused with a note, not used."""
+    are created 0700, and one of ours that others may write to (umask 002, an older
+    gpualert) is made 0700 before it is used, not refused (which would lose the summary)."""
     import stat
     arrays, rates = tmp_path / "arrays", tmp_path / "rates"
     cluster.ArraySummary(str(arrays), "8", task_count=2).record(0, "SUCCESS")
     assert cluster.RateLimiter(str(rates), 5).allow() is True
     for folder in (arrays, rates):
         assert stat.S_IMODE(os.stat(str(folder)).st_mode) == 0o700
-    open_dir = tmp_path / "open"
-    open_dir.mkdir()
-    os.chmod(str(open_dir), 0o777)
-    s = cluster.ArraySummary(str(open_dir), "9", task_count=1)
-    assert s.record(0, "SUCCESS") is None and "writable by group or others" in s.notes[0]
-    limiter = cluster.RateLimiter(str(open_dir), 1)
-    assert limiter.allow() is True and "writable by group or others" in limiter.notes[0]
-    assert os.listdir(str(open_dir)) == []
+    for name in ("open-arrays", "open-rates"):
+        (tmp_path / name).mkdir()
+        os.chmod(str(tmp_path / name), 0o775)
+    s = cluster.ArraySummary(str(tmp_path / "open-arrays"), "9", task_count=1)
+    s.record(0, "SUCCESS")
+    limiter = cluster.RateLimiter(str(tmp_path / "open-rates"), 1)
+    assert limiter.allow() is True and limiter.allow() is False, limiter.notes
+    for name in ("open-arrays", "open-rates"):
+        assert stat.S_IMODE(os.stat(str(tmp_path / name)).st_mode) == 0o700
+        assert os.listdir(str(tmp_path / name)), name
 
 
 def test_array_summary_task_count_from_the_environment(tmp_path):
