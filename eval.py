@@ -2408,7 +2408,7 @@ def _machine_line(folder):
         if info:
             return ("Measured on this project's machine (%s). Ratios travel between machines, "
                     "absolute times do not. Regenerate with `python3 eval.py all` "
-                    "(about 6 minutes); every table is in `results/`." % "; ".join(info))
+                    "(about 20 minutes on 2 cores); every table is in `results/`." % "; ".join(info))
     return "No measurements yet: run `python3 eval.py all`."
 
 
