@@ -8436,6 +8436,7 @@ class Run(object):
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
+        self.term_at = None  # when a scheduler's SIGTERM came
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
         self.interactive = _isatty(0)  # a person at a terminal started it
@@ -8573,9 +8574,10 @@ class Run(object):
         if name in ("SIGUSR1", "SIGUSR2") and self.scheduler.get("kind") == "sge":
             return self._on_sge_signal(name)
         if name == "SIGTERM" and self.scheduler and self.end_reason is None:
-            limit, now = self.time_limit, time.time()
+            now = time.time()
             self.end_reason = Background(lambda: query_end_reason(
-                self.scheduler, self.start, now, time_limit=limit.result(0) if limit else None))
+                self.scheduler, self.start, now, time_limit=self._known_limit()))
+            self.term_at = now
         if name in ("SIGUSR1", "SIGUSR2") and self.scheduler:
             self._notify_early("WARNING", "time limit approaching (%s)" % name)
 
@@ -8665,14 +8667,31 @@ class Run(object):
         SIGTERM (waited for within the deadline), the GPU summary, the log's metrics."""
         scan = _safely(lambda: EvidenceScan(self.log.path, self.header_lines), None)
         mem_after = _safely(read_cgroup_memory, {})
-        wait = min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0))
-        reason = self.end_reason.result(wait) if self.end_reason else None
+        reason = self._end_reason(min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0)))
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric")), {})
         evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
                              metrics=metrics, evidence=evidence)
+
+    def _end_reason(self, wait):
+        """The scheduler's answer about the SIGTERM. A controller too busy to answer in time
+        must not turn a time-limit kill into a plain interruption: what the job's known
+        limit says decides then."""
+        if not self.end_reason:
+            return None
+        answer = self.end_reason.result(wait)
+        if answer is None and self.term_at is not None:
+            answer = _reason_from_limit(self.start, self.term_at, self._known_limit(),
+                                        WALLTIME_MARGIN_S)
+        return answer
+
+    def _known_limit(self):
+        """The time limit read at the start, or the end time the scheduler's environment
+        gave, when that read has not come back (a busy controller)."""
+        limit = self.time_limit.result(0) if self.time_limit else None
+        return limit or {"end_time": self.scheduler.get("end_time"), "source": "environment"}
 
     def _outcome(self, child, end, *, mem_after=None, gpu=None, end_reason=None, metrics=None,
                  evidence=()):

@@ -279,3 +279,28 @@ def test_removed_working_directory_is_reported_not_fatal(tmp_path):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     assert b"cwd: (unavailable" in log_text(tmp_path)
     assert proc.returncode in (0, 1)  # Python itself may refuse a deleted cwd; we still report
+
+
+def test_a_walltime_sigterm_reads_as_timeout_while_the_controller_is_too_busy_to_answer(tmp_path):
+    """CI saw it: under load scontrol did not answer within the wait, and a job killed at its
+    time limit was reported INTERRUPTED. The job's known end time must decide it then."""
+    slow_bin = tmp_path / "slow-scheduler-bin"
+    slow_bin.mkdir()
+    for name in ("scontrol", "squeue", "sacct"):
+        (slow_bin / name).write_text("#!/bin/sh\nexec sleep 30\n")
+        (slow_bin / name).chmod(0o755)
+    env = isolated_env(tmp_path, SLURM_JOB_ID="777", SLURM_JOB_NAME="train",
+                       SLURM_JOB_END_TIME=str(int(time.time()) + 5))
+    env["PATH"] = str(slow_bin) + os.pathsep + env["PATH"]
+    code = "import time; print('ready', flush=True); time.sleep(60)"
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
+    assert proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    record = run_json(tmp_path)
+    assert record["status"] == "TIMEOUT", record
+    (message,) = outbox_messages(tmp_path)
+    with open(message, "rb") as handle:
+        assert b"TIMEOUT" in handle.read().split(b"\n\n", 1)[0]
