@@ -3886,7 +3886,7 @@ def render_text(result, manifest):
     tail = _shown_tail(result)
     mark = any(_is_evidence(t, c.evidence) for t in tail)
     lines += ["", "Last %d lines of output%s:" % (
-        len(tail), " (>> marks the evidence line)" if mark else "")]
+        len(tail), " (>> marks the evidence line)" if mark else "") if tail else "No lines of output shown."]
     lines += [(">> " if _is_evidence(t, c.evidence) else "   ") + t for t in tail]
     lines += ["", "Attachments and artifacts:"] + _manifest_lines(manifest)
     return "\n".join(lines) + "\n"
@@ -3976,7 +3976,7 @@ def render_html(result, manifest, image_cid=None):
         out.append("<h3>Notes</h3><ul>%s</ul>" % "".join(
             "<li>%s</li>" % esc(_clean(n, 1000)) for n in result.notes))
     tail = _shown_tail(result)
-    out.append("<h3>Last %d lines of output</h3>" % len(tail))
+    out.append("<h3>Last %d lines of output</h3>" % len(tail) if tail else "<h3>No lines of output shown</h3>")
     shown = "\n".join(('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t)
                       for t in tail)
     out.append('<pre style="background:#f6f8fa;padding:8px;font-size:12px;white-space:pre-wrap;'
@@ -4371,12 +4371,28 @@ def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
     if _wire_size(msg) <= budget:
         return msg
     for keep in (None, 20, 0):  # only tiny budgets get here: text only, fewer tail lines
-        thin = result if keep is None else result._replace(
-            tail=list(result.tail or [])[-keep:] if keep else [])
+        thin = result if keep is None else _thinned(result, keep, budget, manifest)
         msg = _assemble(thin, cfg, [], manifest, html=False)
         if _wire_size(msg) <= budget:
             break
     return msg
+
+
+def _thinned(result, keep, budget, manifest):
+    """The result with only its last `keep` lines of output, saying so and where the log is;
+    with none left, the manifest no longer promises lines the body does not have."""
+    tail = list(result.tail or [])
+    if len(tail) <= keep:
+        return result
+    shown = "only the last %d lines" % keep if keep else "none of the last lines"
+    note = "%s of output fit the %s message budget; the whole log: %s" % (
+        shown, _format_size(budget), result.log_path)
+    if not keep:
+        for row in manifest:
+            row["disposition"] = re.sub(r"(?:the )?last lines (?:are )?in the body",
+                                        "no room for its last lines in the body either",
+                                        row["disposition"])
+    return _with_note(result._replace(tail=tail[-keep:] if keep else []), note)
 
 
 def _set_headers(msg, result, cfg):

@@ -358,6 +358,19 @@ def test_budget_ladder_drops_and_says_so(tmp_path, cfg):
     assert wire_size(tiny) <= 12 << 10  # text only, fewer tail lines
 
 
+def test_a_budget_too_small_for_the_tail_says_so_instead_of_promising_lines(tmp_path, cfg):
+    """--budget 1K: the body said "Last 0 lines of output:" and the log's row promised "last
+    lines in the body". A thinned body must say what was left out and where the log is."""
+    log = _log(tmp_path, "job.log", b"".join(b"line %d\n" % i for i in range(200)))
+    cfg["budget"] = 1024
+    r = make_result(tmp_path, log_path=log, tail=["line %d" % i for i in range(140, 200)])
+    msg, manifest = N.build_message(r, cfg)
+    text = parse(msg.as_bytes()).get_body(("plain",)).get_content()
+    assert "Last 0 lines" not in text
+    assert "no room for its last lines" in _rows_by_path(manifest)[log]["disposition"]
+    assert "fit the 1.0 KiB message budget" in text and log in text
+
+
 # ---------------------------------------------------------------- delivery: real servers
 
 def _deliver(tmp_path, cfg, **result_kw):
