@@ -3737,14 +3737,17 @@ def checkpoint_text(ckpt, end):
 
 
 def _time_limit_text(result):
+    """How much of the scheduler's time limit the run used: the limit itself when known (the
+    job starts a little before the wrapper), else the time from our start to the job's end."""
     sched = result.scheduler or {}
-    end_time = sched.get("end_time")
-    if not end_time or not result.start:
+    end_time, limit = sched.get("end_time"), sched.get("limit_s")
+    if not result.start or not (end_time or limit):
         return None
-    limit = end_time - result.start
     used = _duration_s(result) or 0
+    limit = limit or end_time - result.start
+    left = end_time - (result.start + used) if end_time else limit - used
     return "%s of %s allowed (%s left)" % (format_duration(used), format_duration(limit),
-                                          format_duration(max(0.0, limit - used)))
+                                          format_duration(max(0.0, left)))
 
 
 def _resubmit_text(result):
@@ -8718,12 +8721,22 @@ class Run(object):
                          % (format_duration(child.stall_s), format_duration(self.cfg["stall"])))
         return Outcome(
             argv=tuple(self.shown_argv), name=self.name, host=self.host, cwd=self.cwd,
-            scheduler=self.scheduler, rank=self.rank, log_path=self.log.path,
+            scheduler=self._scheduler_with_limit(), rank=self.rank, log_path=self.log.path,
             run_dir=self.run_dir, start=self.start, end=end, child=child,
             tail=bytes(pump.tail) if pump else b"",
             total_lines=self.header_lines + (pump.output_lines if pump else 0),
             mem_before=self.mem_before or {}, mem_after=mem_after or {}, gpu=gpu or {},
             end_reason=end_reason, metrics=metrics, notes=tuple(notes), evidence=tuple(evidence))
+
+    def _scheduler_with_limit(self):
+        """The scheduler's facts plus the time limit read at the start (Slurm before 23.02
+        sets no SLURM_JOB_END_TIME), so the message can say how much of it the job used."""
+        limit = self.time_limit.result(0) if self.time_limit else None
+        if not self.scheduler or not limit:
+            return self.scheduler
+        known = {key: limit[key] for key in ("end_time", "limit_s")
+                 if limit.get(key) and not self.scheduler.get(key)}
+        return dict(self.scheduler, **known) if known else self.scheduler
 
     def _save_provisional(self, child, end):
         """Spool first, from the child's exit on: a SIGKILL (the scheduler's after its SIGTERM,

@@ -641,3 +641,16 @@ def test_hanging_sendmail_is_killed_at_deadline(tmp_path, cfg, fake_sendmail):
             state = "gone"
         time.sleep(0.02)
     assert state in ("gone", "Z", "X"), state
+
+
+def test_time_row_uses_the_limit_read_at_the_start(tmp_path):
+    """Slurm before 23.02 sets no SLURM_JOB_END_TIME: the limit scontrol gave at the start
+    (limit_s, and end_time while the job ran) is what the Time row measures against."""
+    r = make_result(tmp_path)
+    start = r.start
+    timed = r._replace(end=start + 3500, scheduler={"kind": "slurm", "job_id": "5", "limit_s": 3600.0,
+                                                     "end_time": start + 3550})
+    assert N._time_limit_text(timed) == "58m of 1h00m allowed (50s left)"  # to the job's end
+    no_end = timed._replace(scheduler={"kind": "slurm", "job_id": "5", "limit_s": 3600.0})
+    assert N._time_limit_text(no_end) == "58m of 1h00m allowed (1m left)"
+    assert N._time_limit_text(r._replace(scheduler={"kind": "slurm", "job_id": "5"})) is None

@@ -279,6 +279,7 @@ def test_end_to_end_time_limit_message(workdir, long_jobs):
     body = msg.get_body(("plain",)).get_content() if msg.get_body(("plain",)) else ""
     assert "TIMEOUT" in msg["Subject"], msg["Subject"]
     assert "walltime" in (msg["Subject"] + body).lower()
+    assert "of 1m allowed" in body  # the limit read at the start, on a Slurm without SLURM_JOB_END_TIME too
     # EndTime is when slurmctld sent SIGTERM; the message must exist before SIGKILL (KillWait=10)
     term_at = cluster.parse_slurm_time(final["EndTime"])
     latency = os.path.getmtime(path) - term_at
