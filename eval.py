@@ -2231,7 +2231,7 @@ def _soak_files(work):
     return spooled, dead
 
 
-def _soak_tally(tokens, relays, work):
+def _soak_tally(tokens, relays, work, explain=False):
     spooled, dead = _soak_files(work)
     delivered = {}
     with relays.sink.lock:
@@ -2247,6 +2247,8 @@ def _soak_tally(tokens, relays, work):
             counts["still_spooled"] += 1
         if sent + gone > 1:
             counts["duplicated"] += 1
+            if explain:
+                _soak_explain(token, relays, dead.get(token, []))
         elif sent == 1:
             counts["delivered_once"] += 1
         elif gone == 1:
@@ -2254,6 +2256,26 @@ def _soak_tally(tokens, relays, work):
         elif not spooled.get(token):
             counts["lost"] += 1
     return counts
+
+
+def _soak_explain(token, relays, dead_paths):
+    """--explain: what became of a duplicated run's messages: each copy the relay got (its
+    Message-ID, whether it was the provisional stand-in, the spool reason) and each dead one."""
+    def describe(data):
+        head = data[:16384].decode("utf-8", "replace")
+        mid = re.search(r"(?im)^Message-ID:\s*(\S+)", head)
+        reason = re.search(r"(?im)^X-Gpualert-(?:Outbox|Dead)-Reason:\s*(.*)$", head)
+        return "message-id %s, %s, reason %r" % (
+            mid.group(1) if mid else "-", "PROVISIONAL" if "provisional message" in head else "full",
+            reason.group(1)[:80] if reason else None)
+    print("soak: duplicated %s:" % token)
+    with relays.sink.lock:
+        for _, data in relays.sink.messages:
+            if token.encode() in data[:16384]:
+                print("  delivered: " + describe(data))
+    for path in dead_paths:
+        with open(path, "rb") as f:
+            print("  dead: %s: %s" % (os.path.basename(path), describe(f.read())))
 
 
 def cmd_soak(args):
@@ -2295,7 +2317,7 @@ def cmd_soak(args):
         if _soak_resend(relays, "healthy", work, env).returncode == 0:
             break
     time.sleep(1.0)  # the sink's last DATA is recorded after its 250
-    counts = _soak_tally(tokens, relays, work)
+    counts = _soak_tally(tokens, relays, work, explain=getattr(args, "explain", False))
     counts.update(killed=killed[0], final_resends=rounds, seconds=round(time.time() - started))
     relays.stop()
     _soak_report(counts, args)
@@ -2320,6 +2342,8 @@ def _add_soak_args(sub):
     p.add_argument("--jobs", type=int, default=3, help="runs at once (3)")
     p.add_argument("--kill-share", type=float, default=0.3, help="share of runs SIGKILLed (0.3)")
     p.add_argument("--quick", action="store_true", help="40 runs")
+    p.add_argument("--explain", action="store_true",
+                   help="print what became of each duplicated run's messages")
     p.add_argument("--results", default=RESULTS_DIR, help="output folder (results/)")
     p.set_defaults(handler=cmd_soak)
 

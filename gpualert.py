@@ -5970,7 +5970,7 @@ def _signal_sender(info):
 
 # ==== Edges: transports ====
 
-def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True):
+def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True, over=None):
     """Spool msg, then send it with the configured transport (spool first: a SIGKILL at any
     moment leaves it accepted or in the outbox, never neither).
 
@@ -5979,11 +5979,13 @@ def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True):
     `deadline` (a time.monotonic() value) if that is sooner, but gets half a second at least.
     on_spooled(path) is called once the message is safe on disk (path None: nowhere took it).
     spool=False (test-email): nothing is saved; a failure is only reported ("failed").
-    Never raises.
+    over: a spooled item this process holds claimed (the run's provisional stand-in) that the
+    message replaces in one step (spool_over). Never raises.
     """
     state = {"path": None}
     try:
-        return _deliver(msg, cfg, deadline, state, on_spooled=on_spooled if spool else None, spool=spool)
+        return _deliver(msg, cfg, deadline, state, on_spooled=on_spooled if spool else None,
+                        spool=spool, over=over)
     except BaseException as exc:  # never let mail change the job's fate, not even Ctrl-C
         if state["path"] or not spool:
             path = _safely(lambda: release_item(state["path"]), state["path"]) if state["path"] else None
@@ -5996,7 +5998,7 @@ def _outcome(outcome, transport, detail, path=None):
     return {"outcome": outcome, "transport": transport, "detail": detail, "outbox_path": path}
 
 
-def _deliver(msg, cfg, deadline, state, *, on_spooled, spool):
+def _deliver(msg, cfg, deadline, state, *, on_spooled, spool, over=None):
     data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
     if cfg.get("dry_run"):
         path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
@@ -6004,7 +6006,7 @@ def _deliver(msg, cfg, deadline, state, *, on_spooled, spool):
     errors = []
     if spool:  # spooled claimed: another process's flush must not take it meanwhile
         state["path"], errors = spool_message(data, cfg, "spooled before the first attempt",
-                                              claimed=True)
+                                              claimed=True, over=over)
         if on_spooled:
             on_spooled(state["path"])
     path = state["path"]
@@ -6636,6 +6638,8 @@ def deliver_channels(channels, summary, deadline, *, record=None, opener=None, t
 #                             (spool_places) that takes it; path None if none did
 #   claim_item(path) -> claimed path or None        atomic rename to NAME~claimed~HOST~PID~TIME:
 #                             exactly one process wins; None: another one has it (or it is gone)
+#   spool_over(claimed, data) -> claimed            new bytes for an item we hold claimed, in
+#                             one os.replace (a run's full message over its provisional one)
 #   finish_item(claimed)                            the transport accepted it: unlink
 #   release_item(claimed) -> path                   not sent now (a transient failure): back
 #   bury_item(claimed, reason) -> path              refused for good: PLACE/dead/NAME, the reason
@@ -6825,6 +6829,17 @@ def spool_item(data, kind, cfg, places=None, claimed=False):
     return None, errors
 
 
+def spool_over(claimed, data):
+    """data in place of an item this process holds claimed, in one os.replace that keeps the
+    claim: there is never a moment with both on disk, so a SIGKILL leaves one item to send,
+    never two (the run's full message over its provisional stand-in). -> claimed; OSError
+    (ENOENT) if the item is no longer there (another process took the claim over)."""
+    folder, name = os.path.split(claimed)
+    if not os.path.exists(claimed):
+        raise OSError(errno.ENOENT, "%s is gone" % claimed)
+    return _write_private(folder, name, data)
+
+
 def _claim_parts(name):
     """NAME~claimed~HOST~PID~TIME -> (NAME, host, pid, time); (name, None, None, None) if unclaimed."""
     base, mark, rest = name.partition(CLAIM_MARK)
@@ -6952,9 +6967,16 @@ def save_to_outbox(msg, outbox_dir, reason):
     return spool_in(outbox_dir, _stamp(msg, reason), "eml")
 
 
-def spool_message(msg, cfg, reason, claimed=False):
-    """The message in the first place of the chain that takes it. -> (path or None, errors)."""
-    return spool_item(_stamp(msg, reason), "eml", cfg, claimed=claimed)
+def spool_message(msg, cfg, reason, claimed=False, over=None):
+    """The message in the first place of the chain that takes it. -> (path or None, errors).
+    over: a claimed item of ours it replaces (spool_over); the path is then that claimed one."""
+    data = _stamp(msg, reason)
+    if over:
+        try:
+            return spool_over(over, data), []
+        except OSError:
+            pass  # it was taken over or its place went bad: a new item, as without one
+    return spool_item(data, "eml", cfg, claimed=claimed)
 
 
 def _header_from_bytes(data, name):
@@ -6991,11 +7013,14 @@ def _save_anywhere(data, dirs, reason):
     return None, errors
 
 
-def _outbox_result(msg, cfg, reason, transport):
-    """Spool msg (it was not, or could not be, sent now) -> the delivery record."""
+def _outbox_result(msg, cfg, reason, transport, over=None):
+    """Spool msg (it was not, or could not be, sent now) -> the delivery record.
+    over: as for spool_message; the item is released, so `resend` may send it at once."""
     try:
         data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
-        path, errors = spool_message(data, cfg, reason)
+        path, errors = spool_message(data, cfg, reason, over=over)
+        if path and path == over:
+            path = release_item(path)
     except BaseException as exc:
         data, path, errors = None, None, [_describe(exc)]
     if path:
@@ -8230,9 +8255,10 @@ class RateLimiter(object):
         return allowed
 
 
-def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None):
+def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None, over=None):
     """Deliver, unless the configuration is broken or the hourly cap is reached: then the
-    message waits in the outbox (never lost; `resend` sends it when the user chooses)."""
+    message waits in the outbox (never lost; `resend` sends it when the user chooses).
+    over: the claimed item the message replaces on disk (see deliver)."""
     reason = None
     if cfg.get("config_broken") and not cfg["dry_run"]:
         reason = "configuration problem: %s" % cfg["config_broken"]
@@ -8240,8 +8266,8 @@ def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None):
         if not _limiter(cfg).allow():
             reason = "more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
     if reason is None:
-        return deliver(msg, cfg, deadline, on_spooled=on_spooled)
-    delivery = _outbox_result(msg, cfg, "held: %s" % reason, "outbox")  # with its fallbacks
+        return deliver(msg, cfg, deadline, on_spooled=on_spooled, over=over)
+    delivery = _outbox_result(msg, cfg, "held: %s" % reason, "outbox", over=over)
     if on_spooled:
         on_spooled(delivery.get("outbox_path"))
     return delivery
@@ -8742,8 +8768,9 @@ class Run(object):
         """Spool first, from the child's exit on: a SIGKILL (the scheduler's after its SIGTERM,
         an OOM killer, a node going down) may come before the full message is ready. A plain
         message from the process facts alone is spooled at once, claimed by this process so
-        nobody sends it while we live; it is removed as soon as the full message is spooled
-        (or sent). If we die first, `resend` finds the dead owner's claim and sends it.
+        nobody sends it while we live; the full message is written over it in one step
+        (spool_over), so a SIGKILL never leaves both to send. If we die first, `resend` finds
+        the dead owner's claim and sends it.
         Returns its claimed path or None."""
         cfg = self.cfg
         if cfg["notify"] == "never" or cfg["dry_run"] or (
@@ -8791,20 +8818,22 @@ class Run(object):
         posts = _start_channels(result, cfg, deadline)  # at once with the e-mail, same deadline
         delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
         if should_notify(result.status, cfg["notify"]):
-            delivery, manifest = self.deliver(result, deadline, capped=capped)
+            delivery, manifest = self.deliver(result, deadline, capped=capped,
+                                              over=self.provisional)
         return _with_channels(delivery, posts, deadline), manifest
 
-    def deliver(self, result, deadline, capped=True):
+    def deliver(self, result, deadline, capped=True, over=None):
         """The one place a message of this run leaves: built, then delivered (or held, or
         saved) by `deadline`, a time.monotonic() value; capped=False: past the hourly cap
-        (an array's one summary). -> (delivery, manifest)."""
+        (an array's one summary); over: the provisional stand-in the message replaces on
+        disk in one step (never two spooled messages for one run). -> (delivery, manifest)."""
         dead = _safely(lambda: untold_dead_letters(self.cfg), []) if not self.cfg["dry_run"] else []
         if dead:
             result = _with_note(result, dead_letter_note(dead))
         msg, manifest = build_message(result, self.cfg)
         _safely(lambda: self._thread(msg), None)
         self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
-        delivery = deliver_capped(msg, self.cfg, deadline, capped=capped,
+        delivery = deliver_capped(msg, self.cfg, deadline, capped=capped, over=over,
                                   on_spooled=lambda path: self._on_spooled(msg, path))
         self._on_spooled(msg, None)
         if dead and delivery.get("outcome") == "sent":
@@ -8816,6 +8845,8 @@ class Run(object):
         with self.spool_lock:
             if msg in self.pending:
                 self.pending.remove(msg)
+            if path and path == self.provisional:  # written over the stand-in: it is the message now
+                self.provisional = None
         if path:
             _safely(self._drop_provisional, None)
         self.spooled.set()

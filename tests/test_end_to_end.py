@@ -263,3 +263,70 @@ def test_the_provisional_message_is_removed_when_the_full_one_goes_out(tmp_path,
     proc.communicate(timeout=30)
     assert len(smtp_plain.wait_for(1)) == 1
     assert outbox_messages(tmp_path) == []
+
+
+def _spooled_items(folder):
+    import glob
+    return [p for p in glob.glob(os.path.join(str(folder), "*.eml*"))
+            if not os.path.basename(p).startswith(".tmp-")]
+
+
+def _first_line(path):
+    try:
+        with open(path, "rb") as f:
+            return f.readline()
+    except OSError:
+        return b""
+
+
+def test_a_sigkill_as_the_full_message_is_spooled_never_leaves_two_to_send(tmp_path, smtp_plain):
+    # Issue 9's soak: one run in 300 was delivered twice, its provisional stand-in and its
+    # full message. The full one was spooled as a new item and the stand-in removed after
+    # (its own unlink): a SIGKILL in between left both, and resend sent both. strace (a real
+    # tracer, nothing in gpualert) holds every unlink for 2 s, so that moment lasts; the test
+    # SIGKILLs the wrapper as soon as the full message is seen on disk.
+    import shutil
+    import signal
+    import socket
+    import time
+    from wrapper_helpers import PY, SCRIPT
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace is not installed (apt-get install strace)")
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(5)  # delivery hangs: the message stays spooled while we look
+    outbox = tmp_path / "outbox"
+    argv = [strace, "-f", "-qq", "-o", os.devnull, "-e", "trace=unlink,unlinkat",
+            "-e", "inject=unlink,unlinkat:delay_enter=2000000", PY, SCRIPT] + base(tmp_path) + [
+        "--smtp", "127.0.0.1:%d" % silent.getsockname()[1], "--smtp-timeout", "60", "--"] + \
+        child("import os; print(os.getppid(), flush=True); raise SystemExit(3)")
+    proc = subprocess.Popen(argv, env=isolated_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path))
+    try:
+        line = proc.stdout.readline()
+        if not line.strip().isdigit():
+            proc.kill()
+            pytest.skip("strace cannot trace here: %s" % proc.communicate(timeout=10)[1][-300:])
+        wrapper = int(line)
+        deadline, seen = time.time() + 30, []
+        while time.time() < deadline:
+            items = _spooled_items(outbox)
+            if any(b"spooled before the first attempt" in _first_line(p) for p in items):
+                os.kill(wrapper, signal.SIGKILL)  # the full message is on disk: now
+                seen = items
+                break
+            time.sleep(0.005)
+        assert seen, "the full message never reached the outbox"
+        proc.communicate(timeout=30)
+    finally:
+        silent.close()
+        if proc.poll() is None:
+            proc.kill()
+    left = _spooled_items(outbox)
+    assert len(left) == 1, left  # one message for one run, never the stand-in as well
+    resend = run_gpualert(tmp_path, ["resend", "--smtp", smtp_plain.addr, "--log-dir",
+                                     str(tmp_path / "logs"), "--outbox", str(outbox)])
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.messages) == 1
+    assert b"provisional message" not in smtp_plain.messages[0].data
