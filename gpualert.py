@@ -6969,11 +6969,11 @@ def save_to_outbox(msg, outbox_dir, reason):
 
 def spool_message(msg, cfg, reason, claimed=False, over=None):
     """The message in the first place of the chain that takes it. -> (path or None, errors).
-    over: a claimed item of ours it replaces (spool_over); the path is then that claimed one."""
+    over: a claimed item of ours it replaces (spool_over), then released like any new item."""
     data = _stamp(msg, reason)
     if over:
         try:
-            return spool_over(over, data), []
+            return release_item(spool_over(over, data)), []
         except OSError:
             pass  # it was taken over or its place went bad: a new item, as without one
     return spool_item(data, "eml", cfg, claimed=claimed)
@@ -7015,12 +7015,10 @@ def _save_anywhere(data, dirs, reason):
 
 def _outbox_result(msg, cfg, reason, transport, over=None):
     """Spool msg (it was not, or could not be, sent now) -> the delivery record.
-    over: as for spool_message; the item is released, so `resend` may send it at once."""
+    over: as for spool_message."""
     try:
         data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
         path, errors = spool_message(data, cfg, reason, over=over)
-        if path and path == over:
-            path = release_item(path)
     except BaseException as exc:
         data, path, errors = None, None, [_describe(exc)]
     if path:
@@ -8845,9 +8843,7 @@ class Run(object):
         with self.spool_lock:
             if msg in self.pending:
                 self.pending.remove(msg)
-            if path and path == self.provisional:  # written over the stand-in: it is the message now
-                self.provisional = None
-        if path:
+        if path:  # the stand-in is gone already if the message was written over it
             _safely(self._drop_provisional, None)
         self.spooled.set()
 
