@@ -674,13 +674,15 @@ def free_port():
 
 
 class Sink(object):
-    """aiosmtpd on loopback, plain: records (arrival time, bytes) of every accepted message."""
+    """aiosmtpd on loopback, plain: records (arrival time, bytes) of every accepted message,
+    and (in `sessions`, same order) the session it came in, to tell whether the client said
+    QUIT after it (a client killed before the 250 reached it never does)."""
 
     def __init__(self, size_limit=256 * MIB):
         import logging
         from aiosmtpd.controller import Controller
         logging.getLogger("mail.log").setLevel(logging.CRITICAL)
-        self.messages, self.lock = [], threading.Lock()
+        self.messages, self.sessions, self.quits, self.lock = [], [], set(), threading.Lock()
         sink = self
 
         class Handler(object):
@@ -689,7 +691,13 @@ class Sink(object):
                 data = envelope.original_content or envelope.content or b""
                 with sink.lock:
                     sink.messages.append((arrived, bytes(data)))
+                    sink.sessions.append(session)  # kept: its id stays unique
                 return "250 OK"
+
+            async def handle_QUIT(self, server, session, envelope):
+                with sink.lock:
+                    sink.quits.add(id(session))
+                return "221 Bye"
 
         self.port = free_port()
         self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port,
@@ -2240,13 +2248,13 @@ def _soak_tally(tokens, relays, work, explain=False):
             if m:
                 delivered[m.group(0).decode()] = delivered.get(m.group(0).decode(), 0) + 1
     counts = {"runs": len(tokens), "delivered_once": 0, "dead_lettered": 0, "lost": 0,
-              "duplicated": 0, "still_spooled": 0}
+              "duplicated": 0, "smtp_window": 0, "still_spooled": 0}
     for token in tokens:
         sent, gone = delivered.get(token, 0), len(dead.get(token, []))
         if spooled.get(token):
             counts["still_spooled"] += 1
         if sent + gone > 1:
-            counts["duplicated"] += 1
+            counts["smtp_window" if _in_smtp_window(token, relays.sink, gone) else "duplicated"] += 1
             if explain:
                 _soak_explain(token, relays, dead.get(token, []))
         elif sent == 1:
@@ -2256,6 +2264,23 @@ def _soak_tally(tokens, relays, work, explain=False):
         elif not spooled.get(token):
             counts["lost"] += 1
     return counts
+
+
+def _message_id(data):
+    m = re.search(rb"(?im)^Message-ID:[ \t]*(\S+)", data[:16384])
+    return m.group(1) if m else None
+
+
+def _in_smtp_window(token, sink, dead):
+    """A duplicate SMTP itself cannot prevent: the same message (one Message-ID, so the
+    receiver can tell) arrived again, and every earlier copy came in a session the client
+    never QUIT, i.e. the wrapper was killed after the relay took it but (as far as the relay
+    can tell) before the 250 reached the wrapper, which alone may then unspool it."""
+    with sink.lock:
+        copies = [(d, id(s) in sink.quits) for (_, d), s in zip(sink.messages, sink.sessions)
+                  if token.encode() in d[:16384]]
+    ids = set(_message_id(d) for d, _ in copies)
+    return not dead and len(ids) == 1 and None not in ids and not any(q for _, q in copies[:-1])
 
 
 def _soak_explain(token, relays, dead_paths):
@@ -2270,9 +2295,10 @@ def _soak_explain(token, relays, dead_paths):
             reason.group(1)[:80] if reason else None)
     print("soak: duplicated %s:" % token)
     with relays.sink.lock:
-        for _, data in relays.sink.messages:
+        for (_, data), session in zip(relays.sink.messages, relays.sink.sessions):
             if token.encode() in data[:16384]:
-                print("  delivered: " + describe(data))
+                print("  delivered: %s, %s" % (describe(data), "QUIT" if id(session) in
+                                               relays.sink.quits else "no QUIT (session cut)"))
     for path in dead_paths:
         with open(path, "rb") as f:
             print("  dead: %s: %s" % (os.path.basename(path), describe(f.read())))
@@ -2327,7 +2353,7 @@ def cmd_soak(args):
 
 def _soak_report(counts, args):
     keys = ("runs", "killed", "delivered_once", "dead_lettered", "lost", "duplicated",
-            "still_spooled", "final_resends", "seconds")
+            "smtp_window", "still_spooled", "final_resends", "seconds")
     print("soak: " + ", ".join("%s %s" % (k, counts[k]) for k in keys))
     blocks = ["Command: `python3 eval.py soak --runs %d --jobs %d --kill-share %.2f`" % (
         counts["runs"], args.jobs, args.kill_share), "",
