@@ -5970,7 +5970,7 @@ def _signal_sender(info):
 
 # ==== Edges: transports ====
 
-def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True, over=None):
+def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True, *, over=None):
     """Spool msg, then send it with the configured transport (spool first: a SIGKILL at any
     moment leaves it accepted or in the outbox, never neither).
 
@@ -8253,7 +8253,7 @@ class RateLimiter(object):
         return allowed
 
 
-def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None, over=None):
+def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None, *, over=None):
     """Deliver, unless the configuration is broken or the hourly cap is reached: then the
     message waits in the outbox (never lost; `resend` sends it when the user chooses).
     over: the claimed item the message replaces on disk (see deliver)."""
