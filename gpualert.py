@@ -6969,11 +6969,13 @@ def save_to_outbox(msg, outbox_dir, reason):
 
 def spool_message(msg, cfg, reason, claimed=False, over=None):
     """The message in the first place of the chain that takes it. -> (path or None, errors).
-    over: a claimed item of ours it replaces (spool_over), then released like any new item."""
+    over: a claimed item of ours it replaces (spool_over), keeping the claim if `claimed`,
+    else released like any new item."""
     data = _stamp(msg, reason)
     if over:
         try:
-            return release_item(spool_over(over, data)), []
+            path = spool_over(over, data)
+            return (path if claimed else release_item(path)), []
         except OSError:
             pass  # it was taken over or its place went bad: a new item, as without one
     return spool_item(data, "eml", cfg, claimed=claimed)
@@ -8843,7 +8845,9 @@ class Run(object):
         with self.spool_lock:
             if msg in self.pending:
                 self.pending.remove(msg)
-        if path:  # the stand-in is gone already if the message was written over it
+            if path and path == self.provisional:  # written over the stand-in: it is the message now
+                self.provisional = None
+        if path:
             _safely(self._drop_provisional, None)
         self.spooled.set()
 
