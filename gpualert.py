@@ -99,11 +99,15 @@ EVIDENCE_MARKERS = ("Error", "Exception", "Traceback", "Killed", "Segmentation f
 EVIDENCE_MAX_LINES = 1000  # the first ones: a root cause comes before its consequences
 EVIDENCE_READ_BYTES = 4 << 20
 EVIDENCE_SCAN_S = 2.0
+FOLLOW_POLL_S = 0.2  # how often the evidence grep looks whether the log grew while the job runs
+FOLLOW_CHUNK_BYTES = 8 << 20  # at most this much of the log handed to that grep per call
+FOLLOW_NICE = 10  # its niceness: it takes idle CPU, not the job's or the pump's
 SETTLE_S = 0.5
 TREE_SAMPLE_S = 1.0  # the process tree's memory and CPU, when the job has no cgroup of its own
 #: Launchers whose work runs elsewhere (under slurmstepd): their rusage is their own, not the job's.
 REMOTE_LAUNCHERS = ("srun",)  # at most this long reading the child's last output before the message is made
 POLL_S = 0.1
+WORKER_POLL_S = 0.01  # how often the main thread looks whether the post-exit work is done
 END_REASON_WAIT_S = 2.0  # for the scheduler's answer about a SIGTERM (asked when it came)
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # USR1/USR2 are warnings, not an end
@@ -5207,10 +5211,8 @@ class EvidenceScan(object):
     def __init__(self, path, after_line=0):
         import subprocess
         self.path, self.after_line, self.proc = path, after_line, None
-        args = ["grep", "-n", "-a", "-E", "--line-buffered", "-m", str(EVIDENCE_MAX_LINES),
-                "|".join(EVIDENCE_MARKERS), "--", path]
         try:
-            self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(_evidence_grep(path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
         except OSError:  # no grep here
             pass
@@ -5227,12 +5229,112 @@ class EvidenceScan(object):
                 self.proc.kill()
             self.proc.stdout.close()
             self.proc.wait()
-        found = []
-        for raw in data.split(b"\n")[:-1]:  # the last piece: empty, or cut off by a bound
-            number, _, text = raw.partition(b":")
-            if number.isdigit():
-                found.append((int(number), _decode(text[:MAX_LINE_CHARS])))
-        return found
+        return _grep_lines(data)
+
+
+def _evidence_grep(source):
+    """The grep command that prints the log's evidence lines, numbered; source: a path or "-"."""
+    return ["grep", "-n", "-a", "-E", "--line-buffered", "-m", str(EVIDENCE_MAX_LINES),
+            "|".join(EVIDENCE_MARKERS), "--", source]
+
+
+def _grep_lines(data):
+    """[(line number, line)] from grep -n output."""
+    found = []
+    for raw in data.split(b"\n")[:-1]:  # the last piece: empty, or cut off by a bound
+        number, _, text = raw.partition(b":")
+        if number.isdigit():
+            found.append((int(number), _decode(text[:MAX_LINE_CHARS])))
+    return found
+
+
+class EvidenceFollower(object):
+    """find_evidence while the log is written: one grep reads the log as it grows, so at the
+    exit only the bytes written since its last look remain to be scanned, not the whole log
+    (about a second per GiB). Same command, same bytes in the same order, so the same lines
+    with the same numbers as EvidenceScan after the exit.
+
+    A thread feeds grep's stdin from the log file with sendfile (the kernel copies; the GIL
+    is free meanwhile) and another collects grep's output. grep runs niced: it takes CPU the
+    job and the pump leave idle and never competes with them. result() is EvidenceScan's.
+    """
+
+    def __init__(self, path, after_line=0):
+        import subprocess
+        import threading
+        self.path, self.after_line = path, after_line
+        self._src = os.open(path, os.O_RDONLY)
+        try:
+            self.proc = subprocess.Popen(_evidence_grep("-"), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         env=dict(os.environ, LC_ALL="C"))
+        except OSError:
+            os.close(self._src)
+            raise
+        _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, FOLLOW_NICE), None)
+        self._sink = self.proc.stdin.fileno()
+        _safely(lambda: _set_pipe_size(self._sink, READ_CHUNK_BYTES), None)
+        self.fed = 0  # bytes of the log grep has been given
+        self._out = bytearray()
+        self._final = threading.Event()  # result() was called: feed to the end, then stop
+        self._feeder = threading.Thread(target=self._feed, daemon=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._feeder.start()
+        self._reader.start()
+
+    def result(self, seconds):
+        """[(line number, line)] after the header, as EvidenceScan.result; within seconds."""
+        self._final.set()
+        self._reader.join(seconds)
+        if self._reader.is_alive():  # the deadline: keep the lines found so far
+            _safely(self.proc.kill, None)
+            self._reader.join(1.0)
+        _safely(self.proc.wait, None)
+        found = _grep_lines(bytes(self._out))
+        return [(n, text) for n, text in found if n > self.after_line]
+
+    def _feed(self):
+        try:
+            while True:
+                final = self._final.is_set()  # read before the size: the last look sees all
+                size = os.fstat(self._src).st_size
+                while self.fed < size:
+                    sent = self._send(size - self.fed)
+                    if not sent:  # the log was truncated under us: nothing more to follow
+                        return
+                    self.fed += sent
+                if final:
+                    return
+                self._final.wait(FOLLOW_POLL_S)
+        except OSError:  # grep is gone: its -m limit was reached, or result() gave up on it
+            pass
+        finally:
+            _safely(self.proc.stdin.close, None)
+            _safely(lambda: os.close(self._src), None)
+
+    def _send(self, count):
+        count = min(count, FOLLOW_CHUNK_BYTES)
+        try:
+            return os.sendfile(self._sink, self._src, self.fed, count)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                raise
+        return os.write(self._sink, os.pread(self._src, count, self.fed))  # no sendfile to a pipe
+
+    def _read(self):
+        fd = self.proc.stdout.fileno()
+        try:
+            while len(self._out) < EVIDENCE_READ_BYTES:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                self._out += chunk
+        except OSError:
+            pass
+        finally:
+            _safely(self.proc.stdout.close, None)
+            if len(self._out) >= EVIDENCE_READ_BYTES:  # enough: grep need not go on
+                _safely(self.proc.kill, None)
 
 
 def _read_pipe(fd, max_bytes, seconds):
@@ -5727,6 +5829,16 @@ class ChildPump(object):
         if len(self.tail) > 2 * TAIL_BYTES:
             del self.tail[:-TAIL_BYTES]
         self.output_lines += data.count(b"\n")
+
+    def tail_bytes(self):
+        """The last TAIL_BYTES of the child's output, from a line start when there is one.
+        The buffer holds up to twice that (trimmed in steps, not per read); the classifier's
+        cost grows with its text, so it gets the bound, not whatever the last trim left."""
+        if len(self.tail) <= TAIL_BYTES:
+            return bytes(self.tail)
+        tail = bytes(self.tail[-TAIL_BYTES:])
+        cut = tail.find(b"\n") + 1
+        return tail[cut:] if 0 < cut < len(tail) else tail
 
     def _settle(self):
         """The child's last output into the log, never waiting for a reader: read until no
@@ -8481,6 +8593,8 @@ class Run(object):
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
+        self.follower = None  # the evidence grep that reads the log while the child runs
+        self.warmed = None  # warm_up(), run while the child runs
         self.term_at = None  # when a scheduler's SIGTERM came
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
@@ -8505,6 +8619,9 @@ class Run(object):
         self.provisional = _safely(lambda: self._save_provisional(child, end), None)
         self.log.record("command ended", footer_fields(child, self.start, end, self.log),
                         sync=False)
+        # The log's own fsync (a GiB of output can take a second to write back) runs beside
+        # the message's making, not before it; conclude() syncs again once the message is safe.
+        Background(self.log.sync)
         bound = self._post_exit_bound(child)
         self.deadline = time.monotonic() + bound
         self.spooled.clear()  # an early notice may have set it
@@ -8581,12 +8698,14 @@ class Run(object):
             self.kill_wait = Background(lambda: read_kill_wait(self.scheduler))
         own = (self.mem_before or {}).get("own")
         tree = None if own else _safely(lambda: TreeSampler(pid).start(), None)
+        self.follower = _safely(lambda: EvidenceFollower(self.log.path, self.header_lines), None)
         copies = terminal_copies(merged)
         self.pump = ChildPump(pid, dict((fd, copies[n]) for n, fd in enumerate(reads, 1)), self.log,
                               self.cfg, kill_wait=self._kill_wait_s, on_stall=self._on_stall,
                               on_signal=self._on_signal, stops=stop_signal_names(self.scheduler),
                               tty=tty if own_group and os.getpgrp() == os.getpid() else None,
                               mirror_stops=own_group and tty is not None and os.getsid(0) != os.getpid())
+        self.warmed = Background(warm_up)
         self.pump.run(self.cfg["timeout"])
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
         rusage = dict(self.pump.rusage, **(_safely(tree.stop, {}) if tree else {}))
@@ -8684,13 +8803,16 @@ class Run(object):
     def conclude(self, child, end):
         """Classify, record, notify: after the exit status is fixed, by self.deadline."""
         outcome = self.gather(child, end)
+        if self.warmed:  # done long ago, unless the child ended at once: never compile twice
+            self.warmed.result(self.left() / 4.0)
         verdict = classify_text(outcome.tail.decode("utf-8", "replace"), facts_for(outcome))
         result = result_for(outcome, verdict)
         for note in self._thread_notes(child, result):
             result = _with_note(result, note)
-        self.log.record("cause", _cause_fields(verdict))
+        self.log.record("cause", _cause_fields(verdict), sync=False)
         result = _with_note(result, _write_run_json(result, None, None, sync=False))
         delivery, manifest = self.notify(result)
+        self.log.sync()  # the cause record; the output itself was synced since the exit
         if delivery.get("outcome") != "outbox" or delivery.get("outbox_path"):
             self._drop_provisional()  # the full message is out or safe: the stand-in goes
         _write_run_json(result, delivery, manifest)
@@ -8710,7 +8832,7 @@ class Run(object):
     def gather(self, child, end):
         """The run's Outcome, read once: the cgroup after, the scheduler's answer about a
         SIGTERM (waited for within the deadline), the GPU summary, the log's metrics."""
-        scan = _safely(lambda: EvidenceScan(self.log.path, self.header_lines), None)
+        scan = self.follower or _safely(lambda: EvidenceScan(self.log.path, self.header_lines), None)
         mem_after = _safely(read_cgroup_memory, {})
         reason = self._end_reason(min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0)))
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
@@ -8749,7 +8871,7 @@ class Run(object):
             argv=tuple(self.shown_argv), name=self.name, host=self.host, cwd=self.cwd,
             scheduler=self._scheduler_with_limit(), rank=self.rank, log_path=self.log.path,
             run_dir=self.run_dir, start=self.start, end=end, child=child,
-            tail=bytes(pump.tail) if pump else b"",
+            tail=pump.tail_bytes() if pump else b"",
             total_lines=self.header_lines + (pump.output_lines if pump else 0),
             mem_before=self.mem_before or {}, mem_after=mem_after or {}, gpu=gpu or {},
             end_reason=end_reason, metrics=metrics, notes=tuple(notes), evidence=tuple(evidence))
@@ -8862,6 +8984,20 @@ class Run(object):
         set_thread(msg, message_id, earlier)
 
 
+#: Modules the message's making imports; warm_up() loads them while the child runs.
+WARM_MODULES = ("json", "gzip", "html", "mimetypes", "email.message", "email.policy",
+                "email.utils", "email.generator")
+
+
+def warm_up():
+    """What the work after the exit would otherwise load after it: the compiled rule table
+    and the modules of the message (about 0.1 s of CPU at the child's start, when the pump has
+    little to do, instead of on the way to the message)."""
+    compiled_rules()
+    for name in WARM_MODULES:
+        __import__(name)
+
+
 def _getcwd():
     try:
         return os.getcwd()
@@ -8873,11 +9009,15 @@ def _pipe():
     """A pipe with a large buffer, so a fast writer is not woken for every 64 KiB."""
     r, w = os.pipe()
     try:
-        import fcntl
-        fcntl.fcntl(w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        _set_pipe_size(w, 1 << 20)
     except (OSError, ImportError):
         pass  # the default 64 KiB pipe works, only with more wake-ups
     return r, w
+
+
+def _set_pipe_size(fd, size):
+    import fcntl
+    fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
 
 
 class Background(object):
@@ -8955,7 +9095,9 @@ def _wait_interruptible(worker, seconds):
     stops = dict((getattr(signal, n), n) for n in STOP_SIGNALS)
     while worker.running() and time.monotonic() < end:
         try:
-            info = wait(_signal_set(), min(0.1, max(0.0, end - time.monotonic())))
+            # A short slice: the worker's end does not interrupt sigtimedwait, and every
+            # slice the wrapper waits past it is added to the job's end.
+            info = wait(_signal_set(), min(WORKER_POLL_S, max(0.0, end - time.monotonic())))
         except (OSError, InterruptedError):
             info = None
         if info is not None and info.si_signo in stops:

@@ -429,3 +429,83 @@ def test_a_shared_cgroup_is_never_called_the_jobs():
 def test_srun_figures_are_labelled_as_sruns_own():
     rows = dict(G._resource_rows({"maxrss_kib": 26 << 10, "utime_s": 0.01, "launcher": "srun"}))
     assert "Peak RSS (srun's own)" in rows and "CPU time (srun's own)" in rows
+
+
+# ---- 7b. the evidence grep follows the log while the child runs ----
+
+def _append(path, data):
+    with open(str(path), "ab") as f:
+        f.write(data)
+
+
+def _followed(path, after_line=0):
+    """An EvidenceFollower on path; skips where grep is missing (find_evidence then scans in Python)."""
+    try:
+        return G.EvidenceFollower(str(path), after_line)
+    except OSError as exc:
+        pytest.skip("no grep here: %s" % exc)
+
+
+def test_the_follower_scans_while_the_log_grows_and_finds_what_the_scan_after_the_exit_finds(tmp_path):
+    log = tmp_path / "output.log"
+    _append(log, b"=== gpualert run started ===\ncommand: python train.py --on Error\n")
+    follower = _followed(log, after_line=2)
+    _append(log, OOM_TRACEBACK.encode() + b"\n")  # early
+    _append(log, b"INFO step 1 done\n" * 20000)
+    assert wait_for(lambda: follower.fed == os.path.getsize(str(log)), 10), "not read while growing"
+    _append(log, b"garbage \x00\xff\xfe\x80 not utf-8 \x00\x00\n" * 100)  # a binary region
+    _append(log, b"INFO step 2 done, then RuntimeErr")  # a decisive line cut across two writes
+    assert wait_for(lambda: follower.fed == os.path.getsize(str(log)), 10)
+    _append(log, b"or: CUDA error: an illegal memory access was encountered\n")
+    _append(log, b"INFO teardown\n" * 5000 + b"Killed\n")  # late, and no newline at the very end
+    _append(log, b"FATAL: last words")
+    found = follower.result(10)
+    assert found == G.find_evidence(str(log), after_line=2)
+    lines = dict(found)
+    assert lines[6].startswith("torch.OutOfMemoryError")
+    assert ("INFO step 2 done, then RuntimeError: CUDA error: an illegal memory access was "
+            "encountered") in lines.values()
+    assert "Killed" in lines.values() and "FATAL: last words" in lines.values()
+    assert not any("--on Error" in text for text in lines.values())  # the header is not evidence
+    assert follower.proc.returncode is not None  # grep is reaped
+
+
+def test_the_follower_keeps_the_first_lines_like_the_scan(tmp_path):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"")
+    follower = _followed(log)
+    for n in range(3):
+        _append(log, b"".join(b"ValueError: bad sample %d\nINFO ok\n" % (n * 1000 + i) for i in range(1000)))
+    found = follower.result(10)
+    assert found == G.find_evidence(str(log))
+    assert len(found) == G.EVIDENCE_MAX_LINES and found[0] == (1, "ValueError: bad sample 0")
+
+
+def test_the_follower_gives_up_at_its_deadline_with_what_it_has(tmp_path):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"Traceback (most recent call last):\n")
+    follower = _followed(log)
+    assert wait_for(lambda: follower.fed > 0, 10)
+    os.kill(follower.proc.pid, signal.SIGSTOP)  # a grep that makes no progress at all
+    try:
+        _append(log, b"INFO more\n" * 1000)
+        t0 = time.time()
+        found = follower.result(0.5)
+        assert time.time() - t0 < 5
+    finally:
+        try:
+            os.kill(follower.proc.pid, signal.SIGCONT)
+        except OSError:
+            pass
+    assert found in ([], [(1, "Traceback (most recent call last):")])
+    assert follower.proc.returncode is not None
+
+
+def test_the_classifier_gets_the_tail_bound_from_a_line_start():
+    pump = G.ChildPump(0, {}, None, {})
+    pump._remember(b"first line\n" + b"x" * 100 + b"\n" + b"y" * (G.TAIL_BYTES + 5) + b"\n" + b"last\n")
+    tail = pump.tail_bytes()
+    assert tail == b"last\n"  # the partial line before it is dropped, not half-shown
+    pump = G.ChildPump(0, {}, None, {})
+    pump._remember(b"a\n" * (G.TAIL_BYTES // 2 + 10))
+    assert pump.tail_bytes().startswith(b"a\n") and len(pump.tail_bytes()) <= G.TAIL_BYTES
