@@ -26,6 +26,7 @@ from email.parser import BytesParser
 import pytest
 
 from conftest import free_port
+from wrapper_helpers import wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "gpualert.py")
@@ -49,16 +50,6 @@ SLEEPER = "import time; print('epoch 1', flush=True); time.sleep(300)"
 def _sge(*argv):
     return subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=30)
-
-
-def wait_for(predicate, timeout, step=0.5, what="condition"):
-    end = time.time() + timeout
-    while time.time() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
 
 
 def job_env(workdir):

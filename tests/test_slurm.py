@@ -27,6 +27,7 @@ from email.parser import BytesParser
 import pytest
 
 from _load import load_gpualert
+from wrapper_helpers import wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "gpualert.py")
@@ -95,16 +96,6 @@ def sbatch(*args, **kw):
     proc = _slurm("sbatch", "--parsable", *args, **kw)
     assert proc.returncode == 0, "sbatch failed: %s" % proc.stderr
     return proc.stdout.strip().split(";")[0]
-
-
-def wait_for(predicate, timeout, step=0.5, what="condition"):
-    end = time.time() + timeout
-    while time.time() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
 
 
 def job_record(job_id):

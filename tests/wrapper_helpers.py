@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import glob
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "gpualert.py")
@@ -105,3 +106,14 @@ SIGNAL_COUNTER = (
     "time.sleep(1.0)\n"
     "print('COUNT=%d' % len(seen), flush=True)\n"
     "sys.exit(5)\n")
+
+
+def wait_for(predicate, timeout, step=0.5, what="condition"):
+    """predicate()'s first true value, polled until `timeout` seconds; else AssertionError."""
+    end = time.time() + timeout
+    while time.time() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
