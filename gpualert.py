@@ -64,6 +64,7 @@ import re
 import signal
 import stat
 import sys
+import threading
 import time
 import types
 
@@ -104,6 +105,8 @@ FOLLOW_CHUNK_BYTES = 8 << 20  # at most this much of the log handed to that grep
 FOLLOW_NICE = 10  # its niceness: it takes idle CPU, not the job's or the pump's
 SETTLE_S = 0.5
 TREE_SAMPLE_S = 1.0  # the process tree's memory and CPU, when the job has no cgroup of its own
+TREE_FIRST_SAMPLE_S = 0.1  # the first sample of the tree, after the child's start
+WARM_DELAY_S = 0.05  # warm_up() starts once the child has run this long (not for `true`)
 #: Launchers whose work runs elsewhere (under slurmstepd): their rusage is their own, not the job's.
 REMOTE_LAUNCHERS = ("srun",)  # at most this long reading the child's last output before the message is made
 POLL_S = 0.1
@@ -1149,14 +1152,16 @@ def _derived_names(groups):
                 yield name[:-len(suffix)] + extra
 
 _COMPILED_RULES = []
+_COMPILING = threading.Lock()
 
 
 def compiled_rules():
     """The rule table, compiled on first use: a run's start-up, before the child exists, must
     not pay ~10 ms of regex compiling. tests/test_classify.py compiles it, so a bad row still
     fails the suite at once."""
-    if not _COMPILED_RULES:
-        _COMPILED_RULES.extend(compile_rules(FAILURE_RULES))
+    with _COMPILING:  # warm_up() may be compiling it in its thread: once, never twice
+        if not _COMPILED_RULES:
+            _COMPILED_RULES.extend(compile_rules(FAILURE_RULES))
     return _COMPILED_RULES
 
 #: Lower-case words of which every match of every rule pattern contains one. Only lines that
@@ -7903,9 +7908,13 @@ class TreeSampler(object):
         return self
 
     def _loop(self):
-        while not self._stop.is_set():
+        # Not at once: at the start the tree is the child alone, and a command that ends
+        # within TREE_FIRST_SAMPLE_S (its own rusage is exact then) is not kept waiting for
+        # a walk over /proc at its end.
+        wait = min(TREE_FIRST_SAMPLE_S, self.interval_s)
+        while not self._stop.wait(wait):
             _safely(self._sample, None)
-            self._stop.wait(self.interval_s)
+            wait = self.interval_s
 
     def _sample(self):
         page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -8594,7 +8603,6 @@ class Run(object):
         self.header_lines, self.mem_before = 0, {}
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
         self.follower = None  # the evidence grep that reads the log while the child runs
-        self.warmed = None  # warm_up(), run while the child runs
         self.term_at = None  # when a scheduler's SIGTERM came
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
@@ -8705,8 +8713,11 @@ class Run(object):
                               on_signal=self._on_signal, stops=stop_signal_names(self.scheduler),
                               tty=tty if own_group and os.getpgrp() == os.getpid() else None,
                               mirror_stops=own_group and tty is not None and os.getsid(0) != os.getpid())
-        self.warmed = Background(warm_up)
+        exited = threading.Event()
+        mail = self.cfg["notify"] != "never" or bool(self.cfg.get("notify_url"))
+        Background(lambda: warm_up(exited, mail))
         self.pump.run(self.cfg["timeout"])
+        exited.set()
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
         rusage = dict(self.pump.rusage, **(_safely(tree.stop, {}) if tree else {}))
         if os.path.basename(self.argv[0]) in REMOTE_LAUNCHERS:
@@ -8803,8 +8814,6 @@ class Run(object):
     def conclude(self, child, end):
         """Classify, record, notify: after the exit status is fixed, by self.deadline."""
         outcome = self.gather(child, end)
-        if self.warmed:  # done long ago, unless the child ended at once: never compile twice
-            self.warmed.result(self.left() / 4.0)
         verdict = classify_text(outcome.tail.decode("utf-8", "replace"), facts_for(outcome))
         result = result_for(outcome, verdict)
         for note in self._thread_notes(child, result):
@@ -8989,12 +8998,18 @@ WARM_MODULES = ("json", "gzip", "html", "mimetypes", "email.message", "email.pol
                 "email.utils", "email.generator")
 
 
-def warm_up():
+def warm_up(exited, mail=True):
     """What the work after the exit would otherwise load after it: the compiled rule table
-    and the modules of the message (about 0.1 s of CPU at the child's start, when the pump has
-    little to do, instead of on the way to the message)."""
+    and (mail: a message will be made) the modules of the message; about 0.1 s of CPU spent
+    while the child runs instead of on the way to the message. Not for a command that ends
+    within WARM_DELAY_S, and no further once it has ended (exited: a threading.Event): the
+    work after the exit loads only what it needs, and this thread would compete with it."""
+    if exited.wait(WARM_DELAY_S):
+        return
     compiled_rules()
-    for name in WARM_MODULES:
+    for name in WARM_MODULES if mail else ():
+        if exited.is_set():
+            return
         __import__(name)
 
 

@@ -509,3 +509,42 @@ def test_the_classifier_gets_the_tail_bound_from_a_line_start():
     pump = G.ChildPump(0, {}, None, {})
     pump._remember(b"a\n" * (G.TAIL_BYTES // 2 + 10))
     assert pump.tail_bytes().startswith(b"a\n") and len(pump.tail_bytes()) <= G.TAIL_BYTES
+
+
+# ---- the work after the exit, prepared while the child runs ----
+
+def test_the_rule_table_is_compiled_once_when_two_threads_ask_at_once():
+    import threading
+    saved = list(G._COMPILED_RULES)
+    del G._COMPILED_RULES[:]
+    try:
+        threads = [threading.Thread(target=G.compiled_rules) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert len(G.compiled_rules()) == len(G.FAILURE_RULES)
+    finally:
+        G._COMPILED_RULES[:] = saved or G._COMPILED_RULES
+
+
+def test_nothing_is_warmed_for_a_command_that_already_ended():
+    import threading
+    exited = threading.Event()
+    exited.set()
+    saved = list(G._COMPILED_RULES)
+    del G._COMPILED_RULES[:]
+    try:
+        G.warm_up(exited)
+        assert G._COMPILED_RULES == []  # the work after the exit compiles it if it needs it
+    finally:
+        G._COMPILED_RULES[:] = saved
+
+
+def test_a_command_that_ends_at_once_is_not_kept_waiting_for_a_walk_over_proc():
+    sampler = G.TreeSampler(os.getpid()).start()
+    figures = sampler.stop()
+    assert figures["tree_samples"] == 0  # its own rusage is exact; no sample taken at its start
+    sampler = G.TreeSampler(os.getpid(), interval_s=0.05).start()
+    assert wait_for(lambda: sampler.samples >= 2, 10)
+    assert sampler.stop()["tree_peak_rss_kib"] > 0
