@@ -2316,10 +2316,26 @@ def read_tail(path, max_bytes=MAX_LOG_BYTES, total_lines=None):
 
 
 def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
-    """Classify the log file at path (its tail). Raises OSError only if it cannot be read."""
+    """Classify the log file at path: its tail, and the decisive-looking lines anywhere before
+    it (find_evidence), as a run's own message does. Raises OSError only if it cannot be read."""
     facts = facts if isinstance(facts, dict) else {}
     text, first = read_tail(path, max_bytes or MAX_LOG_BYTES, facts.get("total_lines"))
+    if first > 1 and "noted_lines" not in facts:  # the tail is not the whole log
+        facts["noted_lines"] = find_evidence(path, _header_line_count(path))
     return classify_text(_blank_run_headers(text), facts, first_line=first)
+
+
+def _header_line_count(path):
+    """How many lines gpualert's own run header takes at the top of a log (0 for another
+    log): what the user typed on its `command:` line is never evidence."""
+    with open(path, "rb") as f:
+        head = _decode(f.read(64 * 1024)).split("\n")[:-1]
+    if not head or not head[0].startswith(HEADER_MARK + " run started"):
+        return 0
+    count = 1
+    while count < len(head) and head[count].split(":", 1)[0] in _RUN_HEADER_KEYS:
+        count += 1
+    return count
 
 
 _RUN_HEADER_KEYS = ("command", "host", "cwd", "start", "pid", "gpualert", "scheduler", "rank")
