@@ -678,14 +678,20 @@ FAILURE_RULES = (
     ("slurm_time_limit", "walltime",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO TIME LIMIT",
      "Slurm time limit|job {job}", _H_TIME),
+    # PBS Pro / Torque enforce walltime and cput; Torque's and Moab's job mail say it in words.
     ("pbs_walltime", "walltime",
-     r"PBS: job killed: walltime (?P<used_s>\d+) exceeded limit (?P<limit_s>\d+)",
-     "PBS walltime {used_dur} > limit {limit_dur}", _H_TIME_LIMIT),
-    ("lsf_runlimit", "walltime", r"TERM_RUNLIMIT: job killed after reaching LSF run time limit",
-     "LSF run time limit", _H_TIME),
+     r"PBS: job killed: (?P<kind>walltime|cput) (?P<used_s>\d+) exceeded limit (?P<limit_s>\d+)"
+     r"|Job exceeded its walltime limit\. Job was aborted|MOAB_INFO: +job exceeded wallclock limit",
+     "PBS {kind} {used_dur} > limit {limit_dur}", _H_TIME_LIMIT),
+    ("lsf_runlimit", "walltime",
+     r"(?P<term>TERM_RUNLIMIT|TERM_CPULIMIT): job killed after reaching LSF (?:run time|CPU usage) limit",
+     "LSF {term}", _H_TIME),
     # Grid Engine's h_rt/s_rt enforcement (sge_execd job messages).
     ("sge_wallclock", "walltime", r"\bjob (?P<job>[\d.]+) exceeded (?P<kind>hard|soft) wallclock time",
      "Grid Engine {kind} wallclock limit (h_rt/s_rt)|job {job}", _H_TIME),
+    # A Kubernetes Job past its spec.activeDeadlineSeconds (kube-controller-manager's event).
+    ("k8s_deadline", "walltime", r"Job was active longer than specified deadline",
+     "Kubernetes Job deadline (activeDeadlineSeconds)", _H_TIME),
     ("slurm_preempted", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO PREEMPTION",
      "Slurm preemption|job {job}", _H_PREEMPT),
@@ -740,8 +746,9 @@ FAILURE_RULES = (
     ("slurm_cancelled", "interrupted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED AT \S+ \*\*\*",
      "cancelled (scancel)|job {job}", _H_INT),
-    ("lsf_owner_kill", "interrupted", r"TERM_OWNER: [Jj]ob killed by owner",
-     "LSF job killed by owner", _H_INT),
+    ("lsf_owner_kill", "interrupted",
+     r"(?P<term>TERM_(?:FORCE_)?OWNER): [Jj]ob killed by owner|(?P<term2>TERM_(?:FORCE_)?ADMIN): [Jj]ob killed by root",
+     "LSF {term}|LSF {term2}", _H_INT),
     ("dataloader_killed", "oom_killer", r"DataLoader worker \(pid[^)]*\) is killed by signal: Killed",
      "DataLoader worker killed (SIGKILL)", _H_KILL),
     ("shell_killed", "oom_killer",
@@ -772,9 +779,12 @@ FAILURE_RULES = (
      "KeyboardInterrupt (Ctrl-C)", _H_INT),
     # A handler that caught the stop signal and exited cleanly: counted on exit-0 runs only
     # (a failed run's exit status or the wrapper's own signal facts already say it).
+    # A signal the program says it reloads on or ignores (SIGHUP's daemon idiom) did not stop it.
     ("graceful_signal", "interrupted",
      r"\b(?:[Rr]eceived|[Cc]aught|[Gg]ot|[Hh]andling)(?: (?:the )?signal)?:? (?P<sig>SIG(?:TERM|INT|HUP))\b"
-     r"|\b(?P<sig2>SIG(?:TERM|INT|HUP)) (?:received|caught)\b|\b[Rr]eceived signal (?P<num>15|2|1)\b",
+     r"(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
+     r"|\b(?P<sig2>SIG(?:TERM|INT|HUP)) (?:received|caught)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
+     r"|\b[Rr]eceived signal (?P<num>15|2|1)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))",
      "{sig} handled|{sig2} handled|signal {num} handled", _H_INT),
     ("launcher_signal", "interrupted",
      r"SignalException: Process (?P<pid>\d+) got signal: (?P<sig>\d+)",
@@ -785,7 +795,10 @@ FAILURE_RULES = (
      r"|k)?sh(?:: line \d+)?): (?P<cmd>[^:\n]+): (?P<why>command not found|Permission denied"
      r"|No such file or directory"
      r"|cannot execute: required file not found|cannot execute binary file(?:: Exec format error)?)\s*$"
-     r"|^/bin/sh: \d+: (?P<cmd2>\S+): not found|bad interpreter: (?P<why2>[^\n]+)"
+     r"|^(?:\S*/)?(?:da)?sh: \d+: (?:exec: )?(?P<cmd2>\S+): not found|bad interpreter: (?P<why2>[^\n]+)"
+     # zsh and fish put the reason first; MPICH's hydra proxy reports execvp's errno
+     r"|^zsh: (?P<why10>command not found|permission denied|no such file or directory|exec format error): (?P<cmd10>\S+)"
+     r"|^fish: Unknown command:? (?P<cmd11>\S+)|\bexecvp error(?: on file (?P<cmd9>\S+))? \((?P<why9>[^)\n]+)\)"
      r"|^(?:\S*/)?env: ['\u2018\"]?(?P<cmd4>[^'\u2019\":\n]+)['\u2019\"]?: (?P<why4>No such file or directory"
      r"|Permission denied)\s*$|^(?P<cmd5>[\w.+-]+): command not found\s*$"
      r"|execve\(\): (?P<cmd3>[^:\n]+): (?P<why3>[^\n]+)|\[Errno 8\] Exec format error"
@@ -793,7 +806,8 @@ FAILURE_RULES = (
      r"|\b(?:mpirun|mpiexec|prterun) was unable to (?:launch the specified application as it could not access"
      r"|find the specified executable file)",
      "{cmd}: {why}|{cmd2}: not found|bad interpreter: {why2}|execve {cmd3}: {why3}|env: {cmd4}: {why4}"
-     "|{cmd5}: command not found|{cmd6}: exec format error|container entrypoint: {why8}|{cmd7}: executable file not found in $PATH",
+     "|{cmd5}: command not found|{cmd6}: exec format error|container entrypoint: {why8}|{cmd7}: executable file not found in $PATH"
+     "|{cmd10}: {why10}|{cmd11}: unknown command|execvp {cmd9}|{why9}",
      "Check the command name, PATH, the #! line and the execute bit, and the environment your job "
      "script activates."),
     ("script_not_found", "exec_failure",
@@ -810,6 +824,7 @@ FAILURE_RULES = (
     ("cuda_error_oom", "cuda_oom",
      r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
      r"|Cuda failure '?out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
+     r"|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL file=\S+ line=\d+ error=2 : out of memory"
      r"|No executable batch size found, reached zero"
      r"|No available memory for the cache blocks|Dst tensor is not initialized",
      "", _H_OOM),
@@ -852,18 +867,30 @@ FAILURE_RULES = (
      "device-side assert `{cond}`", _H_CUDA),
     ("cuda_error", "cuda_runtime",
      r"CUDA (?P<drv>driver )?error: (?P<err>[^\n]+?)(?:\s*$|\. ?CUDA kernel errors)"
-     r"|Triton Error \[CUDA\]: (?P<err2>[^\n]+?)\s*$",
-     "CUDA {drv}error: {err}|Triton CUDA error: {err2}", _H_CUDA),
+     r"|Triton Error \[CUDA\]: (?P<err2>[^\n]+?)\s*$"
+     # PyTorch < 1.0 (THC): "cuda runtime error (59) : device-side assert triggered at ...cu:26"
+     r"|\bcuda runtime error \(\d+\) : (?P<err3>[^\n]+?)(?: at \S+)?\s*$"
+     r"|THCudaCheck FAIL file=\S+ line=\d+ error=\d+ : (?P<err4>[^\n]+?)\s*$",
+     "CUDA {drv}error: {err}|Triton CUDA error: {err2}|CUDA error: {err3}|CUDA error: {err4}", _H_CUDA),
     ("cuda_lib_error", "cuda_runtime",
      r"\b(?P<code>CUDA_ERROR_\w+|cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|CUFFT_\w+|CUSOLVER_STATUS_\w+"
      r"|CUSPARSE_STATUS_\w+|CURAND_STATUS_\w+)"
      r"|cuDNN error: (?P<code2>\w+)|(?P<lib>cublas|cudnn|cufft|cusolver) runtime error : (?P<msg>[^\n]+)"
      r"|(?P<engine>GET was unable to find an engine to execute this computation"
-     r"|Unable to find a valid cuDNN algorithm to run convolution|cuDNN Frontend error)",
-     "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}", _H_CUDA),
+     r"|Unable to find a valid cuDNN algorithm to run convolution|cuDNN Frontend error)"
+     # TensorFlow's stream executor: cuBLAS/cuDNN calls that failed (InternalError / UnknownError)
+     r"|(?P<tf>Blas \w*GEMM\w* launch failed|cuDNN launch failure|Failed to get convolution algorithm\. This is probably"
+     r" because cuDNN failed to initialize|Could not create cudnn handle|DNN library is not found)"
+     # numba and CuPy raise the driver's or runtime's error as their own exception types
+     r"|\b(?P<pyexc>CudaAPIError|CudaSupportError|CUDADriverError|CUDARuntimeError): (?P<pymsg>[^\n]+)",
+     "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}|{tf}|{pyexc}: {pymsg}", _H_CUDA),
     ("cuda_unavailable", "cuda_runtime",
      r"Found no NVIDIA driver on your system|No CUDA GPUs are available|Torch not compiled with CUDA enabled"
-     r"|CUDA driver version is insufficient for CUDA runtime version|CUDA driver initialization failed",
+     r"|CUDA driver version is insufficient for CUDA runtime version|CUDA driver initialization failed"
+     r"|The NVIDIA driver on your system is too old|Unexpected error from cudaGetDeviceCount\(\)"
+     r"|CUDA unknown error - this may be due to an incorrectly set up environment"
+     r"|Attempting to deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is False"
+     r"|Failed to initialize NVML: Driver/library version mismatch",
      "", "CUDA is not usable on this node. Check the GPU request (--gres/--gpus), the driver and that "
          "the CUDA build of the framework is installed."),
     # Host memory.
@@ -882,7 +909,9 @@ FAILURE_RULES = (
      r"|OOM when allocating tensor with shape\s?\[[^\]]*\][^\n]*? on \S*device:CPU:\d+ by allocator",
      "{msg}|unable to allocate {size}|tried to allocate {alloc_size}", _H_HOST),
     # A full disk (a writer that aborts or crashes after ENOSPC is still a full disk).
-    ("no_space_left", "disk_full", r"No space left on device|\[Errno 28\]|\bENOSPC\b",
+    # Go programs (docker, containerd) write strerror in lower case; SQLite says SQLITE_FULL in words.
+    ("no_space_left", "disk_full",
+     r"[Nn]o space left on device|\[Errno 28\]|\bENOSPC\b|\bdatabase or disk is full\b",
      "no space left on device", _H_DISK),
     ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
      "disk quota exceeded", _H_DISK),
@@ -949,7 +978,12 @@ FAILURE_RULES = (
      r"|should be either on cpu or on the same device as the indexed tensor"
      r"|to have the same device as tensor for argument"
      r"|Expected a '\w+' device type for generator but found '\w+'"
-     r"|can't convert cuda:?\d* device type tensor to numpy"
+     r"|can't convert \w+(?::\d+)? device type tensor to numpy"
+     # older and module-level wordings: DataParallel, RNN inputs, set_, PyTorch 1.x binary ops
+     r"|\b[Ee]xpected device \S+(?: and dtype \w+)? but got device \S+"
+     r"|module must have its parameters and buffers on device \S+ \(device_ids\[0\]\) but found one of them on device"
+     r"|Input and (?:parameter|hidden) tensors are not at the same device"
+     r"|Attempted to set the storage of a tensor on device \S+ to a storage on different device"
      r"|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)"
      r"|Input type \(torch\.\w+\) and weight type \(torch\.cuda\.\w+\)"
      r"|Input type \(CUDA\w+\) and weight type \(CPU\w+\)|Input type \(CPU\w+\) and weight type \(CUDA\w+\)"
@@ -1006,7 +1040,8 @@ WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"
 CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost"))
 #: Scheduler end-of-job lines: what the program prints after one (its SIGTERM handler saving
 #: a checkpoint, a launcher's traceback) is teardown, however long the look-back it needs.
-SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "sge_wallclock", "slurm_preempted",
+SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "sge_wallclock", "k8s_deadline",
+                                 "slurm_preempted",
                                  "lsf_preempted", "cloud_preempted", "job_timed_out", "requeued", "timeout_cmd",
                                  "slurm_oom_kill", "sched_mem_limit", "container_oom_kill", "slurm_cancelled",
                                  "lsf_owner_kill"))
@@ -1179,6 +1214,7 @@ TRIGGER_WORDS = (
     "unable to launch", "can't load", "invalid loss", "dst tensor", "preempt", "node shutdown",
     "interruption", "spot", "requeue", "timed out", "timed-out", "sending signal", "return code = -",
     "cufft", "cusolver", "cusparse", "curand", "find an engine", "meta tensor", "wallclock", "disk space",
+    "gemm", "nvml", "deadline", "unknown command", "walltime", "disk is full",
 )
 
 

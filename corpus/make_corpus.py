@@ -1760,6 +1760,90 @@ def round_two(tmp_root, counts, labels):
                        "gpu": gpu, "driver": drv, "true_exit_code": code, "provenance": "round two: " + prov})
 
 
+# ---------------------------------------------------------------- round three (issue 11, targets)
+# Wording the rules learned in round three, each from the cited public source: older PyTorch
+# (THC) and TensorFlow CUDA errors, CUDA set-up failures, device checks outside the main
+# "same device" message, full disks as Go programs and SQLite say it, scheduler limits of PBS,
+# Torque/Moab, LSF and Kubernetes, and shells and launchers that could not start the command.
+# Appended after round two with a generator of its own: earlier logs are unchanged.
+R3_BACKING = [
+    # (label, exit code, lines, provenance)
+    ("cuda_runtime", 1, ["THCudaCheck FAIL file=/pytorch/aten/src/THC/THCTensorCopy.cu line=102 error=59 : device-side assert triggered",
+                         "RuntimeError: cuda runtime error (59) : device-side assert triggered at /pytorch/aten/src/THC/THCTensorCopy.cu:102"],
+     "PyTorch < 1.0 THC 'THCudaCheck FAIL file=... line=... error=59 : device-side assert triggered' and 'cuda runtime error (59) : ... at ...cu:N' (pytorch/pytorch#44867, zhanghang1989/PyTorch-Encoding#23)"),
+    ("cuda_oom", 1, ["THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCStorage.cu line=58 error=2 : out of memory",
+                     "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/generic/THCStorage.cu:58"],
+     "PyTorch < 1.0 THC allocator 'cuda runtime error (2) : out of memory at ...THCStorage.cu:58' (jiesutd/NCRFpp#121, levyfan/reid-mgn#9, pytorch/pytorch#465)"),
+    ("cuda_runtime", 1, ["tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : a.shape=(938, 256), b.shape=(256, 256), m=938, n=256, k=256",
+                         "\t [[{{node lstm_1/while/MatMul_4}}]]"],
+     "TensorFlow stream executor cuBLAS failure 'InternalError: Blas GEMM launch failed : a.shape=...' (tensorflow/tensorflow#34069, dabasajay/Image-Caption-Generator#20)"),
+    ("cuda_runtime", 1, ["tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed above.",
+                         "\t [[{{node conv2d/Conv2D}}]]"],
+     "TensorFlow conv_ops 'UnknownError: Failed to get convolution algorithm. This is probably because cuDNN failed to initialize...' (tensorflow/tensorflow#25160, mozilla/DeepSpeech#2211)"),
+    ("cuda_runtime", 1, ["RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver."],
+     "pytorch/pytorch torch/cuda/__init__.py _check_driver 'The NVIDIA driver on your system is too old (found version N)' (lllyasviel/Fooocus#1313, RangiLyu/nanodet#216)"),
+    ("cuda_runtime", 1, ["RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW"],
+     "pytorch/pytorch c10/cuda/CUDAFunctions.cpp 'Unexpected error from cudaGetDeviceCount()...' (PKU-YuanGroup/Video-LLaVA#22, vllm-project/vllm#15335)"),
+    ("cuda_runtime", 1, ["RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero."],
+     "pytorch/pytorch c10/cuda/CUDAFunctions.cpp 'CUDA unknown error - this may be due to an incorrectly set up environment...' (pytorch/pytorch#49327, #65461)"),
+    ("device_mismatch", 1, ["RuntimeError: expected device cuda:0 but got device cpu"],
+     "PyTorch 1.x binary-op device check 'expected device cuda:0 but got device cpu' (alex-damian/pulse#24, sgrvinod/a-PyTorch-Tutorial-to-Object-Detection#26)"),
+    ("device_mismatch", 1, ["RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cpu"],
+     "pytorch/pytorch torch/nn/parallel/data_parallel.py DataParallel.forward device check (kennethwdk/MLCReID#5, JDAI-CV/FaceX-Zoo#68)"),
+    ("device_mismatch", 1, ["RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cpu and parameter tensor at cuda:0"],
+     "pytorch/pytorch aten RNN input/parameter device check 'Input and parameter tensors are not at the same device, found input tensor at X and parameter tensor at Y' (MarWaltz/TUD_RL#21, coqui-ai/TTS#3985)"),
+    ("disk_full", 1, ["sqlite3.OperationalError: database or disk is full"],
+     "SQLite SQLITE_FULL text 'database or disk is full' as Python's sqlite3 raises it (optuna/optuna#5011, ArchiveTeam/wpull#238)"),
+    ("disk_full", 125, ["+ docker run --gpus all --rm -v /scratch:/scratch trainer:latest python train.py",
+                        "docker: write /var/lib/docker/tmp/GetImageBlob197301894: no space left on device."],
+     "Docker (Go) lower-case strerror 'write /var/lib/docker/tmp/GetImageBlobN: no space left on device' (ENCODE-DCC/caper#173, docker/kitematic#2295)"),
+    ("walltime", 271, ["=>> PBS: job killed: cput 36012 exceeded limit 36000"],
+     "OpenPBS MOM resource-limit kill '=>> PBS: job killed: <resource> N exceeded limit M' for cput (openpbs/openpbs#390 on cput limits; walltime form in NOAA-EMC/EVS#78)"),
+    ("walltime", -15, ["PBS Job Id: 3264864.mskcc-fe1.local", "Job Name:   train_gpt", "Aborted by PBS Server",
+                       "Job exceeded its walltime limit. Job was aborted", "See Administrator for help", "Exit_status=-11"],
+     "Torque pbs_server job mail 'Job exceeded its walltime limit. Job was aborted' (cBio/cbio-cluster#256)"),
+    ("walltime", 152, ["TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.", "Exited with exit code 152."],
+     "IBM Spectrum LSF exit reason TERM_CPULIMIT 'job killed after reaching LSF CPU usage limit' (LSF documentation, job exit information; RUNLIMIT form in marbl/canu#444)"),
+    ("interrupted", 130, ["TERM_ADMIN: job killed by root or LSF administrator.", "Exited with exit code 130."],
+     "IBM Spectrum LSF exit reason TERM_ADMIN 'job killed by root or LSF administrator' (LSF documentation, job exit information)"),
+    ("walltime", 1, ["+ kubectl describe job llama-sft | tail -n 3", "Events:", "  Type     Reason            Age   From            Message",
+                     "  Warning  DeadlineExceeded  12s   job-controller  Job was active longer than specified deadline"],
+     "kubernetes pkg/controller/job 'DeadlineExceeded: Job was active longer than specified deadline' (kubernetes/kubernetes#62134, #90551)"),
+    ("exec_failure", 127, ["sh: 1: /opt/conda/envs/train/bin/torchrun: not found"],
+     "dash 'sh: 1: CMD: not found' (AndyJZhao/GLEM#11, hiyouga/LlamaFactory#5217)"),
+    ("exec_failure", 127, ["zsh: command not found: torchrun"],
+     "zsh Src/exec.c 'command not found: %s' (the reason before the name, unlike bash)"),
+    ("exec_failure", 255, ["[proxy:0:0@{host}] HYDU_create_process (utils/launch/launch.c:74): execvp error on file train.py (No such file or directory)"],
+     "MPICH hydra utils/launch/launch.c HYDU_create_process 'execvp error on file %s (%s)' (older form 'execvp error (No such file or directory)' in pmodels/mpich#668)"),
+]
+
+
+def r3_backing(rng, c, k):
+    label, code, lines, prov = R3_BACKING[k]
+    lines = [l.replace("{host}", c.host) for l in lines]
+    if lines[0].startswith(("RuntimeError", "tensorflow.", "sqlite3.", "THCudaCheck")):
+        first = 1 if lines[0].startswith("THCudaCheck") else 0
+        lines = lines[:first] + tb(user_frames(c)) + lines[first:]
+    return noise_body(c, pick_len(rng), nan_blip=False) + lines, code, label, prov
+
+
+def round_three(counts, labels):
+    """Append the round-three logs (see the section comment)."""
+    rng = random.Random(SEED + 3)
+    for k in range(len(R3_BACKING)):
+        sub = random.Random(rng.getrandbits(64))
+        c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=True)
+        c.nranks, c.launcher = 1, "python"
+        lines, code, label, prov = r3_backing(sub, c, k)
+        text = "\n".join(lines) + "\n" + "\n".join(epilogue(c, "FAILED" if code else "COMPLETED", code))
+        counts[label] = counts.get(label, 0) + 1
+        name = "logs/%s-%04d.log" % (label, counts[label])
+        with open(os.path.join(HERE, name), "wb") as f:
+            f.write(text.encode("utf-8"))
+        labels.append({"id": "%s-%04d" % (label, counts[label]), "mode": label, "source": "composed", "log_path": name,
+                       "gpu": c.gpu, "driver": c.driver, "true_exit_code": code, "provenance": "round three: " + prov})
+
+
 def exec_failure(rng, tmp_root, idx):
     tmp = os.path.join(tmp_root, "exec%04d" % idx)
     os.makedirs(tmp)
@@ -1839,6 +1923,7 @@ def main():
                 labels.append({"id": "%s-%04d" % (mode, k + 1), "mode": mode, "source": src, "log_path": name,
                                "gpu": gpu, "driver": drv, "true_exit_code": code, "provenance": prov})
         round_two(tmp_root, counts, labels)
+        round_three(counts, labels)
     finally:
         subprocess.call("grep -q %s /proc/mounts && umount $(grep %s /proc/mounts | cut -d' ' -f2)" % (tmp_root, tmp_root), shell=True)
         shutil.rmtree(tmp_root, ignore_errors=True)

@@ -128,6 +128,11 @@ def failure_blocks():
                                " 132.30 GiB, post-processed: Unknown size)")
     # Grid Engine execd job message for h_rt enforcement
     f["sge_wallclock"] = ["job 8812311.1 exceeded hard wallclock time - initiate terminate method"]
+    # kubernetes pkg/controller/job/job_controller.go: the DeadlineExceeded condition's message,
+    # as `kubectl describe job` prints the event after the pod's log
+    f["k8s_deadline"] = ["+ kubectl describe job llama-sft | tail -n 3", "Events:",
+                         "  Type     Reason            Age   From            Message",
+                         "  Warning  DeadlineExceeded  12s   job-controller  Job was active longer than specified deadline"]
     f["cloud_preempted"] = ["Received EC2 Spot Instance interruption notice: instance-action terminate at"
                             " 2024-05-17T10:24:31Z", "saving checkpoint to /fsx/akim/ckpt/step_1200.pt"]
     # facebookincubator/submitit core/job_environment.py SignalHandler.has_timed_out / checkpoint_and_try_requeue

@@ -127,6 +127,26 @@ class TestExitZeroIsAFact(unittest.TestCase):
                 self.assertIsNone(classify(text, 0).cls)
 
 
+    def test_more_harmless_words_on_successes(self):
+        # a hostile reading of round three's rules: signal, limit and NaN words in lines that do
+        # not end the run, and a requeued job whose second attempt appends to the same log
+        noisy = [
+            training(20) + "\n" + SLURM_PREEMPT + "\nresuming from ckpt step 20\n" + training(40, start=21) + "\ndone",
+            training() + "\nReceived SIGHUP, reloading config\ntraining done",
+            training() + "\nReceived SIGTERM from a stale launcher: ignoring\ntraining done",
+            training() + "\nTip: a checkpoint is written when the job receives SIGTERM or SIGUSR1\ndone",
+            training() + "\nconfig: {'preemption': {'notice_received': False}, 'spot': True}\ndone",
+            training() + "\nEval deadline exceeded for 2 batches; skipped\ndone",
+            training() + "\nsaved to /ckpt/nan_debug/loss_inf_check.pt\ndone",
+            "step 0 loss=inf ppl=inf\n" + training() + "\ndone",
+            training() + "\n{'eval_loss': nan, 'eval_runtime': 3.2}\n{'train_runtime': 800.0, 'train_loss': 1.92, 'epoch': 3.0}",
+            training(20) + "\nTERM_OWNER: job killed by owner (previous attempt)\n" + training(10, start=21) + "\ndone",
+        ]
+        for text in noisy:
+            with self.subTest(text=text[-60:]):
+                self.assertIsNone(classify(text, 0).cls)
+
+
 class TestRootCauseFirst(unittest.TestCase):
     def test_torchrun_gloo_rank_1_file_not_found(self):
         # captured: torchrun --nproc-per-node 2, gloo; rank 1 opens a missing shard, rank 0 then
@@ -313,6 +333,98 @@ class TestFamilies(unittest.TestCase):
         self.assertEqual(classify(bad, 126).cls, "exec_failure")
         perm = "job.sh: line 3: ./train.py: Permission denied"
         self.assertEqual(classify(perm, 126).cls, "exec_failure")
+
+
+class TestMoreRealWording(unittest.TestCase):
+    """Round three: the families' wording beyond what the first rules knew, each from a cited
+    public source (the corpus's round-three logs carry the citations)."""
+
+    def check(self, cases, code=1):
+        for text, cls, rule in cases:
+            with self.subTest(text=text[-70:]):
+                c = classify(training() + "\n" + text, code)
+                self.assertEqual((c.cls, c.rule), (cls, rule), c)
+
+    def test_cuda_errors_of_older_pytorch_and_tensorflow_are_cuda_runtime(self):
+        self.check([
+            # PyTorch < 1.0 (THC): pytorch/pytorch#44867
+            (tb("RuntimeError: cuda runtime error (59) : device-side assert triggered at "
+                "/pytorch/aten/src/THC/generic/THCTensorMath.cu:26"), "cuda_runtime", "cuda_error"),
+            ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=70 error=30 : unknown error\n"
+             + tb("RuntimeError: cuda runtime error (30) : unknown error at /pytorch/aten/src/THC/THCGeneral.cpp:70"),
+             "cuda_runtime", "cuda_error"),
+            # TensorFlow: tensorflow/tensorflow#34069, #25160
+            (tb("tensorflow.python.framework.errors_impl.InternalError: Blas SGEMM launch failed : m=65536, n=256, k=64"),
+             "cuda_runtime", "cuda_lib_error"),
+            (tb("tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. This is "
+                "probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed above."),
+             "cuda_runtime", "cuda_lib_error"),
+            # numba's and CuPy's own exception types around the driver/runtime error
+            (tb("numba.cuda.cudadrv.driver.CudaAPIError: [700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR"),
+             "cuda_runtime", "cuda_lib_error"),
+        ])
+
+    def test_old_thc_out_of_memory_is_cuda_oom(self):
+        self.check([(tb("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/generic/THCStorage.cu:58"),
+                     "cuda_oom", "cuda_error_oom")])
+
+    def test_cuda_that_cannot_start_is_cuda_runtime(self):
+        self.check([(tb(exc), "cuda_runtime", "cuda_unavailable") for exc in (
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+            "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW",
+            "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env "
+            "variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+            "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you "
+            "are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu')")])
+
+    def test_a_cuda_set_up_warning_on_a_run_that_went_on_is_noise(self):
+        warn = ("/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py:141: UserWarning: CUDA initialization: "
+                "CUDA unknown error - this may be due to an incorrectly set up environment")
+        self.assertEqual(classify(warn + "\n" + training() + "\n" + tb("KeyError: 'label'")).cls, "traceback")
+
+    def test_device_checks_outside_the_same_device_message(self):
+        self.check([(tb(exc), "device_mismatch", "device_mismatch_other") for exc in (
+            "RuntimeError: expected device cuda:0 but got device cpu",
+            "RuntimeError: expected device cpu and dtype Float but got device cuda:0 and dtype Float",
+            "RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of "
+            "them on device: cpu",
+            "RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cpu and "
+            "parameter tensor at cuda:0",
+            "RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden "
+            "tensor at cpu",
+            "TypeError: can't convert mps:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")])
+
+    def test_full_disks_as_go_programs_and_sqlite_say_it(self):
+        self.check([("docker: write /var/lib/docker/tmp/GetImageBlob197301894: no space left on device.",
+                     "disk_full", "no_space_left"),
+                    (tb("sqlite3.OperationalError: database or disk is full"), "disk_full", "no_space_left")])
+
+    def test_scheduler_limits_of_pbs_torque_lsf_and_kubernetes(self):
+        c = classify(training() + "\n=>> PBS: job killed: cput 36012 exceeded limit 36000", 271)
+        self.assertEqual((c.cls, c.rule, c.detail), ("walltime", "pbs_walltime", "PBS cput 10h00m12s > limit 10h00m00s"))
+        self.check([
+            ("Aborted by PBS Server\nJob exceeded its walltime limit. Job was aborted\nSee Administrator for help",
+             "walltime", "pbs_walltime"),
+            ("MOAB_INFO:  job exceeded wallclock limit", "walltime", "pbs_walltime"),
+            ("TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\nExited with exit code 152.", "walltime",
+             "lsf_runlimit"),
+            ("TERM_ADMIN: job killed by root or LSF administrator.\nExited with exit code 130.", "interrupted",
+             "lsf_owner_kill"),
+            ("  Warning  DeadlineExceeded  12s   job-controller  Job was active longer than specified deadline",
+             "walltime", "k8s_deadline"),
+        ], code=-15)
+
+    def test_shells_and_launchers_that_could_not_start_the_command(self):
+        self.check([
+            ("sh: 1: /opt/conda/envs/train/bin/torchrun: not found", "exec_failure", "cmd_not_found"),
+            ("/bin/sh: 1: exec: torchrun: not found", "exec_failure", "cmd_not_found"),
+            ("zsh: command not found: torchrun", "exec_failure", "cmd_not_found"),
+            ("zsh: permission denied: ./train.sh", "exec_failure", "cmd_not_found"),
+            ("fish: Unknown command: torchrun", "exec_failure", "cmd_not_found"),
+        ], code=127)
+        self.check([("[proxy:0:0@gpu07] HYDU_create_process (utils/launch/launch.c:74): execvp error on file train.py "
+                     "(No such file or directory)", "exec_failure", "cmd_not_found")], code=255)
 
 
 class TestRuleTable(unittest.TestCase):
