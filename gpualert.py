@@ -8679,9 +8679,6 @@ class Run(object):
         self.provisional = _safely(lambda: self._save_provisional(child, end), None)
         self.log.record("command ended", footer_fields(child, self.start, end, self.log),
                         sync=False)
-        # The log's own fsync (a GiB of output can take a second to write back) runs beside
-        # the message's making, not before it; conclude() syncs again once the message is safe.
-        Background(self.log.sync)
         bound = self._post_exit_bound(child)
         self.deadline = time.monotonic() + bound
         self.spooled.clear()  # an early notice may have set it
@@ -8873,7 +8870,9 @@ class Run(object):
         self.log.record("cause", _cause_fields(verdict), sync=False)
         result = _with_note(result, _write_run_json(result, None, None, sync=False))
         delivery, manifest = self.notify(result)
-        self.log.sync()  # the cause record; the output itself was synced since the exit
+        # The log's fsync after the message is safe, not before: writing back a GiB of output
+        # takes about half a second, and reads of the log (the metrics) wait for it meanwhile.
+        self.log.sync()
         if delivery.get("outcome") != "outbox" or delivery.get("outbox_path"):
             self._drop_provisional()  # the full message is out or safe: the stand-in goes
         _write_run_json(result, delivery, manifest)
