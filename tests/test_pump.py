@@ -548,3 +548,51 @@ def test_a_command_that_ends_at_once_is_not_kept_waiting_for_a_walk_over_proc():
     sampler = G.TreeSampler(os.getpid(), interval_s=0.05).start()
     assert wait_for(lambda: sampler.samples >= 2, 10)
     assert sampler.stop()["tree_peak_rss_kib"] > 0
+
+
+def test_a_finished_log_shared_by_two_greps_gives_what_one_grep_gives(tmp_path, monkeypatch):
+    """The rest at the end split at a line boundary halfway: lines in either half, one right
+    at the split, the marker line of the first half never returned, numbers exact."""
+    log = tmp_path / "output.log"
+    body = [b"INFO line %d of ordinary output\n" % i for i in range(4000)]
+    for n in (0, 1500, 1999, 2000, 2001, 3999):  # about the middle: 2000
+        body[n] = b"RuntimeError: failure number %d\n" % n
+    body.append(b"Killed")  # no newline at the end
+    log.write_bytes(b"".join(body))
+    one = G.EvidenceScan(str(log)).result(10)
+    monkeypatch.setattr(G, "EVIDENCE_SPLIT_BYTES", 1000)
+    scan = G.EvidenceFollower(str(log), finished=True)
+    found = scan.result(10)
+    assert scan.second is not None, "the rest was not shared"
+    assert found == one
+    assert [n for n, _ in found] == [1, 1501, 2000, 2001, 2002, 4000, 4001]
+    assert not any("first half" in text for _, text in found)
+    assert scan.second.returncode is not None and scan.proc.returncode is not None
+
+
+def test_two_greps_keep_the_first_lines_when_the_first_half_has_enough(tmp_path, monkeypatch):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"".join(b"ValueError: bad sample %d\n" % i for i in range(3000)))
+    monkeypatch.setattr(G, "EVIDENCE_SPLIT_BYTES", 1000)
+    found = G.find_evidence(str(log))
+    assert found == G.EvidenceScan(str(log)).result(10)
+    assert len(found) == G.EVIDENCE_MAX_LINES and found[-1] == (1000, "ValueError: bad sample 999")
+
+
+def test_two_greps_fill_up_from_the_second_half(tmp_path, monkeypatch):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO x\n" * 2000 + b"".join(b"ValueError: bad %d\n" % i for i in range(1500)))
+    monkeypatch.setattr(G, "EVIDENCE_SPLIT_BYTES", 1000)
+    found = G.find_evidence(str(log), after_line=5)
+    assert found == G.EvidenceScan(str(log), 5).result(10)
+    assert len(found) == G.EVIDENCE_MAX_LINES and found[0] == (2001, "ValueError: bad 0")
+
+
+def test_the_tails_first_line_number_is_the_same_counted_by_wc(tmp_path, monkeypatch):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"".join(b"line %d\n" % i for i in range(50000)) + b"partial last")
+    slow = G.read_tail(str(log), max_bytes=4096)
+    monkeypatch.setattr(G, "WC_MIN_BYTES", 1)
+    fast = G.read_tail(str(log), max_bytes=4096)
+    assert fast == slow
+    assert fast[0].startswith("line ") and fast[1] == int(fast[0].split()[1]) + 1
