@@ -693,7 +693,10 @@ FAILURE_RULES = (
      r"(?P<term>TERM_RUNLIMIT|TERM_CPULIMIT): job killed after reaching LSF (?:run time|CPU usage) limit",
      "LSF {term}", _H_TIME),
     # Grid Engine's h_rt/s_rt enforcement (sge_execd job messages).
-    ("sge_wallclock", "walltime", r"\bjob (?P<job>[\d.]+) exceeded (?P<kind>hard|soft) wallclock time",
+    # ... and qacct's failure code 37 (SSTATE_QMASTER_ENFORCED_LIMIT: "ran, but killed due to exceeding
+    # run time limit"; qacct's text also lists h_cpu and h_vmem)
+    ("sge_wallclock", "walltime",
+     r"\bjob (?P<job>[\d.]+) exceeded (?P<kind>hard|soft) wallclock time|\bqmaster enforced h_rt\b",
      "Grid Engine {kind} wallclock limit (h_rt/s_rt)|job {job}", _H_TIME),
     # A Kubernetes Job past its spec.activeDeadlineSeconds (kube-controller-manager's event).
     ("k8s_deadline", "walltime", r"Job was active longer than specified deadline",
@@ -708,7 +711,9 @@ FAILURE_RULES = (
      r"Preempted in order to admit critical pod|\bPod (?:\S+ )?was terminated in response to imminent node shutdown"
      r"|\b[Ss]pot (?:[Ii]nstance |VM |[Nn]ode )?(?:[Ii]nterruption|[Rr]eclaim|[Tt]ermination) [Nn]otice"
      r"|\b[Ss]pot [Ii]nstance [Ii]nterruption|\b[Ii]nstance (?:was|has been) preempted"
-     r"|\b[Pp]reemption notice received",
+     r"|\b[Pp]reemption notice received"
+     # kube-scheduler's event on the victim pod (pkg/scheduler/framework/preemption)
+     r"|\bPreempted by (?:pod )?\S+ on node \S+",
      "", "The cloud reclaimed the machine (spot/preemptible capacity). Resume from the last checkpoint; "
          "checkpoint on the provider's notice (AWS gives 2 min, GCP about 30 s)."),
     # A job that asked to be requeued (Lightning's SLURM auto-requeue, submitit) was ended early
@@ -790,8 +795,11 @@ FAILURE_RULES = (
      r"\b(?:[Rr]eceived|[Cc]aught|[Gg]ot|[Hh]andling)(?: (?:the )?signal)?:? (?P<sig>SIG(?:TERM|INT|HUP))\b"
      r"(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
      r"|\b(?P<sig2>SIG(?:TERM|INT|HUP)) (?:received|caught)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
-     r"|\b[Rr]eceived signal (?P<num>15|2|1)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))",
-     "{sig} handled|{sig2} handled|signal {num} handled", _H_INT),
+     r"|\b[Rr]eceived signal (?P<num>15|2|1)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
+     # "except KeyboardInterrupt: print('Keyboard interrupt received, saving ...')"
+     r"|\b(?P<kbd>[Kk]eyboard ?[Ii]nterrupt(?:ion)?|Ctrl-C)(?: signal)? (?:received|caught|detected)\b"
+     r"(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))",
+     "{sig} handled|{sig2} handled|signal {num} handled|{kbd} handled", _H_INT),
     ("launcher_signal", "interrupted",
      r"SignalException: Process (?P<pid>\d+) got signal: (?P<sig>\d+)",
      "launcher got signal {sig}", _H_INT),
@@ -867,6 +875,10 @@ FAILURE_RULES = (
     # gloo's view of a peer that went away: usually the consequence of another rank's failure.
     ("gloo_peer_lost", "nccl", r"gloo[^\]]*\] (?P<what>Connection closed by peer|Timed out waiting)",
      "gloo: {what}", _H_NCCL),
+    # Open MPI's TCP transport (opal/mca/btl/tcp: "connect() to ... failed", "readv failed: Connection
+    # reset by peer"): a peer that is gone, usually the consequence of another rank's failure.
+    ("mpi_transport", "nccl", r"\[btl_tcp\w*\.c:\d+:\w+\] (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]*)",
+     "Open MPI TCP transport: {what}", _H_NCCL),
     # CUDA runtime / libraries.
     ("cuda_device_assert", "cuda_runtime",
      r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<cond>[^`]*)` failed",
@@ -940,9 +952,9 @@ FAILURE_RULES = (
     ("native_abort", "native_abort",
      r"Fatal Python error: Aborted|Aborted \(core dumped\)|Bus error \(core dumped\)"
      r"|Illegal instruction \(core dumped\)"
-     r"|Floating point exception \(core dumped\)|(?<!or )\bSIG(?:ABRT|BUS|ILL|FPE)\b(?!,| or )|exitcode\s*: -(?:4|6|7|8)\b"
-     r"|failed \(exitcode: -(?:4|6|7|8)\)|exits with return code = -(?:4|6|7|8)\b"
-     r"|exited on signal [4678]\b"
+     r"|(?<!or )\bSIG(?:ABRT|BUS|ILL)\b(?!,| or )|exitcode\s*: -(?:4|6|7)\b"
+     r"|failed \(exitcode: -(?:4|6|7)\)|exits with return code = -(?:4|6|7)\b"
+     r"|exited on signal [467]\b"
      r"|terminate called after throwing an instance of '(?P<type>[^']+)'"
      r"|terminate called without an active exception",
      "uncaught {type}",
@@ -970,8 +982,12 @@ FAILURE_RULES = (
      r"|Permission denied"
      r"|\[Errno 1\] Operation not permitted|Read-only file system",
      "Permission denied: {path}", _H_PERM),
+    # Native code: Linux delivers SIGFPE ("Floating point exception", bash's name for it) for an
+    # integer division by zero (FPE_INTDIV); floating-point operations do not trap by default.
     ("div_zero", "div_zero",
-     r"ZeroDivisionError(?:: (?P<msg>.+))?|\b(?:integer |float )?division(?: or modulo)? by zero\b",
+     r"ZeroDivisionError(?:: (?P<msg>.+))?|\b(?:integer |float )?division(?: or modulo)? by zero\b"
+     r"|Floating point exception|(?<!or )\bSIGFPE\b(?!,| or )|exitcode\s*: -8\b|failed \(exitcode: -8\)"
+     r"|exits with return code = -8\b|exited on signal 8\b",
      "{msg}", "A division by zero, often an empty batch, dataset split or metric denominator. "
               "Guard the denominator."),
     ("device_mismatch", "device_mismatch",
@@ -990,6 +1006,7 @@ FAILURE_RULES = (
      r"|module must have its parameters and buffers on device \S+ \(device_ids\[0\]\) but found one of them on device"
      r"|Input and (?:parameter|hidden) tensors are not at the same device"
      r"|Attempted to set the storage of a tensor on device \S+ to a storage on different device"
+     r"|\bis not an? (?:XLA tensor|CUDA tensor|MPS tensor|XPU tensor|HPU tensor)\b"
      r"|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)"
      r"|Input type \(torch\.\w+\) and weight type \(torch\.cuda\.\w+\)"
      r"|Input type \(CUDA\w+\) and weight type \(CPU\w+\)|Input type \(CPU\w+\) and weight type \(CUDA\w+\)"
@@ -1043,7 +1060,7 @@ GENERIC_CLASSES = frozenset(("assertion", "runtime_error", "traceback"))
 WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"))
 #: Rules that report a consequence (a collective timed out or was aborted because another rank
 #: failed): an earlier root-cause traceback in the same episode beats them.
-CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost"))
+CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost", "mpi_transport"))
 #: Scheduler end-of-job lines: what the program prints after one (its SIGTERM handler saving
 #: a checkpoint, a launcher's traceback) is teardown, however long the look-back it needs.
 SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "sge_wallclock", "k8s_deadline",
@@ -1220,7 +1237,8 @@ TRIGGER_WORDS = (
     "unable to launch", "can't load", "invalid loss", "dst tensor", "preempt", "node shutdown",
     "interruption", "spot", "requeue", "timed out", "timed-out", "sending signal", "return code = -",
     "cufft", "cusolver", "cusparse", "curand", "find an engine", "meta tensor", "wallclock", "disk space",
-    "gemm", "nvml", "deadline", "unknown command", "walltime", "disk is full",
+    "gemm", "nvml", "deadline", "unknown command", "walltime", "disk is full", "h_rt", "xla tensor",
+    "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c",
 )
 
 
@@ -2008,15 +2026,18 @@ def _scheduler_end_before(log, start, keep=lambda rule: rule.rule_id in SCHEDULE
     """A scheduler end-of-job line shortly above the decisive region (up to
     SCHEDULER_LOOKBACK_LINES useful lines, with no progress in between): the job was ended
     by the scheduler and the region is its teardown. keep picks the rules searched there
-    (also used for a GPU's hardware fault, whose consequences the region may show)."""
+    (also used for a GPU's hardware fault, whose consequences the region may show).
+    Useful lines count once per shape (numbers and ids blanked, as in _ran_on): teardown
+    repeats a few shapes (per-rank aborts, atexit hooks, uploader retries) for hundreds of
+    lines after the scheduler's line, and all of it is still the end of the job."""
     kinds, bodies = log.kinds, [b for _, b in log.lines]
-    lo, seen = start, 0
-    while lo > 0 and seen < SCHEDULER_LOOKBACK_LINES:
+    lo, shapes = start, set()
+    while lo > 0 and len(shapes) < SCHEDULER_LOOKBACK_LINES:
         j = lo - 1
         if kinds[j] == "text":
             if _LOSS_VALUE_RE.search(bodies[j]) or _CARRY_ON_RE.search(bodies[j]):
                 break
-            seen += 1
+            shapes.add(_TEMPLATE_RE.sub("0", bodies[j]))
         lo = j
     return _scan_above(log, lo, start, keep)
 
@@ -2094,7 +2115,7 @@ def _as_exec_failure(hit, code):
 # ---- process-boundary facts ----
 
 _SIGNAL_CLASS = {1: "interrupted", 2: "interrupted", 3: "interrupted", 15: "interrupted",
-                 4: "native_abort", 6: "native_abort", 7: "native_abort", 8: "native_abort",
+                 4: "native_abort", 6: "native_abort", 7: "native_abort", 8: "div_zero",
                  11: "segfault", 24: "walltime", 25: "disk_full", 9: "oom_killer"}
 
 
@@ -2102,7 +2123,7 @@ _TERMINAL = frozenset(("walltime", "preempted", "interrupted", "oom_killer", "gp
 _NATIVE = frozenset(("segfault", "native_abort", "cuda_runtime", "cuda_oom", "nccl", "ram_oom", "disk_full"))
 _HINTS = {"segfault": _HINT_BY_ID["segfault"], "native_abort": _HINT_BY_ID["native_abort"],
           "interrupted": _H_INT, "walltime": _H_TIME, "disk_full": _H_DISK, "oom_killer": _H_KILL,
-          "preempted": _H_PREEMPT, "gpu_hardware": _H_HW}
+          "preempted": _H_PREEMPT, "gpu_hardware": _H_HW, "div_zero": _HINT_BY_ID["div_zero"]}
 
 
 def signal_of(exit_code):
@@ -2162,7 +2183,7 @@ def _resolve_signal(sig, log, facts):
         # wrapper itself did not receive (a scheduler kill would have reached it too).
         return _fact("oom_killer", "sigkill_assumed_oom",
                      "killed by SIGKILL; OOM killer assumed (no cgroup counter to confirm)")
-    if log is not None and log.cls in _NATIVE and sig in (4, 6, 7, 8, 11):
+    if log is not None and (log.cls in _NATIVE and sig in (4, 6, 7, 8, 11) or log.cls == "div_zero" and sig == 8):
         return log
     cls = _SIGNAL_CLASS.get(sig, "unknown")
     return _fact(cls, "signal_" + name.lower().replace(" ", ""), "killed by %s" % name,

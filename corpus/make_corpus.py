@@ -1815,19 +1815,104 @@ R3_BACKING = [
      "zsh Src/exec.c 'command not found: %s' (the reason before the name, unlike bash)"),
     ("exec_failure", 255, ["[proxy:0:0@{host}] HYDU_create_process (utils/launch/launch.c:74): execvp error on file train.py (No such file or directory)"],
      "MPICH hydra utils/launch/launch.c HYDU_create_process 'execvp error on file %s (%s)' (older form 'execvp error (No such file or directory)' in pmodels/mpich#668)"),
+    ("preempted", 0, ["[{ts}] WARNING received SIGTERM (pod termination grace period 30s)", "+ kubectl get events --field-selector involvedObject.name=trainer-0 | tail -n 1",
+                      "12s   Normal   Preempted   pod/trainer-0   Preempted by pod 6b1f0c2e-3a4d-4f51-9d7e-0c2b8e4a91d3 on node {host}",
+                      "[{ts}] saved checkpoint, exiting"],
+     "kubernetes pkg/scheduler/framework/preemption/preemption.go Eventf(victim, ..., \"Preempted\", \"Preempting\", \"Preempted by pod %v on node %v\")"),
+    ("walltime", 137, ["Killed", "+ qacct -j 201159 | egrep 'failed|exit_status|ru_wallclock'",
+                       "failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit", "exit_status  137                  (Killed)", "ru_wallclock 86402s"],
+     "Grid Engine qacct failure code 37 SSTATE_QMASTER_ENFORCED_LIMIT ('qmaster enforced h_rt limit'; qacct text 'qmaster enforced h_rt, h_cpu, or h_vmem limit', as in PennLINC/babs docs)"),
+    ("device_mismatch", 1, ["RuntimeError: Input tensor is not an XLA tensor: torch.FloatTensor"],
+     "pytorch/xla torch_xla/csrc/aten_xla_bridge.cpp GetXlaTensor check 'Input tensor is not an XLA tensor: ...' (pytorch/xla#2960, #8532)"),
+    ("nccl", 1, ["[{host}][[36432,1],3][btl_tcp_endpoint.c:803:mca_btl_tcp_endpoint_complete_connect] connect() to 10.1.3.89 failed: Connection refused (111)",
+                 "-" * 74, "Primary job  terminated normally, but 1 process returned", "a non-zero exit code. Per user-direction, the job has been aborted.", "-" * 74],
+     "open-mpi/ompi opal/mca/btl/tcp/btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect 'connect() to %s failed: %s (%d)' (open-mpi/ompi#7131; NVIDIA/nccl#241)"),
 ]
 
 
 def r3_backing(rng, c, k):
     label, code, lines, prov = R3_BACKING[k]
-    lines = [l.replace("{host}", c.host) for l in lines]
+    lines = [l.replace("{host}", c.host).replace("{ts}", c.ts(0)) for l in lines]
     if lines[0].startswith(("RuntimeError", "tensorflow.", "sqlite3.", "THCudaCheck")):
         first = 1 if lines[0].startswith("THCudaCheck") else 0
         lines = lines[:first] + tb(user_frames(c)) + lines[first:]
     return noise_body(c, pick_len(rng), nan_blip=False) + lines, code, label, prov
 
 
-def round_three(counts, labels):
+# A real integer division by zero in native code: the kernel sends SIGFPE (FPE_INTDIV). Run as a
+# binary from a job script (bash reports "Floating point exception") and through ctypes from
+# Python (faulthandler's "Fatal Python error: Floating point exception", or no words at all).
+FPE_SRC = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int per_bucket(int total, int buckets) { return total / buckets; }
+int main(int argc, char **argv) {
+    volatile int buckets = argc > 1 ? atoi(argv[1]) : 0;
+    printf("ranking 123456 candidates into %d buckets\n", buckets);
+    fflush(stdout);
+    printf("%d per bucket\n", per_bucket(123456, buckets));
+    return 0;
+}
+"""
+R3_CAPTURED = [
+    ("bash", "div_zero", "captured: a C program (gcc) divides an integer by zero under a bash job script: SIGFPE, bash's 'Floating point exception' line (exit 136)"),
+    ("ctypes", "div_zero", "captured: Python calls a C function (ctypes) that divides an integer by zero, PYTHONFAULTHANDLER=1: SIGFPE, 'Fatal Python error: Floating point exception' (exit -8)"),
+    ("ctypes_quiet", "div_zero", "captured: Python calls a C function (ctypes) that divides an integer by zero, no faulthandler: SIGFPE, no words (exit -8)"),
+    ("kbd", "interrupted", "captured: a training loop whose `except KeyboardInterrupt:` saves the model and exits 0, in its own words ('Keyboard interrupt received, ...', the idiom common in public scripts); SIGINT sent as Ctrl-C would"),
+]
+KBD_SCRIPT = """import sys, time
+sys.stdout.write(open(sys.argv[1]).read())
+sys.stdout.flush()
+step = 0
+try:
+    while True:
+        step += 10
+        print("step %d loss=%.4f" % (step, 2.0 / (1 + step / 1000.0)), flush=True)
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    print("Keyboard interrupt received, saving model and exiting...", flush=True)
+    print("Saved checkpoint to checkpoints/interrupted-step%d.pt" % step, flush=True)
+    sys.exit(0)
+"""
+
+
+def r3_fpe(kind, c, tmp):
+    """(text, exit code) of a real SIGFPE run (see FPE_SRC), or of the Ctrl-C handler (KBD_SCRIPT)."""
+    if kind == "kbd":
+        script = os.path.join(tmp, "train.py")
+        _write(script, KBD_SCRIPT)
+        noise = _noise_file(c, tmp, pick_len(c.rng) // 2)
+        return _run([PY, script, noise], _env(noise), tmp, stop=(signal.SIGINT, 1.5 + c.rng.random()))
+    src, exe, so = (os.path.join(tmp, n) for n in ("ranker.c", "score_ranker", "libranker.so"))
+    _write(src, FPE_SRC)
+    if subprocess.call(["gcc", "-O0", "-o", exe, src]) or subprocess.call(["gcc", "-O0", "-shared", "-fPIC", "-o", so, src]):
+        return None
+    noise = _noise_file(c, tmp, pick_len(c.rng))
+    if kind == "bash":
+        job = os.path.join(tmp, "run_eval.sh")
+        _write(job, "#!/bin/bash\ncat %s\necho '+ ./score_ranker --buckets 0'\n%s 0\n" % (noise, exe))
+        return _run(["bash", job], _env(noise), tmp)
+    script = os.path.join(tmp, "rank.py")
+    _write(script, "import ctypes, sys\nsys.stdout.write(open(%r).read())\nsys.stdout.flush()\n"
+                   "lib = ctypes.CDLL(%r)\nprint('bucketing candidates', flush=True)\nprint(lib.per_bucket(123456, 0))\n"
+                   % (noise, so))
+    extra = {"PYTHONFAULTHANDLER": "1"} if kind == "ctypes" else {}
+    env = _env(noise, **extra)
+    if kind != "ctypes":
+        env.pop("PYTHONFAULTHANDLER", None)
+    return _run([PY, script], env, tmp)
+
+
+def _add_log(counts, labels, label, text, record):
+    counts[label] = counts.get(label, 0) + 1
+    name = "logs/%s-%04d.log" % (label, counts[label])
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(text.encode("utf-8"))
+    record.update({"id": "%s-%04d" % (label, counts[label]), "mode": label, "log_path": name})
+    labels.append(record)
+
+
+def round_three(tmp_root, counts, labels):
     """Append the round-three logs (see the section comment)."""
     rng = random.Random(SEED + 3)
     for k in range(len(R3_BACKING)):
@@ -1836,12 +1921,22 @@ def round_three(counts, labels):
         c.nranks, c.launcher = 1, "python"
         lines, code, label, prov = r3_backing(sub, c, k)
         text = "\n".join(lines) + "\n" + "\n".join(epilogue(c, "FAILED" if code else "COMPLETED", code))
-        counts[label] = counts.get(label, 0) + 1
-        name = "logs/%s-%04d.log" % (label, counts[label])
-        with open(os.path.join(HERE, name), "wb") as f:
-            f.write(text.encode("utf-8"))
-        labels.append({"id": "%s-%04d" % (label, counts[label]), "mode": label, "source": "composed", "log_path": name,
-                       "gpu": c.gpu, "driver": c.driver, "true_exit_code": code, "provenance": "round three: " + prov})
+        _add_log(counts, labels, label, text, {"source": "composed", "gpu": c.gpu, "driver": c.driver,
+                                              "true_exit_code": code, "provenance": "round three: " + prov})
+    for n, (kind, label, prov) in enumerate(R3_CAPTURED):
+        sub = random.Random(rng.getrandbits(64))
+        c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=False)
+        tmp = os.path.join(tmp_root, "r3_%04d" % n)
+        os.makedirs(tmp)
+        got = r3_fpe(kind, c, tmp) if shutil.which("gcc") or kind == "kbd" else None
+        if got is None:
+            print("round three: gcc could not build the SIGFPE program: %s skipped" % kind)
+            continue
+        text, code = got
+        text = scrub(text.replace(tmp, os.path.dirname(c.script)), c)
+        text += "\n".join(epilogue(c, "FAILED", code))
+        _add_log(counts, labels, label, text, {"source": "captured", "gpu": "none", "driver": "none",
+                                                   "true_exit_code": code, "provenance": "round three: " + prov})
 
 
 def exec_failure(rng, tmp_root, idx):
@@ -1923,7 +2018,7 @@ def main():
                 labels.append({"id": "%s-%04d" % (mode, k + 1), "mode": mode, "source": src, "log_path": name,
                                "gpu": gpu, "driver": drv, "true_exit_code": code, "provenance": prov})
         round_two(tmp_root, counts, labels)
-        round_three(counts, labels)
+        round_three(tmp_root, counts, labels)
     finally:
         subprocess.call("grep -q %s /proc/mounts && umount $(grep %s /proc/mounts | cut -d' ' -f2)" % (tmp_root, tmp_root), shell=True)
         shutil.rmtree(tmp_root, ignore_errors=True)

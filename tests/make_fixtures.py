@@ -128,6 +128,13 @@ def failure_blocks():
                                " 132.30 GiB, post-processed: Unknown size)")
     # Grid Engine execd job message for h_rt enforcement
     f["sge_wallclock"] = ["job 8812311.1 exceeded hard wallclock time - initiate terminate method"]
+    # open-mpi/ompi opal/mca/btl/tcp/btl_tcp_endpoint.c, then mpirun's abort banner
+    f["mpi_transport"] = ["[gpu-a100-07][[36432,1],3][btl_tcp_endpoint.c:803:mca_btl_tcp_endpoint_complete_connect]"
+                          " connect() to 10.1.3.89 failed: Connection refused (111)",
+                          "--------------------------------------------------------------------------",
+                          "Primary job  terminated normally, but 1 process returned",
+                          "a non-zero exit code. Per user-direction, the job has been aborted.",
+                          "--------------------------------------------------------------------------"]
     # kubernetes pkg/controller/job/job_controller.go: the DeadlineExceeded condition's message,
     # as `kubectl describe job` prints the event after the pod's log
     f["k8s_deadline"] = ["+ kubectl describe job llama-sft | tail -n 3", "Events:",

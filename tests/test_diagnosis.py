@@ -427,6 +427,62 @@ class TestMoreRealWording(unittest.TestCase):
                      "(No such file or directory)", "exec_failure", "cmd_not_found")], code=255)
 
 
+class TestDev2Families(unittest.TestCase):
+    """Failure families the dev2 blind set showed, solved for their general wording."""
+
+    def test_sigfpe_is_an_integer_division_by_zero(self):
+        # Linux sends SIGFPE for FPE_INTDIV; floats do not trap by default (signal(7), sigaction(2))
+        bash = training() + "\n./run_eval.sh: line 34: 3644559 Floating point exception(core dumped) ./bin/score_ranker --topk 0"
+        faulthandler = training() + "\nFatal Python error: Floating point exception\n\nCurrent thread 0x00007f (most recent call first):"
+        for text, code in ((bash, 136), (faulthandler, -8), (training(), -8), (training(), 136)):
+            with self.subTest(code=code, text=text[-50:]):
+                c = classify(text, code)
+                self.assertEqual(c.cls, "div_zero", c)
+                self.assertIn("division by zero", c.remediation)
+
+    def test_a_kubernetes_preemption_event_after_a_graceful_sigterm(self):
+        log = (training() + "\n[2026-02-11 04:28:41,000] WARNING received SIGTERM (pod termination grace period 30s)\n"
+               "Events:  Normal  Preempted  pod/trainer-0  Preempted by pod 6b1f0c2e-3a4d on node gpu-a004\n"
+               "[2026-02-11 04:28:41,000] saved checkpoint, exiting")
+        c = classify(log, 0)
+        self.assertEqual((c.cls, c.rule), ("preempted", "cloud_preempted"))
+
+    def test_grid_engine_qacct_failed_37_is_the_time_limit(self):
+        log = (training() + "\nKilled\n=== epilogue: qacct -j 201159 ===\nfailed       37  : qmaster enforced h_rt, h_cpu, "
+               "or h_vmem limit\nexit_status  137                  (Killed)\nru_wallclock 43200s")
+        c = classify(log, 137)
+        self.assertEqual((c.cls, c.rule), ("walltime", "sge_wallclock"))
+
+    def test_a_cpu_tensor_given_to_an_xla_op_is_a_device_mismatch(self):
+        c = classify(training() + "\n" + tb("RuntimeError: Input tensor is not an XLA tensor: CPUFloatType"))
+        self.assertEqual((c.cls, c.rule), ("device_mismatch", "device_mismatch_other"))
+
+    def test_open_mpi_tcp_transport_failure_and_the_rank_that_caused_it(self):
+        mpi = ("[node0096][[36432,1],3][btl_tcp_endpoint.c:803:mca_btl_tcp_endpoint_complete_connect] connect() to "
+               "10.1.3.89 failed: Connection refused (111)\n" + "-" * 74 + "\nPrimary job  terminated normally, but 1 process "
+               "returned\na non-zero exit code. Per user-direction, the job has been aborted.\n" + "-" * 74)
+        c = classify(training() + "\n" + mpi)
+        self.assertEqual((c.cls, c.rule), ("nccl", "mpi_transport"))
+        # the peer went away because its rank raised: that rank's error is the cause
+        root = classify(training() + "\n" + tb("KeyError: 'labels'") + "\n" + mpi)
+        self.assertEqual(root.cls, "traceback")
+
+    def test_a_ctrl_c_handler_in_words_on_exit_0(self):
+        log = training() + "\nKeyboard interrupt received, saving model and exiting...\nSaved checkpoint to out/interrupted"
+        c = classify(log, 0)
+        self.assertEqual((c.cls, c.rule), ("interrupted", "graceful_signal"))
+        went_on = training(20) + "\nKeyboard interrupt received, skipping evaluation\n" + training(20, start=21) + "\ndone"
+        self.assertIsNone(classify(went_on, 0).cls)
+
+    def test_a_scheduler_line_followed_by_long_teardown(self):
+        teardown = "\n".join(("[2025-02-25 05:18:17,706] INFO atexit: releasing %d pinned buffers" % i,
+                              "gpu07:1753900:1753907 [0] NCCL INFO comm 0x%x rank 0 nranks 4 - Abort COMPLETE" % (i * 7919),
+                              "[2025-02-25 05:18:17,706] INFO closing dataloader iterators (worker %d)" % i,
+                              "INFO: shutting down metrics exporter on :%d" % (8000 + i))[i % 4] for i in range(950))
+        c = classify(training() + "\n" + SLURM_TIME + "\n" + teardown + "\nsrun: error: gpu07: task 0: Terminated", 143)
+        self.assertEqual((c.cls, c.rule), ("walltime", "slurm_time_limit"))
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
