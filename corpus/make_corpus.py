@@ -2015,7 +2015,10 @@ def main():
                 counts[mode] = k + 1
                 with open(os.path.join(HERE, name), "wb") as f:
                     f.write(text.encode("utf-8"))
-                labels.append({"id": "%s-%04d" % (mode, k + 1), "mode": mode, "source": src, "log_path": name,
+                # python started and could not open the script: a missing file, whatever the
+                # job script meant (labelled exec_failure before round three; id and name kept)
+                label = "file_not_found" if "can't open file" in prov else mode
+                labels.append({"id": "%s-%04d" % (mode, k + 1), "mode": label, "source": src, "log_path": name,
                                "gpu": gpu, "driver": drv, "true_exit_code": code, "provenance": prov})
         round_two(tmp_root, counts, labels)
         round_three(tmp_root, counts, labels)

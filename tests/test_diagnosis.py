@@ -474,6 +474,13 @@ class TestDev2Families(unittest.TestCase):
         went_on = training(20) + "\nKeyboard interrupt received, skipping evaluation\n" + training(20, start=21) + "\ndone"
         self.assertIsNone(classify(went_on, 0).cls)
 
+    def test_a_script_python_cannot_open_is_a_missing_or_unreadable_file(self):
+        missing = "+ python3 trian.py\n/opt/conda/bin/python: can't open file '/home/u/proj/trian.py': [Errno 2] No such file or directory"
+        c = classify(training(3) + "\n" + missing, 2)
+        self.assertEqual((c.cls, c.rule), ("file_not_found", "script_not_found"))
+        denied = "python3: can't open file '/work/cap/train.py': [Errno 13] Permission denied"
+        self.assertEqual(classify(training(3) + "\n" + denied, 2).cls, "permission")
+
     def test_a_scheduler_line_followed_by_long_teardown(self):
         teardown = "\n".join(("[2025-02-25 05:18:17,706] INFO atexit: releasing %d pinned buffers" % i,
                               "gpu07:1753900:1753907 [0] NCCL INFO comm 0x%x rank 0 nranks 4 - Abort COMPLETE" % (i * 7919),
