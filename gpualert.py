@@ -5413,9 +5413,12 @@ class EvidenceFollower(object):
             self._given_up = self._reader.is_alive()
         if reader is not None:
             reader.join(max(0.0, deadline - time.monotonic()))
+        if _killed_elsewhere(self.proc) or _killed_elsewhere(second):
+            return EvidenceScan(self.path, self.after_line).result(
+                max(0.5, deadline - time.monotonic()))  # a scan of the whole log after all
         for proc in (self.proc, second):  # past the deadline: keep the lines found so far
             if proc is not None and proc.poll() is None:
-                _safely(proc.kill, None)
+                _stop_grep(proc)
         for thread in (self._reader, reader):
             if thread is not None:
                 thread.join(1.0)
@@ -5496,10 +5499,14 @@ class EvidenceFollower(object):
 
 
 def _start_grep(stdin):
-    """The evidence grep on stdin (a pipe to feed, or an open file), its output on a pipe."""
+    """The evidence grep on stdin (a pipe to feed, or an open file), its output on a pipe.
+    In a session of its own: a signal sent to our process group (timeout(1), Ctrl-C, `kill
+    0`) is for the job, and must not end the scan of its log; it ends when its input does
+    (our end of the pipe closes however we exit)."""
     import subprocess
     return subprocess.Popen(_evidence_grep("-"), stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
+                            stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"),
+                            start_new_session=True)
 
 
 def _collect_grep(proc, out):
@@ -5516,7 +5523,18 @@ def _collect_grep(proc, out):
     finally:
         _safely(proc.stdout.close, None)
         if len(out) >= EVIDENCE_READ_BYTES:  # enough: grep need not go on
-            _safely(proc.kill, None)
+            _stop_grep(proc)
+
+
+def _stop_grep(proc):
+    proc.stopped_by_us = True
+    _safely(proc.kill, None)
+
+
+def _killed_elsewhere(proc):
+    """Did a signal we did not send end this grep (its lines then stop short)?"""
+    return proc is not None and proc.poll() is not None and proc.returncode < 0 and \
+        not getattr(proc, "stopped_by_us", False)
 
 
 def _read_pipe(fd, max_bytes, seconds):

@@ -596,3 +596,24 @@ def test_the_tails_first_line_number_is_the_same_counted_by_wc(tmp_path, monkeyp
     fast = G.read_tail(str(log), max_bytes=4096)
     assert fast == slow
     assert fast[0].startswith("line ") and fast[1] == int(fast[0].split()[1]) + 1
+
+
+def test_a_signal_to_our_group_does_not_reach_the_evidence_grep(tmp_path):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"Traceback (most recent call last):\n")
+    follower = _followed(log)
+    try:
+        assert os.getpgid(follower.proc.pid) != os.getpgrp()  # timeout(1), Ctrl-C, kill 0
+    finally:
+        follower.result(10)
+
+
+def test_an_evidence_grep_killed_by_someone_else_is_replaced_by_a_whole_scan(tmp_path):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO start\n")
+    follower = _followed(log)
+    assert wait_for(lambda: follower.fed > 0, 10)
+    os.kill(follower.proc.pid, signal.SIGTERM)
+    assert wait_for(lambda: follower.proc.poll() is not None, 10)
+    _append(log, b"INFO x\n" * 100 + b"RuntimeError: late\n")
+    assert follower.result(10) == [(102, "RuntimeError: late")]
