@@ -846,7 +846,10 @@ FAILURE_RULES = (
      "", _H_OOM),
     ("xla_oom", "cuda_oom",
      r"(?:RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhaustedError):? .*?(?:[Oo]ut of memory|Ran out of memory"
-     r"|[Ff]ailed to allocate (?:request for|memory))(?: while trying to allocate (?P<alloc_bytes>\d+) bytes)?",
+     r"|[Ff]ailed to allocate (?:request for|memory)"
+     # TPU: "Attempting to reserve 10.51G at the bottom of memory. That was not possible."
+     r"|Attempting to (?:reserve|allocate) \S+(?: at the bottom of memory)?\. That was not possible)"
+     r"(?: while trying to allocate (?P<alloc_bytes>\d+) bytes)?",
      "tried to allocate {alloc_size}", _H_OOM),
     ("tf_oom", "cuda_oom",
      r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\])?(?![^\n]*device:CPU:\d+ by allocator)",
@@ -855,7 +858,10 @@ FAILURE_RULES = (
     ("nccl_watchdog", "nccl",
      r"(?:Watchdog caught"
      r"|Caught) collective operation timeout: WorkNCCL\((?:SeqNum=\d+, )?(?:OpType=)?(?P<op>\w+)"
-     r"(?:[^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+))?",
+     r"(?:[^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"
+     # the heartbeat monitor and newer watchdog wordings (ProcessGroupNCCL.cpp)
+     r"|ProcessGroupNCCL's watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
+     r"|Timeout at NCCL work: \d+|Exception \(either an error or timeout\) detected by watchdog at work",
      "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", _H_WATCHDOG),
     ("nccl_result", "nccl",
      r"\b(?P<code>ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
@@ -864,15 +870,19 @@ FAILURE_RULES = (
     ("nccl_error", "nccl",
      r"NCCL error in: [^,\n]+, (?P<what>[^,(\n]+?)(?: \(run with NCCL_DEBUG|, NCCL version|$)"
      r"|\bNCCL error: (?P<what2>[^\n]+)"
-     r"|NCCL operation \w+\([^\n]*?\) failed: (?P<what3>[^.;(\n]+)|Error invoking NCCL: (?P<what4>[^\n]+)",
-     "NCCL error: {what}|{what2}|{what3}|{what4}", _H_NCCL),
+     r"|NCCL operation \w+\([^\n]*?\) failed: (?P<what3>[^.;(\n]+)|Error invoking NCCL: (?P<what4>[^\n]+)"
+     r"|\bNCCL Error \d+: (?P<what5>[^(\n]+)",
+     "NCCL error: {what}|{what2}|{what3}|{what4}|NCCL error: {what5}", _H_NCCL),
     ("nccl_aborted", "nccl",
      r"NCCL communicator was aborted|Some NCCL operations have failed or timed out"
      r"|DistBackendError(?:: (?P<msg>.+))?",
      "DistBackendError: {msg}", _H_NCCL),
     ("dist_store", "nccl",
-     r"(?P<exc>DistStoreError|DistNetworkError)(?:: (?P<msg>.+))?"
-     r"|The client socket has timed out after \d+\w* while trying to connect",
+     r"(?P<exc>DistStoreError|DistNetworkError|Rendezvous\w*Error)(?:: (?P<msg>.+))?"
+     r"|The client socket has timed out after \d+\w* while trying to connect"
+     # c10d's store-based barrier, the NCCL id exchange through the store, TCPStore, gloo's mesh
+     r"|Timed out initializing process group in store based barrier"
+     r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store|\bSocket Timeout\b|Gloo connectFullMesh failed",
      "{exc}: {msg}", _H_NCCL),
     # gloo's view of a peer that went away: usually the consequence of another rank's failure.
     ("gloo_peer_lost", "nccl", r"gloo[^\]]*\] (?P<what>Connection closed by peer|Timed out waiting)",
@@ -926,6 +936,7 @@ FAILURE_RULES = (
      r"|DefaultCPUAllocator: (?:can't allocate memory"
      r"|not enough memory)(?:: you tried to allocate (?P<alloc_bytes>\d+) bytes)?"
      r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)"
+     r"|\b(?:fork|vfork|clone|mmap|posix_spawn)(?:\(\))?(?: failed)?: Cannot allocate memory"
      r"|OOM when allocating tensor with shape\s?\[[^\]]*\][^\n]*? on \S*device:CPU:\d+ by allocator",
      "{msg}|unable to allocate {size}|tried to allocate {alloc_size}", _H_HOST),
     # A full disk (a writer that aborts or crashes after ENOSPC is still a full disk).
@@ -967,21 +978,24 @@ FAILURE_RULES = (
      r"(?:ModuleNotFoundError: )?No module named '?(?P<mod>[\w.]+)'?|ModuleNotFoundError",
      "No module named '{mod}'", _H_MOD),
     ("import_error", "missing_module",
-     r"ImportError: (?P<msg>.+)|cannot open shared object file|undefined symbol: (?P<sym>\S+)",
-     "{msg}|undefined symbol {sym}", _H_MOD),
+     r"ImportError: (?P<msg>.+)|cannot open shared object file|undefined symbol: (?P<sym>\S+)"
+     # importlib.metadata and pkg_resources: an installed distribution that is not there
+     r"|PackageNotFoundError: No package metadata was found for (?P<pkg>\S+)|The '(?P<dist>[^'\n]+)' distribution was not found",
+     "{msg}|undefined symbol {sym}|no package {pkg}|no distribution {dist}", _H_MOD),
     ("file_not_found", "file_not_found",
      r"(?:FileNotFoundError: )?\[Errno 2\] No such file or directory: '(?P<path>[^']*)'|FileNotFoundError"
-     r"|No such file or directory",
+     r"|[Nn]o such file or directory",  # Go programs (singularity, docker) write it in lower case
      "No such file: {path}", _H_FILE),
     ("hf_not_found", "file_not_found",
      r"does not appear to have a file named (?P<file>[^\s,]+?)\.?(?:\s|$)"
      r"|is not a local folder and is not a valid model identifier"
      r"|Can't load (?:tokenizer|config|weights) for '(?P<model>[^'\n]*)'"
-     r"|Can't load the configuration of '(?P<model2>[^'\n]*)'",
-     "missing {file}|cannot load {model}|cannot load {model2}", _H_FILE),
+     r"|Can't load the configuration of '(?P<model2>[^'\n]*)'"
+     r"|\bEntryNotFoundError\b|Entry Not Found for url: (?P<url>\S+)",  # huggingface_hub: a 404 on the file
+     "missing {file}|cannot load {model}|cannot load {model2}|not found: {url}", _H_FILE),
     ("permission", "permission",
      r"(?:PermissionError: )?\[Errno 13\] Permission denied: '(?P<path>[^']*)'|PermissionError"
-     r"|Permission denied"
+     r"|[Pp]ermission denied"
      r"|\[Errno 1\] Operation not permitted|Read-only file system",
      "Permission denied: {path}", _H_PERM),
     # Native code: Linux delivers SIGFPE ("Floating point exception", bash's name for it) for an
@@ -1032,7 +1046,12 @@ FAILURE_RULES = (
      r"Monitored metric (?P<metric>\S+) = \S+ is not finite"
      r"|Invalid loss, terminating training"
      r"|The loss returned in `training_step` is (?:nan|inf|tensor\((?:nan|inf))"
-     r"|Detected nan and/or inf values in `(?P<param>[^`\n]+)`",
+     r"|Detected nan and/or inf values in `(?P<param>[^`\n]+)`"
+     # torch.nn.utils.clip_grad_norm_(error_if_nonfinite=True), and a loop's own finiteness check
+     # raised as an exception (a "skipped: non-finite loss" note is a recovered step, not this)
+     r"|is non-finite, so it cannot be clipped"
+     r"|^\s*[\w.]*(?:Error|Exception): [^\n]*?(?:\b[Nn]on-finite (?:loss|gradients?|grad(?:ient)? norm)\b"
+     r"|\b(?:[Ll]oss|[Gg]radient norm|[Gg]rad norm)(?: value)? is (?:not finite|non-finite)\b)",
      "{metric} is not finite|NaN/Inf in {param}", _H_NAN),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",

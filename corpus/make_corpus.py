@@ -1827,13 +1827,34 @@ R3_BACKING = [
     ("nccl", 1, ["[{host}][[36432,1],3][btl_tcp_endpoint.c:803:mca_btl_tcp_endpoint_complete_connect] connect() to 10.1.3.89 failed: Connection refused (111)",
                  "-" * 74, "Primary job  terminated normally, but 1 process returned", "a non-zero exit code. Per user-direction, the job has been aborted.", "-" * 74],
      "open-mpi/ompi opal/mca/btl/tcp/btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect 'connect() to %s failed: %s (%d)' (open-mpi/ompi#7131; NVIDIA/nccl#241)"),
+    ("nccl", -6, ["[rank0]:[E704 13:48:58.260494728 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog.",
+                  "[rank0]:[F704 13:56:58.261311020 ProcessGroupNCCL.cpp:1554] [PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang."],
+     "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp heartbeat monitor 'ProcessGroupNCCL's watchdog got stuck for N seconds without making progress...' (hiyouga/LlamaFactory#8549, snowflakedb/ArcticTraining#219)"),
+    ("nccl", 1, ["RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)"],
+     "pytorch/pytorch NCCL error text 'NCCL Error 2: unhandled system error' (Tencent-Hunyuan/HunyuanVideo#114, Arthur151/ROMP#80)"),
+    ("nccl", 1, ["RuntimeError: Timed out initializing process group in store based barrier on rank: 7, for key: store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)"],
+     "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier (NVIDIA/Megatron-LM#782, tczhangzhi/pytorch-distributed#18)"),
+    ("ram_oom", 254, ["+ python preprocess.py --workers 32", "/var/spool/slurmd/job{job}/slurm_script: fork: Cannot allocate memory"],
+     "bash 'fork: Cannot allocate memory' when the node's memory is exhausted (stanfordnlp/mac-network#29, mattshma/docs#14)"),
+    ("cuda_oom", 1, ["RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable."],
+     "XLA TPU allocator 'RESOURCE_EXHAUSTED: Attempting to reserve N at the bottom of memory. That was not possible.' (huggingface/transformers#22328, pytorch/xla#3470)"),
+    ("missing_module", 1, ["importlib.metadata.PackageNotFoundError: No package metadata was found for bitsandbytes"],
+     "CPython Lib/importlib/metadata PackageNotFoundError 'No package metadata was found for X' (huggingface/diffusers#3194, Comfy-Org/ComfyUI#11766)"),
+    ("nan_loss", 1, ["RuntimeError: The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error and scale the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"],
+     "pytorch/pytorch torch/nn/utils/clip_grad.py clip_grad_norm_(error_if_nonfinite=True) 'The total norm of order N for gradients from `parameters` is non-finite, so it cannot be clipped.'"),
+    ("file_not_found", 255, ["+ singularity exec --nv /scratch/{host}/trainer.sif python train.py",
+                             "FATAL:   could not open image /scratch/{host}/trainer.sif: failed to retrieve path for /scratch/{host}/trainer.sif: lstat /scratch/{host}/trainer.sif: no such file or directory"],
+     "Singularity/Apptainer (Go, lower-case strerror) 'could not open image X: failed to retrieve path for X: lstat X: no such file or directory' (nipreps/fmriprep#2787, patrickbryant1/EvoBind#2)"),
+    ("file_not_found", 1, ["huggingface_hub.utils._errors.EntryNotFoundError: 404 Client Error. (Request ID: Root=1-66b3c1b1-3e4783ad3150978f3308bc5c)", "",
+                           "Entry Not Found for url: https://huggingface.co/lllyasviel/ControlNet/resolve/main/ControlNetHED.pth."],
+     "huggingface_hub utils/_errors.py hf_raise_for_status EntryNotFoundError 'Entry Not Found for url: ...' (open-mmlab/PowerPaint#66, hmchuong/MaGGIe#5)"),
 ]
 
 
 def r3_backing(rng, c, k):
     label, code, lines, prov = R3_BACKING[k]
-    lines = [l.replace("{host}", c.host).replace("{ts}", c.ts(0)) for l in lines]
-    if lines[0].startswith(("RuntimeError", "tensorflow.", "sqlite3.", "THCudaCheck")):
+    lines = [l.replace("{host}", c.host).replace("{ts}", c.ts(0)).replace("{job}", str(c.jobid)) for l in lines]
+    if lines[0].startswith(("RuntimeError", "tensorflow.", "sqlite3.", "THCudaCheck", "importlib.", "huggingface_hub.")):
         first = 1 if lines[0].startswith("THCudaCheck") else 0
         lines = lines[:first] + tb(user_frames(c)) + lines[first:]
     return noise_body(c, pick_len(rng), nan_blip=False) + lines, code, label, prov
@@ -1908,8 +1929,9 @@ def _add_log(counts, labels, label, text, record):
     name = "logs/%s-%04d.log" % (label, counts[label])
     with open(os.path.join(HERE, name), "wb") as f:
         f.write(text.encode("utf-8"))
-    record.update({"id": "%s-%04d" % (label, counts[label]), "mode": label, "log_path": name})
-    labels.append(record)
+    rec = {"id": "%s-%04d" % (label, counts[label]), "mode": label, "source": record["source"], "log_path": name}
+    rec.update((k, v) for k, v in record.items() if k not in rec)
+    labels.append(rec)
 
 
 def round_three(tmp_root, counts, labels):

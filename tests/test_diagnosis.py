@@ -490,6 +490,57 @@ class TestDev2Families(unittest.TestCase):
         self.assertEqual((c.cls, c.rule), ("walltime", "slurm_time_limit"))
 
 
+class TestMoreFamilyWording(unittest.TestCase):
+    """More real wording per family (each cited in the round-three corpus logs)."""
+
+    def check(self, cases):
+        for text, code, cls in cases:
+            with self.subTest(text=text[-70:]):
+                c = classify(training() + "\n" + text, code)
+                self.assertEqual(c.cls, cls, c)
+
+    def test_collective_failures_beyond_the_watchdog_timeout(self):
+        self.check([
+            ("[rank0]:[E704 13:48:58.26 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 0] ProcessGroupNCCL's "
+             "watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.", -6, "nccl"),
+            ("[rank1]:[E419 10:42:28.86 ProcessGroupNCCL.cpp:1785] [PG ID 2 PG GUID 9 Rank 1] Exception (either an error or "
+             "timeout) detected by watchdog at work: 4486, last enqueued NCCL work: 4489, last completed NCCL work: 4485.", -6, "nccl"),
+            (tb("RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)"), 1, "nccl"),
+            (tb("RuntimeError: Timed out initializing process group in store based barrier on rank: 7, for key: "
+                "store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)"), 1, "nccl"),
+            (tb("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError"), 1, "nccl"),
+        ])
+
+    def test_host_memory_a_package_a_file_and_a_permission_in_other_words(self):
+        self.check([
+            ("/var/spool/slurmd/job42/slurm_script: fork: Cannot allocate memory", 254, "ram_oom"),
+            (tb("importlib.metadata.PackageNotFoundError: No package metadata was found for bitsandbytes"), 1, "missing_module"),
+            (tb("pkg_resources.DistributionNotFound: The 'tokenizers>=0.11.1' distribution was not found and is required by the "
+                "application"), 1, "missing_module"),
+            ("FATAL:   could not open image /scratch/u/t.sif: failed to retrieve path for /scratch/u/t.sif: lstat "
+             "/scratch/u/t.sif: no such file or directory", 255, "file_not_found"),
+            (tb("huggingface_hub.utils._errors.EntryNotFoundError: 404 Client Error. (Request ID: Root=1-66b3)") +
+             "\n\nEntry Not Found for url: https://huggingface.co/x/y/resolve/main/model.bin.", 1, "file_not_found"),
+            ("docker: Got permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock",
+             1, "permission"),
+        ])
+
+    def test_tpu_memory_and_a_non_finite_gradient_norm(self):
+        self.check([
+            (tb("RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. "
+                "That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable."), 1, "cuda_oom"),
+            (tb("RuntimeError: The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be "
+                "clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
+                "`error_if_nonfinite=False`"), 1, "nan_loss"),
+            (tb("ValueError: Loss is not finite at step 812"), 1, "nan_loss"),
+        ])
+
+    def test_a_skipped_non_finite_step_is_not_the_cause(self):
+        log = (training(20) + "\nepoch 0 step 21 loss=nan (skipped: non-finite loss)\n" + training(20, start=22) + "\n"
+               + tb("KeyError: 'labels'"))
+        self.assertEqual(classify(log).cls, "traceback")
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
