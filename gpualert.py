@@ -702,7 +702,7 @@ FAILURE_RULES = (
     ("k8s_deadline", "walltime", r"Job was active longer than specified deadline",
      "Kubernetes Job deadline (activeDeadlineSeconds)", _H_TIME),
     ("slurm_preempted", "preempted",
-     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO PREEMPTION",
+     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO (?:PREEMPTION|JOB REQUEUE)",
      "Slurm preemption|job {job}", _H_PREEMPT),
     ("lsf_preempted", "preempted", r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption",
      "LSF preemption ({lsf})", _H_PREEMPT),
@@ -713,7 +713,11 @@ FAILURE_RULES = (
      r"|\b[Ss]pot [Ii]nstance [Ii]nterruption|\b[Ii]nstance (?:was|has been) preempted"
      r"|\b[Pp]reemption notice received"
      # kube-scheduler's event on the victim pod (pkg/scheduler/framework/preemption)
-     r"|\bPreempted by (?:pod )?\S+ on node \S+",
+     r"|\bPreempted by (?:pod )?\S+ on node \S+"
+     # the providers' notices as a watcher prints them: AWS spot/instance-action JSON, GCE's
+     # instance/preempted metadata turning TRUE, an Azure scheduled event of type Preempt
+     r"|\{\s*\"action\"\s*:\s*\"terminate\"\s*,\s*\"time\"\s*:"
+     r"|\binstance/preempted\b[^\n]*?\bTRUE\b|\"EventType\"\s*:\s*\"Preempt\"",
      "", "The cloud reclaimed the machine (spot/preemptible capacity). Resume from the last checkpoint; "
          "checkpoint on the provider's notice (AWS gives 2 min, GCP about 30 s)."),
     # A job that asked to be requeued (Lightning's SLURM auto-requeue, submitit) was ended early

@@ -1848,6 +1848,16 @@ R3_BACKING = [
     ("file_not_found", 1, ["huggingface_hub.utils._errors.EntryNotFoundError: 404 Client Error. (Request ID: Root=1-66b3c1b1-3e4783ad3150978f3308bc5c)", "",
                            "Entry Not Found for url: https://huggingface.co/lllyasviel/ControlNet/resolve/main/ControlNetHED.pth."],
      "huggingface_hub utils/_errors.py hf_raise_for_status EntryNotFoundError 'Entry Not Found for url: ...' (open-mmlab/PowerPaint#66, hmchuong/MaGGIe#5)"),
+    ("preempted", 0, ['[{ts}] spot-watcher: GET /latest/meta-data/spot/instance-action -> {"action": "terminate", "time": "2026-01-02T03:06:05Z"}',
+                      "[{ts}] saving checkpoint to /fsx/ckpt/last.pt", "[{ts}] checkpoint saved, exiting"],
+     "AWS EC2 spot instance-action metadata JSON {\"action\": \"terminate\", \"time\": ...} (AWS docs: spot-instance-termination-notices)"),
+    ("preempted", 0, ["[{ts}] preemption-watcher: metadata instance/preempted = TRUE", "[{ts}] checkpoint saved, exiting"],
+     "Google Compute Engine metadata key instance/preempted turning TRUE on a Spot/preemptible VM (cloud.google.com/compute/docs/instances/spot, detecting preemption)"),
+    ("preempted", 0, ['[{ts}] scheduled-events: {"DocumentIncarnation": 2, "Events": [{"EventId": "C7061BAC-AFDC-4513-B24B-AA5F13A16123", "EventStatus": "Scheduled", "EventType": "Preempt", "ResourceType": "VirtualMachine", "Resources": ["trainer_0"], "NotBefore": "Fri, 02 Jan 2026 03:06:35 GMT"}]}',
+                      "[{ts}] checkpoint saved, exiting"],
+     "Azure Instance Metadata Service scheduled event of EventType Preempt for a Spot VM (Azure docs: virtual-machines/linux/scheduled-events)"),
+    ("preempted", 0, ["slurmstepd: error: *** JOB {job} ON {host} CANCELLED AT 2026-01-02T03:04:05 DUE TO JOB REQUEUE ***", "[{ts}] checkpoint saved, exiting"],
+     "SchedMD/slurm src/slurmd/slurmstepd/req.c '*** %s ON %s CANCELLED AT %s DUE TO JOB REQUEUE ***'"),
 ]
 
 

@@ -535,6 +535,19 @@ class TestMoreFamilyWording(unittest.TestCase):
             (tb("ValueError: Loss is not finite at step 812"), 1, "nan_loss"),
         ])
 
+    def test_cloud_notices_as_watchers_print_them_and_a_slurm_requeue(self):
+        for line in ('spot-watcher: {"action": "terminate", "time": "2026-01-02T03:06:05Z"}',
+                     "preemption-watcher: metadata instance/preempted = TRUE",
+                     '{"DocumentIncarnation": 2, "Events": [{"EventId": "C706", "EventStatus": "Scheduled", "EventType": '
+                     '"Preempt", "ResourceType": "VirtualMachine"}]}',
+                     "slurmstepd: error: *** JOB 77 ON n1 CANCELLED AT 2026-01-02T03:04:05 DUE TO JOB REQUEUE ***"):
+            with self.subTest(line=line):
+                self.assertEqual(classify(training() + "\n" + line + "\ncheckpoint saved, exiting", 0).cls, "preempted")
+        # a watcher's routine "not yet" answers on a run that went on are no preemption
+        quiet = (training(20) + "\nwatcher: instance/preempted = FALSE\nGET spot/instance-action -> 404 Not Found\n"
+                 + training(20, start=21) + "\ndone")
+        self.assertIsNone(classify(quiet, 0).cls)
+
     def test_a_skipped_non_finite_step_is_not_the_cause(self):
         log = (training(20) + "\nepoch 0 step 21 loss=nan (skipped: non-finite loss)\n" + training(20, start=22) + "\n"
                + tb("KeyError: 'labels'"))
