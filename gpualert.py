@@ -87,6 +87,7 @@ READ_CHUNK_BYTES = 1 << 20  # the pipe buffer is raised to this, so a fast write
 # while streaming: any per-byte scan would cost more than tee and could throttle the child.
 TAIL_BYTES = 1024 * 1024
 TAIL_LINES = 60
+TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
 TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the child's pipe is not read
@@ -2409,17 +2410,17 @@ def read_tail(path, max_bytes=MAX_LOG_BYTES, total_lines=None):
         size = f.tell()
         start = max(0, size - max_bytes)
         f.seek(start)
-        data = rest = f.read(max_bytes)
-        cut = data.find(b"\n") + 1 if start > 0 else 0  # 0 for one giant line: keep its end
-        data = data[cut:]
+        rest = f.read(max_bytes)
+        cut = rest.find(b"\n") + 1 if start > 0 else 0  # 0 for one giant line: keep its end
         if isinstance(total_lines, int) and total_lines > 0:
-            lines_here = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            lines_here = rest.count(b"\n", cut) + (0 if rest.endswith(b"\n") or len(rest) == cut else 1)
             first = max(1, total_lines - lines_here + 1)
         elif start > 0:
             first = _count_newlines_fast(f, start, rest) + (1 if cut else 0) + 1
         else:
             first = 1
-    return _decode(data), first
+    # Decoded from a view: a copy of the megabytes after the cut would only raise the peak.
+    return str(memoryview(rest)[cut:], "utf-8", "replace"), first
 
 
 def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
@@ -5491,7 +5492,7 @@ class EvidenceFollower(object):
         if size - self.fed < EVIDENCE_SPLIT_BYTES or (os.cpu_count() or 1) < 2:
             return size
         middle = self.fed + (size - self.fed) // 2
-        cut = os.pread(self._src, 1 << 20, middle).find(b"\n")
+        cut = os.pread(self._src, 64 << 10, middle).find(b"\n")
         if cut < 0:  # one giant line there: no line boundary to share at
             return size
         middle += cut + 1
@@ -5953,7 +5954,8 @@ class ChildPump(object):
         self.fds = dict(fds)  # read fd -> TerminalCopy
         self.tty = tty  # our terminal, when the child's group is its foreground job
         self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
-        self.tail = bytearray()
+        self._tail = collections.deque()  # the last reads, TAIL_BYTES and a little more
+        self._tail_size = 0
         self.output_lines = 0
         self.signals = []  # (name, epoch, sender), as ChildExit.signals
         self.exit_code = None
@@ -6048,18 +6050,30 @@ class ChildPump(object):
         self.bytes_read += len(data)
         if self.drained is not None:  # the tail and line count stay those at the child's exit
             return
-        self.tail += data
-        if len(self.tail) > 2 * TAIL_BYTES:
-            del self.tail[:-TAIL_BYTES]
+        # The reads themselves, not a copy: the log and the terminal copy have the same
+        # objects, so the tail costs no memory of its own and nothing is moved as it slides.
+        self._tail.append(data)
+        self._tail_size += len(data)
+        while self._tail_size - len(self._tail[0]) >= TAIL_BYTES:
+            self._tail_size -= len(self._tail.popleft())
+        if len(self._tail) > TAIL_MAX_PIECES:  # many small reads: one piece, not many objects
+            joined = b"".join(self._tail)[-TAIL_BYTES:]
+            self._tail, self._tail_size = collections.deque([joined]), len(joined)
         self.output_lines += data.count(b"\n")
 
+    @property
+    def tail(self):
+        """The last reads: at least TAIL_BYTES of output (when there was that much), at most
+        about twice that."""
+        return b"".join(self._tail)
+
     def tail_bytes(self):
-        """The last TAIL_BYTES of the child's output, from a line start when there is one.
-        The buffer holds up to twice that (trimmed in steps, not per read); the classifier's
-        cost grows with its text, so it gets the bound, not whatever the last trim left."""
-        if len(self.tail) <= TAIL_BYTES:
-            return bytes(self.tail)
-        tail = bytes(self.tail[-TAIL_BYTES:])
+        """The last TAIL_BYTES of the child's output, from a line start when there is one
+        (the classifier's cost grows with its text: it gets the bound)."""
+        tail = self.tail
+        if len(tail) <= TAIL_BYTES:
+            return tail
+        tail = tail[-TAIL_BYTES:]
         cut = tail.find(b"\n") + 1
         return tail[cut:] if 0 < cut < len(tail) else tail
 

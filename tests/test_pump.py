@@ -617,3 +617,20 @@ def test_an_evidence_grep_killed_by_someone_else_is_replaced_by_a_whole_scan(tmp
     assert wait_for(lambda: follower.proc.poll() is not None, 10)
     _append(log, b"INFO x\n" * 100 + b"RuntimeError: late\n")
     assert follower.result(10) == [(102, "RuntimeError: late")]
+
+
+def test_the_tail_keeps_the_reads_themselves_and_stays_bounded_for_tiny_reads():
+    pump = G.ChildPump(0, {}, None, {})
+    reads = [b"line %d\n" % i for i in range(300000)]  # a slow writer: one line per read
+    for data in reads:
+        pump._remember(data)
+    whole = b"".join(reads)
+    assert len(pump._tail) <= G.TAIL_MAX_PIECES + 1  # joined, not 300,000 objects
+    assert whole.endswith(pump.tail) and len(pump.tail) <= 2 * G.TAIL_BYTES
+    assert pump.tail_bytes() == whole[-G.TAIL_BYTES:][whole[-G.TAIL_BYTES:].find(b"\n") + 1:]
+    big = G.ChildPump(0, {}, None, {})
+    chunk = b"x" * 1000 + b"\n"
+    for _ in range(5000):
+        big._remember(chunk)
+    assert big._tail[-1] is chunk  # the read object itself, no copy
+    assert G.TAIL_BYTES <= len(big.tail) <= 2 * G.TAIL_BYTES
