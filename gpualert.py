@@ -968,14 +968,22 @@ FAILURE_RULES = (
      "", "Native code crashed (a C/C++/CUDA extension or a library mismatch). Get a backtrace with "
          "PYTHONFAULTHANDLER=1 or gdb; check versions of compiled extensions."),
     ("native_abort", "native_abort",
-     r"Fatal Python error: Aborted|Aborted \(core dumped\)|Bus error \(core dumped\)"
+     r"Fatal Python error: (?:Aborted|Bus error|Illegal instruction)|Aborted \(core dumped\)|Bus error \(core dumped\)"
      r"|Illegal instruction \(core dumped\)"
      r"|(?<!or )\bSIG(?:ABRT|BUS|ILL)\b(?!,| or )|exitcode\s*: -(?:4|6|7)\b"
      r"|failed \(exitcode: -(?:4|6|7)\)|exits with return code = -(?:4|6|7)\b"
      r"|exited on signal [467]\b"
      r"|terminate called after throwing an instance of '(?P<type>[^']+)'"
-     r"|terminate called without an active exception",
-     "uncaught {type}",
+     r"|terminate called without an active exception"
+     # glibc's heap checks and stack protector, a C assert(), glog/absl fatal checks (XLA, TF)
+     r"|(?P<glibc>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\): (?:invalid pointer|invalid size[^\n]*"
+     r"|invalid next size[^\n]*|double free[^\n]*|corrupt[^\n]*|memory corruption[^\n]*)"
+     r"|double free or corruption(?: \(\w+\))?|corrupted (?:double-linked list|size vs\. prev_size)[^\n]*"
+     r"|\*\*\* stack smashing detected \*\*\*)"
+     r"|^\S+: \S+:\d+: [^\n]+: Assertion `(?P<cassert>[^'\n]+)' failed\.$"
+     r"|^F(?:\d{4} [\d:.]+ +\d+| external/\S+|\S*) \S*\] Check failed: (?P<check>[^\n]+)"
+     r"|\*\*\* Check failure stack trace: \*\*\*",
+     "uncaught {type}|{glibc}|C assertion `{cassert}`|check failed: {check}",
      "Native code aborted. Read the lines just above (what(): ...); get a backtrace with gdb "
      "or a core dump."),
     # Python-level causes.
@@ -1264,7 +1272,8 @@ TRIGGER_WORDS = (
     "interruption", "spot", "requeue", "timed out", "timed-out", "sending signal", "return code = -",
     "cufft", "cusolver", "cusparse", "curand", "find an engine", "meta tensor", "wallclock", "disk space",
     "gemm", "nvml", "deadline", "unknown command", "walltime", "disk is full", "h_rt", "xla tensor",
-    "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c",
+    "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c", "check fail", "corrupt", "invalid pointer",
+    "invalid size", "invalid next size", "double free", "stack smashing",
 )
 
 

@@ -1858,6 +1858,12 @@ R3_BACKING = [
      "Azure Instance Metadata Service scheduled event of EventType Preempt for a Spot VM (Azure docs: virtual-machines/linux/scheduled-events)"),
     ("preempted", 0, ["slurmstepd: error: *** JOB {job} ON {host} CANCELLED AT 2026-01-02T03:04:05 DUE TO JOB REQUEUE ***", "[{ts}] checkpoint saved, exiting"],
      "SchedMD/slurm src/slurmd/slurmstepd/req.c '*** %s ON %s CANCELLED AT %s DUE TO JOB REQUEUE ***'"),
+    ("native_abort", -6, ["F0912 11:59:01.941641  741969 shape_tree.cc:54] Check failed: result->children_start_id >= 0 (-1 vs. 0)",
+                          "*** Check failure stack trace: ***",
+                          "    @     0x7f0e2365c1d4  absl::lts_20230802::log_internal::LogMessage::SendToLog()",
+                          "    @     0x7f0e2365c579  absl::lts_20230802::log_internal::LogMessageFatal::~LogMessageFatal()",
+                          "    @     0x7f0e2076c1f1  xla::internal::IndexTable::operator[]()"],
+     "absl/glog fatal check 'F<date> ... file.cc:N] Check failed: ...' + '*** Check failure stack trace: ***' as XLA prints it (marin-community/marin#1921, jax-ml/jax#17730, tensorflow/tensorflow#46614)"),
 ]
 
 

@@ -548,6 +548,20 @@ class TestMoreFamilyWording(unittest.TestCase):
                  + training(20, start=21) + "\ndone")
         self.assertIsNone(classify(quiet, 0).cls)
 
+    def test_native_aborts_name_the_line_that_says_why(self):
+        for text, detail in (
+                ("F0912 11:59:01.941641  741969 shape_tree.cc:54] Check failed: result->children_start_id >= 0 (-1 vs. 0)\n"
+                 "*** Check failure stack trace: ***", "check failed: result->children_start_id >= 0 (-1 vs. 0)"),
+                ("double free or corruption (out)", "double free or corruption (out)"),
+                ("malloc(): memory corruption", "malloc(): memory corruption"),
+                ("*** stack smashing detected ***: terminated", "*** stack smashing detected ***"),
+                ("python: ../nptl/pthread_mutex_lock.c:81: __pthread_mutex_lock: Assertion `mutex->__data.__owner == 0' "
+                 "failed.", "C assertion `mutex->__data.__owner == 0`"),
+                ("Fatal Python error: Bus error", "Fatal Python error: Bus error")):
+            with self.subTest(detail=detail):
+                c = classify(training() + "\n" + text, -6)
+                self.assertEqual((c.cls, c.rule, c.detail), ("native_abort", "native_abort", detail))
+
     def test_a_skipped_non_finite_step_is_not_the_cause(self):
         log = (training(20) + "\nepoch 0 step 21 loss=nan (skipped: non-finite loss)\n" + training(20, start=22) + "\n"
                + tb("KeyError: 'labels'"))
