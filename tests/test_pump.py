@@ -634,3 +634,14 @@ def test_the_tail_keeps_the_reads_themselves_and_stays_bounded_for_tiny_reads():
         big._remember(chunk)
     assert big._tail[-1] is chunk  # the read object itself, no copy
     assert G.TAIL_BYTES <= len(big.tail) <= 2 * G.TAIL_BYTES
+
+
+def test_without_grep_and_wc_the_evidence_and_the_line_numbers_are_the_same(tmp_path, monkeypatch):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO x\n" * 5000 + b"RuntimeError: once\n" + b"INFO y\n" * 5000)
+    with_tools = (G.find_evidence(str(log)), G.read_tail(str(log), 4096))
+    monkeypatch.setattr(G, "EVIDENCE_SPLIT_BYTES", 1000)
+    monkeypatch.setattr(G, "WC_MIN_BYTES", 1)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    assert (G.find_evidence(str(log)), G.read_tail(str(log), 4096)) == with_tools
+    assert with_tools[0] == [(5001, "RuntimeError: once")]
