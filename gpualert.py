@@ -936,8 +936,9 @@ FAILURE_RULES = (
      "/dev/shm is too small for the DataLoader workers. Lower num_workers, or raise the shm size "
      "(docker --shm-size)."),
     ("host_oom", "ram_oom",
-     r"(?:\w*MemoryError: )?Unable to allocate (?P<size>[\d.]+ [KMGTP]?i?B) for an array"
-     r"|\b\w*MemoryError\b(?::\s?(?P<msg>.+))?"
+     # the name's prefix is bounded: an unbounded \w* before a literal is quadratic on a long word
+     r"(?:\w{0,40}MemoryError: )?Unable to allocate (?P<size>[\d.]+ [KMGTP]?i?B) for an array"
+     r"|(?<!\w)\w{0,40}MemoryError\b(?::\s?(?P<msg>.+))?"
      r"|DefaultCPUAllocator: (?:can't allocate memory"
      r"|not enough memory)(?:: you tried to allocate (?P<alloc_bytes>\d+) bytes)?"
      r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)"
