@@ -5419,7 +5419,8 @@ class EvidenceFollower(object):
         except OSError:
             os.close(self._src)
             raise
-        _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, FOLLOW_NICE), None)
+        if not finished:  # while the job runs; after its end nothing is there to give way to
+            _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, FOLLOW_NICE), None)
         self._sink = self.proc.stdin.fileno()
         _safely(lambda: _set_pipe_size(self._sink, READ_CHUNK_BYTES), None)
         self.fed = 0  # bytes of the log grep has been given
@@ -5479,6 +5480,9 @@ class EvidenceFollower(object):
                 final = self._final.is_set()  # read before the size: the last look sees all
                 size = os.fstat(self._src).st_size
                 if final:
+                    # The job has ended: its niceness back to normal where that is allowed
+                    # (root, or RLIMIT_NICE), so a busy node does not starve the rest.
+                    _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, 0), None)
                     size = self._split(size)
                 while self.fed < size:
                     sent = self._send(size - self.fed)

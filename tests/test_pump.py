@@ -645,3 +645,20 @@ def test_without_grep_and_wc_the_evidence_and_the_line_numbers_are_the_same(tmp_
     monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
     assert (G.find_evidence(str(log)), G.read_tail(str(log), 4096)) == with_tools
     assert with_tools[0] == [(5001, "RuntimeError: once")]
+
+
+def test_the_evidence_grep_gives_way_while_the_job_runs_and_not_after(tmp_path):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO\n")
+    follower = _followed(log)
+    try:
+        assert os.getpriority(os.PRIO_PROCESS, follower.proc.pid) == G.FOLLOW_NICE
+    finally:
+        follower.result(10)
+    finished = G.EvidenceFollower(str(log), finished=True)
+    try:
+        assert os.getpriority(os.PRIO_PROCESS, finished.proc.pid) == os.getpriority(os.PRIO_PROCESS, 0)
+    except ProcessLookupError:
+        pass  # it is done already: it never waited niced
+    finally:
+        finished.result(10)
