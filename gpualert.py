@@ -117,7 +117,8 @@ WARM_DELAY_S = 0.05  # warm_up() starts once the child has run this long (not fo
 REMOTE_LAUNCHERS = ("srun",)  # at most this long reading the child's last output before the message is made
 POLL_S = 0.1
 WORKER_POLL_S = 0.01  # how often the main thread looks whether the post-exit work is done
-END_REASON_WAIT_S = 2.0  # for the scheduler's answer about a SIGTERM (asked when it came)
+END_REASON_WAIT_S = 3.5  # for the scheduler's answer about a SIGTERM (asked when it came): one
+#                          query's timeout (CMD_TIMEOUT_S) and a little, within the deadline
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # USR1/USR2 are warnings, not an end
 #: The one signal table: Linux numbers (exit codes and logs come from Linux nodes).
@@ -235,6 +236,7 @@ KILL_WAIT_UNKNOWN_S = 10.0  # not learned in time: sites often lower the default
 CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
 END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
 WALLTIME_MARGIN_S = 180.0   # "near the limit": --signal and limit checks are ~60 s coarse
+END_TIME_MARGIN_S = 60.0    # the least of it (and all of it with only an end time known)
 GPU_TIMEOUT_S = 5.0
 GPU_GIVE_UP_FAILURES = 2    # consecutive nvidia-smi timeouts before the sampler stops asking
 IDLE_MIN_S = 600.0          # a run shorter than this is never called "idle"
@@ -3234,12 +3236,19 @@ def parse_sacct(text):
     return rows
 
 
-def _reason_from_limit(start, now, time_limit, margin_s):
-    """Fallback: a SIGTERM within margin_s of the known end of the allocation is walltime."""
+def _reason_from_limit(start, now, time_limit, margin_s=None):
+    """Fallback: a SIGTERM within margin_s of the known end of the allocation is walltime.
+    By default a tenth of the limit, between END_TIME_MARGIN_S (`--signal=TERM@60`) and
+    WALLTIME_MARGIN_S, so a cancel minutes before the end of a short job is not taken for
+    its limit; an end time before the start (a garbage SLURM_JOB_END_TIME) is no end time."""
     if isinstance(time_limit, (int, float)):
         time_limit = {"limit_s": float(time_limit)}
     time_limit = time_limit or {}
     end_time, limit_s = time_limit.get("end_time"), time_limit.get("limit_s")
+    if end_time and start is not None and end_time < start:
+        end_time = None
+    if margin_s is None:
+        margin_s = min(WALLTIME_MARGIN_S, max(END_TIME_MARGIN_S, 0.1 * (limit_s or 0)))
     if end_time:
         left = end_time - now
         if left <= margin_s:
@@ -3884,10 +3893,14 @@ def _time_limit_text(result):
     job starts a little before the wrapper), else the time from our start to the job's end."""
     sched = result.scheduler or {}
     end_time, limit = sched.get("end_time"), sched.get("limit_s")
+    if end_time and result.start and end_time < result.start:
+        end_time = None  # a garbage SLURM_JOB_END_TIME
     if not result.start or not (end_time or limit):
         return None
     used = _duration_s(result) or 0
     limit = limit or end_time - result.start
+    if used > limit and result.status != "TIMEOUT":
+        return None  # the limit was raised after we read it: what we know is stale
     left = end_time - (result.start + used) if end_time else limit - used
     return "%s of %s allowed (%s left)" % (format_duration(used), format_duration(limit),
                                           format_duration(max(0.0, left)))
@@ -7858,7 +7871,7 @@ def _query_id(sched):
 # ---- why did the scheduler end the job (asked on SIGTERM) ----
 
 def query_end_reason(sched, start, now, *, time_limit=None, run=None,
-                     budget_s=END_REASON_BUDGET_S, margin_s=WALLTIME_MARGIN_S, clock=time.time):
+                     budget_s=END_REASON_BUDGET_S, margin_s=None, clock=time.time):
     """Ask the scheduler why this job is being ended. -> (reason, evidence), reason one of
     "walltime", "preempted", "cancelled" or None; evidence a short str (None if nothing known).
     time_limit: read_time_limit()'s dict (or seconds); used when the scheduler says nothing."""
@@ -9104,8 +9117,7 @@ class Run(object):
             return None
         answer = self.end_reason.result(wait)
         if answer is None and self.term_at is not None:
-            answer = _reason_from_limit(self.start, self.term_at, self._known_limit(),
-                                        WALLTIME_MARGIN_S)
+            answer = _reason_from_limit(self.start, self.term_at, self._known_limit())
         return answer
 
     def _known_limit(self):

@@ -890,3 +890,16 @@ def test_watch_command_fails_fast_on_an_unknown_job(tmp_path):
     assert proc.returncode == 2, err
     assert "99999" in err and "Invalid job id" in err
     assert not (tmp_path / "ob").exists() or not list((tmp_path / "ob").iterdir())
+
+
+def test_reason_from_limit_margin_grows_with_the_limit_and_ignores_garbage():
+    # a 3-minute job cancelled 2 minutes before its end is not at its limit (it was with 180 s)
+    assert cluster._reason_from_limit(0.0, 60.0, {"end_time": 180.0, "limit_s": 180.0})[0] is None
+    assert cluster._reason_from_limit(0.0, 130.0, {"end_time": 180.0, "limit_s": 180.0})[0] == "walltime"
+    # --signal=TERM@60 on a 5-minute job still reads as the limit
+    assert cluster._reason_from_limit(0.0, 250.0, 300)[0] == "walltime"
+    # ten hours: three minutes before the end counts, ten minutes does not
+    assert cluster._reason_from_limit(0.0, 36000 - 170, 36000)[0] == "walltime"
+    assert cluster._reason_from_limit(0.0, 36000 - 600, 36000)[0] is None
+    # SLURM_JOB_END_TIME=1: an end before the start is no end time
+    assert cluster._reason_from_limit(1000.0, 1010.0, {"end_time": 1.0}) == (None, None)

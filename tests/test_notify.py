@@ -654,3 +654,17 @@ def test_time_row_uses_the_limit_read_at_the_start(tmp_path):
     no_end = timed._replace(scheduler={"kind": "slurm", "job_id": "5", "limit_s": 3600.0})
     assert N._time_limit_text(no_end) == "58m of 1h00m allowed (1m left)"
     assert N._time_limit_text(r._replace(scheduler={"kind": "slurm", "job_id": "5"})) is None
+
+
+def test_time_row_left_out_when_the_limit_known_is_garbage_or_stale(tmp_path):
+    """SLURM_JOB_END_TIME=1 gave 'Time: 0s of 0s allowed'; a limit raised by the admin after
+    the start gave '1m of 1m allowed (0s left)' for a job that ran 75 s and failed."""
+    r = make_result(tmp_path)
+    start = r.start
+    garbage = r._replace(end=start + 30, scheduler={"kind": "slurm", "job_id": "5", "end_time": 1.0})
+    assert N._time_limit_text(garbage) is None
+    stale = r._replace(end=start + 75, status="FAILED",
+                       scheduler={"kind": "slurm", "job_id": "5", "limit_s": 60.0, "end_time": start + 60})
+    assert N._time_limit_text(stale) is None
+    at_limit = stale._replace(status="TIMEOUT")
+    assert N._time_limit_text(at_limit) == "1m of 1m allowed (0s left)"

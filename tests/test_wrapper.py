@@ -281,16 +281,17 @@ def test_removed_working_directory_is_reported_not_fatal(tmp_path):
     assert proc.returncode in (0, 1)  # Python itself may refuse a deleted cwd; we still report
 
 
-def test_a_walltime_sigterm_reads_as_timeout_while_the_controller_is_too_busy_to_answer(tmp_path):
-    """CI saw it: under load scontrol did not answer within the wait, and a job killed at its
-    time limit was reported INTERRUPTED. The job's known end time must decide it then."""
+def _sigterm_under_a_slow_scheduler(tmp_path, end_in_s, scheduler_says=None, answer_after_s=30):
+    """A pretend Slurm job whose scontrol/squeue/sacct answer after answer_after_s seconds
+    (scheduler_says: scontrol's record then, else nothing); SIGTERM at once. -> run.json."""
     slow_bin = tmp_path / "slow-scheduler-bin"
     slow_bin.mkdir()
     for name in ("scontrol", "squeue", "sacct"):
-        (slow_bin / name).write_text("#!/bin/sh\nexec sleep 30\n")
+        said = "echo '%s'\n" % scheduler_says if scheduler_says and name == "scontrol" else ""
+        (slow_bin / name).write_text("#!/bin/sh\nsleep %s\n%s" % (answer_after_s, said))
         (slow_bin / name).chmod(0o755)
     env = isolated_env(tmp_path, SLURM_JOB_ID="777", SLURM_JOB_NAME="train",
-                       SLURM_JOB_END_TIME=str(int(time.time()) + 5))
+                       SLURM_JOB_END_TIME=str(int(time.time() + end_in_s)))
     env["PATH"] = str(slow_bin) + os.pathsep + env["PATH"]
     code = "import time; print('ready', flush=True); time.sleep(60)"
     proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), env=env,
@@ -299,8 +300,29 @@ def test_a_walltime_sigterm_reads_as_timeout_while_the_controller_is_too_busy_to
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM
-    record = run_json(tmp_path)
+    return run_json(tmp_path)
+
+
+def test_a_walltime_sigterm_reads_as_timeout_while_the_controller_is_too_busy_to_answer(tmp_path):
+    """CI saw it: under load scontrol did not answer within the wait, and a job killed at its
+    time limit was reported INTERRUPTED. The job's known end time must decide it then."""
+    record = _sigterm_under_a_slow_scheduler(tmp_path, end_in_s=5)
     assert record["status"] == "TIMEOUT", record
     (message,) = outbox_messages(tmp_path)
     with open(message, "rb") as handle:
         assert b"TIMEOUT" in handle.read().split(b"\n\n", 1)[0]
+
+
+SCANCEL_RECORD = ("JobId=777 JobName=train UserId=root(0) JobState=COMPLETING Reason=None "
+                  "TimeLimit=00:03:00 StartTime=2026-12-03T12:00:00 EndTime=2026-12-03T12:00:15 "
+                  "PreemptTime=None")
+
+
+@pytest.mark.parametrize("answer_after_s,says", [(2.5, SCANCEL_RECORD), (30, None)],
+                         ids=["late-but-in-time", "never"])
+def test_a_scancel_minutes_before_the_limit_is_never_timeout(tmp_path, answer_after_s, says):
+    """A scancel 2 minutes before a 3-minute limit, the controller slow: its answer (2.5 s,
+    within one query's timeout) is waited for; with no answer, 2 minutes left is no walltime."""
+    record = _sigterm_under_a_slow_scheduler(tmp_path, end_in_s=120, scheduler_says=says,
+                                             answer_after_s=answer_after_s)
+    assert record["status"] == "INTERRUPTED", record
