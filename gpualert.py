@@ -7592,8 +7592,8 @@ def _remove_quietly(path):
         os.remove(path)
     except OSError as exc:
         if exc.errno != errno.ENOENT:
-            sys.stderr.write("gpualert: warning: sent but could not remove %s: %s\n" % (
-                path, exc.strerror))
+            sys.stderr.write("gpualert: warning: could not remove %s, which is done with: %s "
+                             "(a later resend may send it once more)\n" % (path, exc.strerror))
 
 
 # ---- arrays and rate limits ----
