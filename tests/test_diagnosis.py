@@ -700,38 +700,34 @@ if __name__ == "__main__":
     unittest.main()
 
 
+def _classify_cli(path, first_lines, filler):
+    """`gpualert classify --json` of a log: first_lines, then 3 MiB of filler lines (%d: n)."""
+    import subprocess
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpualert.py")
+    with open(str(path), "w") as out:
+        out.write(first_lines)
+        for n in range(3 * 1024 * 1024 // len(filler % 0) + 1):
+            out.write(filler % n)
+    proc = subprocess.run([sys.executable, script, "classify", "--exit-code", "1", "--json", str(path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return json.loads(proc.stdout)
+
+
 def test_classify_command_finds_a_cause_beyond_the_tail(tmp_path):
     """`gpualert classify LOG` read only the last 2 MiB: an OOM followed by 3 MiB of INFO
     lines came out `unknown`. It now looks at the whole log, as a run's own message does."""
-    import subprocess
-    import sys
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpualert.py")
-    log = tmp_path / "train.log"
-    with open(str(log), "w") as out:
-        out.write("epoch 1 step 10 loss 2.31\n")
-        out.write("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
-                  "total capacity of 79.15 GiB of which 1.10 GiB is free.\n")
-        line = "INFO rank 3 teardown: releasing buffers of shard %06d\n"
-        for n in range(3 * 1024 * 1024 // len(line % 0) + 1):
-            out.write(line % n)
-    proc = subprocess.run([sys.executable, script, "classify", "--exit-code", "1", "--json", str(log)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
-    got = json.loads(proc.stdout)
+    got = _classify_cli(tmp_path / "train.log",
+                        "epoch 1 step 10 loss 2.31\n"
+                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+                        "has a total capacity of 79.15 GiB of which 1.10 GiB is free.\n",
+                        "INFO rank 3 teardown: releasing buffers of shard %06d\n")
     assert (got["class"], got["line"]) == ("cuda_oom", 2), got
 
 
 def test_classify_command_never_takes_the_run_header_for_evidence(tmp_path):
-    import subprocess
-    import sys
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpualert.py")
-    log = tmp_path / "output.log"
-    with open(str(log), "w") as out:
-        out.write("=== gpualert run started (gpualert 0.1.0) ===\n"
-                  "command: python train.py --on-error 'RuntimeError: CUDA out of memory'\n"
-                  "host: gpu041\ncwd: /home/u\nstart: 2026-12-03T12:00:00+0000\npid: 42\n")
-        line = "INFO step %06d loss 1.25\n"
-        for n in range(3 * 1024 * 1024 // len(line % 0) + 1):
-            out.write(line % n)
-    proc = subprocess.run([sys.executable, script, "classify", "--exit-code", "1", "--json", str(log)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
-    assert json.loads(proc.stdout)["class"] == "unknown", proc.stdout
+    got = _classify_cli(tmp_path / "output.log",
+                        "=== gpualert run started (gpualert 0.1.0) ===\n"
+                        "command: python train.py --on-error 'RuntimeError: CUDA out of memory'\n"
+                        "host: gpu041\ncwd: /home/u\nstart: 2026-12-03T12:00:00+0000\npid: 42\n",
+                        "INFO step %06d loss 1.25\n")
+    assert got["class"] == "unknown", got
