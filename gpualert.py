@@ -5546,7 +5546,8 @@ class EvidenceFollower(object):
         except OSError as exc:
             if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
                 raise
-        return os.write(self._sink, os.pread(self._src, count, self.fed))  # no sendfile to a pipe
+        # No sendfile to a pipe here: through our memory, a read's worth at a time.
+        return os.write(self._sink, os.pread(self._src, min(count, READ_CHUNK_BYTES), self.fed))
 
 
 def _start_grep(stdin):

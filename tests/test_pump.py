@@ -662,3 +662,18 @@ def test_the_evidence_grep_gives_way_while_the_job_runs_and_not_after(tmp_path):
         pass  # it is done already: it never waited niced
     finally:
         finished.result(10)
+
+
+def test_where_sendfile_cannot_write_to_a_pipe_the_log_is_fed_through_memory(tmp_path, monkeypatch):
+    import errno
+
+    def no_sendfile(*args):
+        raise OSError(errno.EINVAL, "sendfile to a pipe not supported here")
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO\n" * 300000 + b"RuntimeError: x\n" + b"INFO\n" * 10)
+    want = G.EvidenceScan(str(log)).result(10)
+    monkeypatch.setattr(os, "sendfile", no_sendfile)
+    monkeypatch.setattr(G, "EVIDENCE_SPLIT_BYTES", 1000)
+    assert G.find_evidence(str(log)) == want == [(300001, "RuntimeError: x")]
+    follower = _followed(log)
+    assert follower.result(10) == want
