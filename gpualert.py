@@ -5375,7 +5375,10 @@ class EvidenceScan(object):
             pass
 
     def result(self, seconds):
-        found = self._collect(seconds) if self.proc else _scan_evidence(self.path, seconds)
+        deadline = time.monotonic() + seconds
+        found = self._collect(seconds) if self.proc else None
+        if found is None:  # no grep, or one that failed: the scan in Python
+            found = _scan_evidence(self.path, max(0.5, deadline - time.monotonic()))
         return [(n, text) for n, text in found if n > self.after_line]
 
     def _collect(self, seconds):
@@ -5386,7 +5389,7 @@ class EvidenceScan(object):
                 self.proc.kill()
             self.proc.stdout.close()
             self.proc.wait()
-        return _grep_lines(data)
+        return None if _grep_failed(self.proc, data) else _grep_lines(data)
 
 
 def _evidence_grep(source):
@@ -5437,6 +5440,8 @@ class EvidenceFollower(object):
         self._sink = self.proc.stdin.fileno()
         _safely(lambda: _set_pipe_size(self._sink, READ_CHUNK_BYTES), None)
         self.fed = 0  # bytes of the log grep has been given
+        self.truncated = False  # the log shrank under us (`: > output.log`): scan it whole
+        self._seen = b""  # the last bytes grep was given, to see a truncated and refilled log
         self.second = None  # the grep of the second half, when the rest was split
         self._mark = EVIDENCE_SPLIT_LINE % binascii.hexlify(os.urandom(8)).decode()
         self._out, self._second_out = bytearray(), bytearray()
@@ -5461,7 +5466,8 @@ class EvidenceFollower(object):
             self._given_up = self._reader.is_alive()
         if reader is not None:
             reader.join(max(0.0, deadline - time.monotonic()))
-        if _killed_elsewhere(self.proc) or _killed_elsewhere(second):
+        if self.truncated or _killed_elsewhere(self.proc) or _killed_elsewhere(second) or \
+                _grep_failed(self.proc, self._out) or _grep_failed(second, self._second_out):
             return EvidenceScan(self.path, self.after_line).result(
                 max(0.5, deadline - time.monotonic()))  # a scan of the whole log after all
         for proc in (self.proc, second):  # past the deadline: keep the lines found so far
@@ -5497,11 +5503,16 @@ class EvidenceFollower(object):
                     # (root, or RLIMIT_NICE), so a busy node does not starve the rest.
                     _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, 0), None)
                     size = self._split(size)
+                if self._rewritten(size):  # what grep saw is gone: scan it whole at the end
+                    self.truncated = True
+                    return
                 while self.fed < size:
                     sent = self._send(size - self.fed)
-                    if not sent:  # the log was truncated under us: nothing more to follow
+                    if not sent:  # shorter than its size a moment ago: truncated under us
+                        self.truncated = True
                         return
                     self.fed += sent
+                self._seen = os.pread(self._src, min(self.fed, 64), max(0, self.fed - 64))
                 if final:
                     if self.second is not None:
                         os.write(self._sink, self._mark.encode() + b"\n")
@@ -5512,6 +5523,13 @@ class EvidenceFollower(object):
         finally:
             _safely(self.proc.stdin.close, None)
             _safely(lambda: os.close(self._src), None)
+
+    def _rewritten(self, size):
+        """Was the log truncated under us (`: > output.log` to free quota)? It is shorter than
+        what grep was given, or the last bytes grep was given are no longer there."""
+        if size < self.fed:
+            return True
+        return self.fed > 0 and os.pread(self._src, len(self._seen), self.fed - len(self._seen)) != self._seen
 
     def _split(self, size):
         """The end of what the first grep gets: `size`, or a line boundary halfway through a
@@ -5581,6 +5599,12 @@ def _collect_grep(proc, out):
 def _stop_grep(proc):
     proc.stopped_by_us = True
     _safely(proc.kill, None)
+
+
+def _grep_failed(proc, out):
+    """Did grep stop with an error before printing anything (a grep without an option we
+    use, e.g. busybox's)? Exit 1 is only "nothing found"."""
+    return proc is not None and proc.poll() is not None and proc.returncode >= 2 and not out
 
 
 def _killed_elsewhere(proc):
@@ -6098,10 +6122,12 @@ class ChildPump(object):
     def tail_bytes(self):
         """The last TAIL_BYTES of the child's output, from a line start when there is one
         (the classifier's cost grows with its text: it gets the bound)."""
-        tail = self.tail
-        if len(tail) <= TAIL_BYTES:
-            return tail
-        tail = tail[-TAIL_BYTES:]
+        whole = self.tail
+        if len(whole) <= TAIL_BYTES:
+            return whole
+        tail = whole[-TAIL_BYTES:]
+        if whole[-TAIL_BYTES - 1:-TAIL_BYTES] == b"\n":
+            return tail  # the window starts at a line start already
         cut = tail.find(b"\n") + 1
         return tail[cut:] if 0 < cut < len(tail) else tail
 

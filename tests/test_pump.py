@@ -509,6 +509,10 @@ def test_the_classifier_gets_the_tail_bound_from_a_line_start():
     pump = G.ChildPump(0, {}, None, {})
     pump._remember(b"a\n" * (G.TAIL_BYTES // 2 + 10))
     assert pump.tail_bytes().startswith(b"a\n") and len(pump.tail_bytes()) <= G.TAIL_BYTES
+    pump = G.ChildPump(0, {}, None, {})  # the window starts exactly at a line start: kept whole
+    window = b"w" * 10 + b"\n" + b"v" * (G.TAIL_BYTES - 12) + b"\n"
+    pump._remember(b"z" * 99 + b"\n" + window)
+    assert pump.tail_bytes() == window
 
 
 # ---- the work after the exit, prepared while the child runs ----
@@ -677,3 +681,46 @@ def test_where_sendfile_cannot_write_to_a_pipe_the_log_is_fed_through_memory(tmp
     assert G.find_evidence(str(log)) == want == [(300001, "RuntimeError: x")]
     follower = _followed(log)
     assert follower.result(10) == want
+
+
+def test_a_log_truncated_while_followed_is_scanned_whole_again(tmp_path):
+    """`: > output.log` mid-run (to free quota): the follower kept an OOM line that no longer
+    exists and never read what came after, below its old offset."""
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO start\n" + b"INFO step\n" * 50 + b"torch.OutOfMemoryError: CUDA out of memory\n")
+    follower = _followed(log)
+    assert wait_for(lambda: follower.fed >= log.stat().st_size, 10)
+    with open(str(log), "r+b") as handle:
+        handle.truncate(0)
+    _append(log, b"INFO again\n" + b"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp\n")
+    assert follower.result(10) == [(2, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp")]
+
+
+def test_a_grep_that_refuses_its_options_gives_way_to_the_python_scan(tmp_path):
+    """A grep without --line-buffered (busybox) exits 2 at once: the evidence must come from
+    the scan in Python, not be empty."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "grep").write_text("#!/bin/sh\necho 'grep: unrecognized option' >&2\nexit 2\n")
+    (fake / "grep").chmod(0o755)
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO a\n" * 10 + b"KeyError: 'shard'\n" + b"INFO b\n" * 10)
+    old = os.environ["PATH"]
+    os.environ["PATH"] = str(fake) + os.pathsep + old
+    try:
+        assert G.find_evidence(str(log)) == [(11, "KeyError: 'shard'")]
+        follower = G.EvidenceFollower(str(log), 0)
+        assert follower.result(10) == [(11, "KeyError: 'shard'")]
+    finally:
+        os.environ["PATH"] = old
+
+
+def test_a_log_truncated_and_refilled_past_the_old_size_is_scanned_whole_again(tmp_path):
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO start\n" + b"torch.OutOfMemoryError: CUDA out of memory\n")
+    follower = _followed(log)
+    assert wait_for(lambda: follower.fed >= log.stat().st_size, 10)
+    with open(str(log), "r+b") as handle:  # truncated and refilled before the next look
+        handle.truncate(0)
+        handle.write(b"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp\n" + b"INFO more output\n" * 20)
+    assert follower.result(10) == [(1, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp")]
