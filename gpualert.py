@@ -96,7 +96,9 @@ TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the c
 #: alternation: each extra alternative costs grep time over a GiB, so they are few and
 #: general). Not TRIGGER_WORDS: those include words on every line of ordinary output ("inf"
 #: in INFO, "nccl", "gpu"), which would fill the bounded list before a decisive line far down.
-EVIDENCE_MARKERS = ("Error", "Exception", "Traceback", "Killed", "Segmentation fault", "Root Cause",
+#: For the same reason a name used as a key (`train/MeanSquaredError=0.3`, `'Error': 2`) is no
+#: evidence: a log's metric lines would use up the list before its one exception line.
+EVIDENCE_MARKERS = ("Error([^='\"]|$)", "Exception", "Traceback", "Killed", "Segmentation fault", "Root Cause",
                     "CANCELLED", "FATAL", "out of memory")
 EVIDENCE_MAX_LINES = 1000  # the first ones: a root cause comes before its consequences
 EVIDENCE_READ_BYTES = 4 << 20
@@ -5629,7 +5631,7 @@ def _read_pipe(fd, max_bytes, seconds):
 
 def _scan_evidence(path, seconds):
     """The same as grep -F, in Python: slower, so it stops at `seconds`."""
-    marker_re = re.compile("|".join(EVIDENCE_MARKERS).encode())
+    marker_re = re.compile("|".join(EVIDENCE_MARKERS).encode(), re.M)
     found, line_no, carry = [], 1, b""
     deadline = time.monotonic() + seconds
     with open(path, "rb") as f:

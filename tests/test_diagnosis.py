@@ -731,3 +731,17 @@ def test_classify_command_never_takes_the_run_header_for_evidence(tmp_path):
                         "host: gpu041\ncwd: /home/u\nstart: 2026-12-03T12:00:00+0000\npid: 42\n",
                         "INFO step %06d loss 1.25\n")
     assert got["class"] == "unknown", got
+
+
+def test_metric_names_ending_in_error_do_not_use_up_the_evidence_lines(tmp_path):
+    """2,000 step lines naming torchmetrics' MeanSquaredError filled the first 1,000 evidence
+    lines, so an OOM then 3 MiB of teardown read `unknown`. A name used as a key (Error=,
+    'Error': or "Error":) is no evidence; an exception line (XError: ...) still is."""
+    steps = "".join("epoch 0 step %d train/MeanSquaredError=%.4f lr=0.001 {'val/MeanAbsoluteError': 0.2}\n"
+                    % (n, 1.0 / (n + 1)) for n in range(2000))
+    got = _classify_cli(tmp_path / "train.log", steps +
+                        "Traceback (most recent call last):\n  File \"train.py\", line 80, in <module>\n"
+                        "    loss.backward()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to "
+                        "allocate 20.00 MiB. GPU 0 has a total capacity of 79.10 GiB\n",
+                        "INFO worker %d: shutting down dataloader worker, releasing pinned memory\n")
+    assert (got["class"], got["line"]) == ("cuda_oom", 2004), got
