@@ -213,6 +213,7 @@ GZIP_MAX_RATIO = 40           # a log this much bigger than the room left will n
 LOG_EXCERPT_HEAD_BYTES = 64 * 1024
 PART_OVERHEAD_BYTES = 400     # MIME headers + boundary of one attachment part
 BODY_SAFETY_BYTES = 4096      # slack for header folding and manifest estimate errors
+HTML_ROOM_BYTES = 64 * 1024  # below this much room for files, the HTML part gives way to them
 SUBJECT_MAX_CHARS = 200
 TAIL_LINE_MAX_CHARS = 500
 RESEND_MAX_S = 300.0          # bound on one `resend` run
@@ -4455,7 +4456,10 @@ def _build_full(result, cfg):
         lambda: render_plot(result.metrics, result.gpu)[0], None)
     probe = [{"name": "x" * 50, "size": 0, "disposition": "y" * 90, "path": None}] * (
         len(artifacts) + 2)
-    body_cost = _wire_size(_assemble(result, cfg, [], probe, picture=picture)) + BODY_SAFETY_BYTES
+    body_cost = _wire_size(_assemble(result, cfg, [], probe, picture=picture))
+    if budget - body_cost < HTML_ROOM_BYTES:  # a small budget goes to the files, not to the HTML
+        body_cost = _wire_size(_assemble(result, cfg, [], probe, html=False))  # copy of the text
+    body_cost += BODY_SAFETY_BYTES
     log_path = None if result.status == "TEST" else result.log_path
     plan, manifest = plan_attachments(log_path, artifacts, budget - body_cost, base=result.cwd)
     msg = _fit_budget(result, cfg, plan, manifest, budget, picture=picture)
@@ -4518,22 +4522,25 @@ def _unfolded_headers(msg):
 
 
 def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
-    """Assemble; while over budget drop the biggest attachment (saying so), then thin the body."""
+    """Assemble; while over budget leave out what matters least first: the picture, then the
+    HTML part (the plain text says the same), then the biggest attachment (saying so), then
+    lines of the body."""
     plan = list(plan)
-    while True:
-        msg = _assemble(result, cfg, plan, manifest, picture=picture)
-        if _wire_size(msg) <= budget or not plan:
-            break
+    for html, pic in ((True, picture), (True, None), (False, None)):
+        msg = _assemble(result, cfg, plan, manifest, html=html, picture=pic)
+        if _wire_size(msg) <= budget:
+            return msg
+    while plan:
         victim = max(plan, key=lambda it: it["cost"])
         plan.remove(victim)
         for row in victim["rows"]:
             row["disposition"] = "budget exhausted: %s (dropped to keep the message under %s)" % (
                 row["path"], _format_size(budget))
-    if _wire_size(msg) <= budget:
-        return msg
-    for keep in (None, 20, 0):  # only tiny budgets get here: text only, fewer tail lines
-        thin = result if keep is None else _thinned(result, keep, budget, manifest)
-        msg = _assemble(thin, cfg, [], manifest, html=False)
+        msg = _assemble(result, cfg, plan, manifest, html=False)
+        if _wire_size(msg) <= budget:
+            return msg
+    for keep in (20, 0):  # only tiny budgets get here: fewer tail lines
+        msg = _assemble(_thinned(result, keep, budget, manifest), cfg, [], manifest, html=False)
         if _wire_size(msg) <= budget:
             break
     return msg

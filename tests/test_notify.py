@@ -668,3 +668,17 @@ def test_time_row_left_out_when_the_limit_known_is_garbage_or_stale(tmp_path):
     assert N._time_limit_text(stale) is None
     at_limit = stale._replace(status="TIMEOUT")
     assert N._time_limit_text(at_limit) == "1m of 1m allowed (0s left)"
+
+
+def test_a_small_budget_gives_up_the_html_part_before_the_attachments(tmp_path, cfg):
+    """--budget 10K: the 2 KiB log and a 1 KB result were dropped as 'budget exhausted' while
+    the HTML alternative stayed: the plain text says the same, the files do not come back."""
+    cfg["budget"] = 10 * 1024
+    log = _log(tmp_path, "job.log", b"".join(b"step %d loss 0.5\n" % i for i in range(120)))
+    small = _touch(tmp_path / "res" / "small.txt", size=1000)
+    r = make_result(tmp_path, log_path=log, tail=["step %d loss 0.5" % i for i in range(100, 120)])
+    cfg["artifacts"] = [small]
+    msg, manifest = N.build_message(r, cfg)
+    assert wire_size(msg) <= cfg["budget"]
+    names = [part.get_filename() for part in msg.iter_attachments()]
+    assert set(names) & {"job.log", "job.log.gz"} and "small.txt" in names, (names, manifest)
