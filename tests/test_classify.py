@@ -78,6 +78,41 @@ class TestRuleTable(unittest.TestCase):
                     ga.compile_rules(rows)
 
 
+    def test_rule_words_are_in_every_match_of_the_corpus(self):
+        # A rule is skipped on a text without its recorded trigger words: every match of
+        # every rule in the labelled logs must contain one of them, lower-cased.
+        rules = ga.compiled_rules()
+        corpus = pathlib.Path(__file__).resolve().parent.parent / "corpus" / "logs"
+        matched, missed = set(), []
+        for path in sorted(corpus.glob("*.log"))[::4]:  # a quarter: each class, in seconds
+            lines = path.read_text(errors="replace").split("\n")  # only lines the classifier searches
+            text = "\n".join(l for l in lines if any(w in l.lower() for w in ga.TRIGGER_WORDS))
+            for rule in rules:
+                words = ga._RULE_WORDS[rule.regex]
+                for m in rule.regex.finditer(text):
+                    matched.add(rule.rule_id)
+                    if not any(w in m.group(0).lower() for w in words):
+                        missed.append((path.name, rule.rule_id, m.group(0)))
+        self.assertEqual(missed, [])
+        self.assertGreater(len(matched), 55, sorted(matched))  # the check saw most of the table
+
+    def test_rule_words_prefer_rare_words(self):
+        # "inf" is in every INFO line: a branch triggered by a rarer word records that one
+        ga.compile_rules((("x_moab", "walltime", r"MOAB_INFO: +job exceeded wallclock limit", "", "h"),))
+        self.assertEqual(ga._RULE_WORDS[re.compile(r"MOAB_INFO: +job exceeded wallclock limit", re.M)],
+                         frozenset(["wallclock"]))
+        ga.compile_rules((("x_nan", "nan_loss", r"loss (?:nan|inf)", "", "h"),))
+        self.assertEqual(ga._RULE_WORDS[re.compile(r"loss (?:nan|inf)", re.M)], frozenset(["nan", "inf"]))
+
+    def test_info_lines_skip_rules_but_a_cause_is_still_found(self):
+        info = "\n".join("INFO step %d done: tokens/s 51234.5, shard 77 saved" % i for i in range(300))
+        self.assertEqual(classify(info, exit_code=1).cls, "unknown")
+        slurm = "slurmstepd: error: *** JOB 7 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"
+        self.assertEqual(classify(slurm + "\n" + info, exit_code=1).cls, "walltime")
+        self.assertEqual(classify(info + "\n" + tb("torch.OutOfMemoryError: CUDA out of memory."),
+                                  exit_code=1).cls, "cuda_oom")
+
+
 class TestFacts(unittest.TestCase):
     def test_exec_error(self):
         c = ga.classify_text("", {"exit_code": None, "exec_error": "No such file or directory: 'pyhton'"})
