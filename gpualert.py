@@ -1461,9 +1461,11 @@ def _maybe_noise(body):
         return True
     if "Detected KeyboardInterrupt" in body:
         return False  # Lightning < 2 reports the user's Ctrl-C as a UserWarning
-    return (("Warn" in body or "warn" in body or "WARN" in body or body[:1] in ("W", "I") or "[W" in body
+    other = ("Warn" in body or "warn" in body or "WARN" in body or "[W" in body
              or "NCCL TRACE" in body or ": W " in body or ": I " in body)
-            and _NOISE_RE.search(body) is not None)
+    if not other and body[:1] == "I" and not body[1:2].isdigit():
+        return False  # "INFO ...": of _NOISE_RE's shapes only glog's "I0102 12:00:00.5 ..." is left
+    return (other or body[:1] in ("W", "I")) and _NOISE_RE.search(body) is not None
 
 
 def _mark_kinds(bodies):
@@ -1664,7 +1666,7 @@ def _tail_start(kinds, want):
 _SEARCHED = frozenset(("text", "native"))
 
 
-def _region_parts(bodies, kinds, start, searched=_SEARCHED, warned=False, found=None):
+def _region_parts(bodies, kinds, start, *, searched=_SEARCHED, warned=False, found=None):
     """Region lines to search: noise, frames and lines without a trigger word left empty.
     The trigger words are found in one pass over the lower-cased region, not line by line.
     warned: also the noise lines that a WARN/WARNING level made noise. found: a set that
