@@ -3321,6 +3321,11 @@ def parse_sacct(text):
     return rows
 
 
+def _usable_end_time(end_time, start):
+    """The job's end time, or None when it is before our start (a garbage SLURM_JOB_END_TIME)."""
+    return None if end_time and start is not None and end_time < start else end_time
+
+
 def _reason_from_limit(start, now, time_limit, margin_s=None):
     """Fallback: a SIGTERM within margin_s of the known end of the allocation is walltime.
     By default a tenth of the limit, between END_TIME_MARGIN_S (`--signal=TERM@60`) and
@@ -3330,8 +3335,7 @@ def _reason_from_limit(start, now, time_limit, margin_s=None):
         time_limit = {"limit_s": float(time_limit)}
     time_limit = time_limit or {}
     end_time, limit_s = time_limit.get("end_time"), time_limit.get("limit_s")
-    if end_time and start is not None and end_time < start:
-        end_time = None
+    end_time = _usable_end_time(end_time, start)
     if margin_s is None:
         margin_s = min(WALLTIME_MARGIN_S, max(END_TIME_MARGIN_S, 0.1 * (limit_s or 0)))
     if end_time:
@@ -3977,9 +3981,7 @@ def _time_limit_text(result):
     """How much of the scheduler's time limit the run used: the limit itself when known (the
     job starts a little before the wrapper), else the time from our start to the job's end."""
     sched = result.scheduler or {}
-    end_time, limit = sched.get("end_time"), sched.get("limit_s")
-    if end_time and result.start and end_time < result.start:
-        end_time = None  # a garbage SLURM_JOB_END_TIME
+    end_time, limit = _usable_end_time(sched.get("end_time"), result.start), sched.get("limit_s")
     if not result.start or not (end_time or limit):
         return None
     used = _duration_s(result) or 0
@@ -4608,7 +4610,8 @@ def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
     HTML part (the plain text says the same), then the biggest attachment (saying so), then
     lines of the body."""
     plan = list(plan)
-    for html, pic in ((True, picture), (True, None), (False, None)):
+    lighter = [(True, picture), (True, None), (False, None)][0 if picture else 1:]
+    for html, pic in lighter:
         msg = _assemble(result, cfg, plan, manifest, html=html, picture=pic)
         if _wire_size(msg) <= budget:
             return msg
