@@ -551,7 +551,18 @@ def _ensure_other_user():
 
 @pytest.fixture
 def other_user():
+    """The second user, with `script`: a copy of gpualert.py it can read (the checkout may
+    sit under a folder only its owner can enter, such as a mktemp -d clone)."""
+    import shutil
+    import tempfile
     problem = _ensure_other_user()
     if problem:
         pytest.skip(problem)
-    return OtherUser(OTHER_USER)
+    user = OtherUser(OTHER_USER)
+    folder = tempfile.mkdtemp(prefix="gpualert-script-")
+    os.chmod(folder, 0o755)
+    user.script = os.path.join(folder, "gpualert.py")
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpualert.py"), user.script)
+    os.chmod(user.script, 0o644)
+    yield user
+    shutil.rmtree(folder, ignore_errors=True)

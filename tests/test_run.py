@@ -108,7 +108,7 @@ def test_an_unreadable_folder_in_the_artifact_search_is_said(request):
     env = isolated_env(work, HOME=os.path.join(work, "home"))  # cwd is not home: auto looks
     if os.geteuid() == 0:  # root reads every folder: run as a second user
         user = request.getfixturevalue("other_user")
-        proc = user.run(argv, env=env, cwd=work)
+        proc = user.run([sys.executable, user.script] + argv[2:], env=env, cwd=work)
     else:
         os.chmod(locked, 0)
         request.addfinalizer(lambda: os.chmod(locked, 0o700))

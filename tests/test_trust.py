@@ -338,7 +338,7 @@ def test_a_read_only_outbox_is_never_sent_from_twice(tmp_path, other_user, share
     setup = other_user.run(["sh", "-c", "mkdir -m 700 '%s' '%s' && printf '%%s' \"$0\" > '%s/m.eml' && chmod 500 '%s'"
                             % (home, outbox, outbox, outbox), msg])
     assert setup.returncode == 0, setup.stderr
-    argv = ["/usr/bin/python3", SCRIPT, "resend", "--outbox", outbox, "--log-dir", os.path.join(home, "logs"),
+    argv = ["/usr/bin/python3", other_user.script, "resend", "--outbox", outbox, "--log-dir", os.path.join(home, "logs"),
             "--smtp", smtp_plain.addr, "--max-per-hour", "0"]
     env = dict(PATH="/usr/bin:/bin", HOME=home, XDG_STATE_HOME=os.path.join(home, "state"), TMPDIR=home)
     outs = [other_user.run(argv, env=env, cwd=home) for _ in range(2)]
