@@ -265,7 +265,7 @@ SLURM_FINAL_STATES = ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEM
 
 
 SLURM_STATE_REASONS = {"TIMEOUT": "walltime", "DEADLINE": "walltime",
-                       "PREEMPTED": "preempted", "CANCELLED": "cancelled"}
+                       "PREEMPTED": "preempted", "NODE_FAIL": "preempted", "CANCELLED": "cancelled"}
 
 
 def _state_dir():
@@ -661,6 +661,11 @@ _H_PREEMPT = ("The scheduler preempted the job. Resubmit or requeue (--requeue) 
               "last checkpoint; checkpoint on SIGTERM/SIGUSR1.")
 
 
+_H_NODE_FAIL = ("A node of the job failed and Slurm ended the job (sacct shows NODE_FAIL; slurmctld's log "
+                "says why). Resubmit, excluding that node if it fails again (--exclude), and resume from the "
+                "last checkpoint; --requeue lets Slurm do it.")
+
+
 _H_INT = "The run was interrupted (Ctrl-C, scancel or a signal). Resume from the last checkpoint if wanted."
 _H_NAN = ("The loss diverged to NaN/Inf. Lower the learning rate, add warm-up and gradient clipping, "
           "check inputs for NaN, or prefer bf16 over fp16.")
@@ -710,6 +715,11 @@ FAILURE_RULES = (
     ("slurm_preempted", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO (?:PREEMPTION|JOB REQUEUE)",
      "Slurm preemption|job {job}", _H_PREEMPT),
+    # slurmstepd's words when another node of the job failed (the job's state becomes NODE_FAIL):
+    # the scheduler took the allocation away, as a preemption does, and the remedy is the same.
+    ("slurm_node_failure", "preempted",
+     r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO NODE FAILURE",
+     "Slurm node failure|job {job}", _H_NODE_FAIL),
     ("lsf_preempted", "preempted", r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption",
      "LSF preemption ({lsf})", _H_PREEMPT),
     # Clouds and Kubernetes reclaim the machine: a spot/preemptible VM or a node shutdown.
@@ -787,6 +797,9 @@ FAILURE_RULES = (
     ("gpu_off_bus", "gpu_hardware",
      r"GPU has fallen off the bus|GPU is lost|Unable to determine the device handle for GPU",
      "", _H_HW),
+    # The driver could not bring a GPU up (the kernel's NVRM line, which job prologues and
+    # health checks print): the node's GPU is unusable, whatever CUDA then says.
+    ("gpu_init_failed", "gpu_hardware", r"\bRmInitAdapter failed!", "the GPU failed to initialise", _H_HW),
     ("ecc_uncorrectable", "gpu_hardware",
      r"uncorrectable ECC error encountered|[Uu]ncorrectable ECC error|Double Bit ECC Error"
      r"|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable",
@@ -895,8 +908,17 @@ FAILURE_RULES = (
      r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store|\bSocket Timeout\b|Gloo connectFullMesh failed",
      "{exc}: {msg}", _H_NCCL),
     # gloo's view of a peer that went away: usually the consequence of another rank's failure.
-    ("gloo_peer_lost", "nccl", r"gloo[^\]]*\] (?P<what>Connection closed by peer|Timed out waiting)",
+    # gloo's TCP pair (gloo/transport/tcp/pair.cc): a peer that went away, or "Read error"/"Write
+    # error" with the socket's strerror (a reset connection).
+    ("gloo_peer_lost", "nccl",
+     r"gloo[^\]]*\] (?P<what>Connection closed by peer|Timed out waiting|(?:Read|Write) error \S+: [^\n]{1,80})",
      "gloo: {what}", _H_NCCL),
+    # Horovod's SHUT_DOWN_ERROR (horovod/common/operations.cc) names no cause: another rank's
+    # exception, printed before it, is the root cause when there is one.
+    ("horovod_shutdown", "nccl",
+     r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the rank"
+     r"|Horovod background loop uncaught exception: (?P<what>[^\n]{1,160})",
+     "Horovod shut down|{what}", _H_NCCL),
     # Open MPI's TCP transport (opal/mca/btl/tcp: "connect() to ... failed", "readv failed: Connection
     # reset by peer"): a peer that is gone, usually the consequence of another rank's failure.
     ("mpi_transport", "nccl", r"\[btl_tcp\w*\.c:\d+:\w+\] (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]*)",
@@ -1100,11 +1122,12 @@ GENERIC_CLASSES = frozenset(("assertion", "runtime_error", "traceback"))
 WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"))
 #: Rules that report a consequence (a collective timed out or was aborted because another rank
 #: failed): an earlier root-cause traceback in the same episode beats them.
-CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost", "mpi_transport"))
+CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost", "mpi_transport",
+                               "horovod_shutdown"))
 #: Scheduler end-of-job lines: what the program prints after one (its SIGTERM handler saving
 #: a checkpoint, a launcher's traceback) is teardown, however long the look-back it needs.
 SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "sge_wallclock", "k8s_deadline",
-                                 "slurm_preempted",
+                                 "slurm_preempted", "slurm_node_failure",
                                  "lsf_preempted", "cloud_preempted", "job_timed_out", "requeued", "timeout_cmd",
                                  "slurm_oom_kill", "sched_mem_limit", "container_oom_kill", "slurm_cancelled",
                                  "lsf_owner_kill"))
@@ -1321,7 +1344,7 @@ TRIGGER_WORDS = (
     "cufft", "cusolver", "cusparse", "curand", "find an engine", "meta tensor", "wallclock", "disk space",
     "gemm", "nvml", "deadline", "unknown command", "walltime", "disk is full", "h_rt", "xla tensor",
     "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c", "check fail", "corrupt", "invalid pointer",
-    "invalid size", "invalid next size", "double free", "stack smashing",
+    "invalid size", "invalid next size", "double free", "stack smashing", "rminitadapter",
 )
 
 

@@ -9,6 +9,7 @@ Lightning, HF, Slurm, PBS, LSF, the kernel, bash). Run: python3 tests/make_fixtu
 """
 import os
 import random
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "fixtures")
@@ -121,6 +122,21 @@ def failure_blocks():
                             " 2025-03-11T13:26:25 "
                             "DUE TO PREEMPTION ***",
                             "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."]
+    # slurmstepd's own format string (Slurm 22.05 binary): "DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"
+    f["slurm_node_failure"] = ["slurmstepd: error: *** JOB 557342 ON gpu-a100-07 CANCELLED AT 2025-03-11T13:26:25"
+                               " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
+                               "srun: error: gpu-a100-08: task 1: Killed"]
+    # horovod/common/operations.cc SHUT_DOWN_ERROR through TensorFlow (horovod/horovod#3412, #2097)
+    f["horovod_shutdown"] = [
+        "[1,1]<stderr>:2022-02-20 10:38:31.118412: W tensorflow/core/framework/op_kernel.cc:1651] OP_REQUIRES failed"
+        " at mpi_ops.cc:402 : Unknown: Horovod has been shut down. This was caused by an exception on one of the"
+        " ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished"
+        " execution. If the shutdown was caused by an exception, you should see the exception in the log before"
+        " the first shutdown message."] + ranked(tb(
+            "tensorflow.python.framework.errors_impl.UnknownError: Horovod has been shut down. This was caused by"
+            " an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after"
+            " one of the ranks finished execution.",
+            "\t [[{{node DistributedAdam_Allreduce/cond/HorovodAllreduce_grads_0}}]]"), 1)
     f["lsf_preempted"] = ["TERM_PREEMPT: job killed after preemption.", "Exited with exit code 143."]
     # AWS EC2 "Spot Instance interruption notice" (docs: spot-instance-termination-notices)
     # huggingface/datasets builder.py download_and_prepare's free-space check
@@ -195,6 +211,11 @@ def failure_blocks():
     f["gpu_off_bus"] = tb("RuntimeError: CUDA error: unknown error") + [
         "+ nvidia-smi", "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  "
         "Reboot the system to recover this GPU"]
+    # NVIDIA's kernel module (open-gpu-kernel-modules), as a job prologue's health check prints it
+    f["gpu_init_failed"] = ["+ dmesg | grep NVRM | tail -2",
+                            "[  8.600582] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x25:0x65:1468)",
+                            "[  8.600674] NVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor number 0"
+                            ] + tb("RuntimeError: No CUDA GPUs are available")
     f["ecc_uncorrectable"] = tb("RuntimeError: CUDA error: uncorrectable ECC error encountered",
                                 "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.")
     f["nvlink_uncorrectable"] = ranked(tb("RuntimeError: CUDA error: uncorrectable NVLink error detected"
@@ -408,9 +429,10 @@ def failure_blocks():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for i, (rule_id, block) in enumerate(sorted(failure_blocks().items())):
-        rng = random.Random(i)
-        prefix = ("", "0: ", "[default0]:")[i % 3] if rule_id not in ("segfault",) else ""
+    for rule_id, block in sorted(failure_blocks().items()):
+        seed = zlib.crc32(rule_id.encode())  # a new rule leaves the other fixtures as they are
+        rng = random.Random(seed)
+        prefix = ("", "0: ", "[default0]:")[seed % 3] if rule_id not in ("segfault",) else ""
         lines = noise(rng, prefix) + block
         with open(os.path.join(OUT, rule_id + ".log"), "w", newline="") as f:
             f.write("\n".join(lines) + "\n")

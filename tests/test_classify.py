@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 import unittest
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _load import load_gpualert  # noqa: E402
@@ -84,7 +85,8 @@ class TestRuleTable(unittest.TestCase):
         rules = ga.compiled_rules()
         corpus = pathlib.Path(__file__).resolve().parent.parent / "corpus" / "logs"
         matched, missed = set(), []
-        for path in sorted(corpus.glob("*.log"))[::4]:  # a quarter: each class, in seconds
+        # a half, in seconds, chosen by name: new corpus logs leave the others' choice as it is
+        for path in [p for p in sorted(corpus.glob("*.log")) if zlib.crc32(p.name.encode()) % 2 == 0]:
             lines = path.read_text(errors="replace").split("\n")  # only lines the classifier searches
             text = "\n".join(l for l in lines if any(w in l.lower() for w in ga.TRIGGER_WORDS))
             for rule in rules:

@@ -568,6 +568,39 @@ class TestMoreFamilyWording(unittest.TestCase):
         self.assertEqual(classify(log).cls, "traceback")
 
 
+class TestDev4Families(unittest.TestCase):
+    """Wording the fourth blind set and the known gaps showed missing (round four)."""
+
+    def test_a_slurm_node_failure_is_the_scheduler_taking_the_allocation(self):
+        line = ("slurmstepd: error: *** JOB 4001 ON n7 CANCELLED AT 2024-02-11T18:48:39 DUE TO NODE FAILURE, "
+                "SEE SLURMCTLD LOG FOR DETAILS ***")
+        c = classify(training() + "\n" + line + "\nsrun: error: n8: task 3: Killed\n" + training(30), 137)
+        self.assertEqual((c.cls, c.rule), ("preempted", "slurm_node_failure"))
+        self.assertIn("--exclude", c.remediation)
+        self.assertEqual(ga.SLURM_STATE_REASONS["NODE_FAIL"], "preempted")
+
+    def test_a_gpu_that_failed_to_initialise_is_hardware_not_cuda(self):
+        text = (training() + "\n[    8.600582] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x25:0x65:1468)\n"
+                + tb("RuntimeError: No CUDA GPUs are available"))
+        self.assertEqual(classify(text).cls, "gpu_hardware")
+
+    def test_horovod_shut_down_is_a_collective_failure_unless_a_rank_raised_first(self):
+        shut = ("[1,0]<stderr>:horovod.common.exceptions.HorovodInternalError: Horovod has been shut down. This was "
+                "caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a "
+                "tensor after one of the ranks finished execution.")
+        self.assertEqual(classify(training() + "\n" + shut).rule, "horovod_shutdown")
+        root = tb("FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-7.tar'", "[1,2]<stderr>:")
+        c = classify(training() + "\n" + root + "\n" + tb(shut.split(":", 1)[1], "[1,0]<stderr>:"))
+        self.assertEqual(c.cls, "file_not_found")
+
+    def test_a_gloo_read_error_names_the_reset_connection(self):
+        line = ("[E operations.cc:697] Horovod background loop uncaught exception: [/opt/pytorch/third_party/gloo/gloo/"
+                "transport/tcp/pair.cc:589] Read error [10.0.0.12]:32915: Connection reset by peer")
+        c = classify(training() + "\n" + line)
+        self.assertEqual((c.cls, c.rule), ("nccl", "gloo_peer_lost"))
+        self.assertIn("Connection reset by peer", c.detail)
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
