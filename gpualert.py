@@ -4647,11 +4647,21 @@ def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
         msg = _assemble(result, cfg, plan, manifest, html=False)
         if _wire_size(msg) <= budget:
             return msg
-    for keep in (20, 0):  # only tiny budgets get here: fewer tail lines
+    return _fit_tail(result, cfg, manifest, budget)
+
+
+def _fit_tail(result, cfg, manifest, budget):
+    """Only tiny budgets get here: the message with the most last lines of output that fit
+    (a binary search: its size grows with the lines kept), or with none."""
+    lo, hi, best = 1, len(result.tail or []) - 1, None  # all of them did not fit
+    while lo <= hi:
+        keep = (lo + hi) // 2
         msg = _assemble(_thinned(result, keep, budget, manifest), cfg, [], manifest, html=False)
         if _wire_size(msg) <= budget:
-            break
-    return msg
+            best, lo = msg, keep + 1
+        else:
+            hi = keep - 1
+    return best or _assemble(_thinned(result, 0, budget, manifest), cfg, [], manifest, html=False)
 
 
 def _thinned(result, keep, budget, manifest):

@@ -371,6 +371,24 @@ def test_a_budget_too_small_for_the_tail_says_so_instead_of_promising_lines(tmp_
     assert "fit the 1.0 KiB message budget" in text and log in text
 
 
+def test_a_tight_budget_keeps_as_many_last_lines_as_fit_not_twenty_or_none(tmp_path, cfg):
+    """The tail was thinned in steps of all, 20 and 0 lines: room for 45 lines showed 20."""
+    log = _log(tmp_path, "job.log", b"x\n")
+    tail = ["line %03d " % i + "y" * 90 for i in range(60)]
+    r = make_result(tmp_path, log_path=log, tail=tail)
+    _, manifest = N.plan_attachments(log, [], 1 << 20, base=str(tmp_path))
+
+    def text_only(keep):  # the message the thinning ladder builds with `keep` last lines
+        return N._assemble(N._thinned(r, keep, 9 << 10, manifest), cfg, [], manifest, html=False)
+    budget = (wire_size(text_only(44)) + wire_size(text_only(45))) // 2  # room for 44 lines, not 45
+    msg = N._fit_budget(r, cfg, [], manifest, budget)
+    assert wire_size(msg) <= budget
+    text = parse(msg.as_bytes()).get_body(("plain",)).get_content()
+    shown = [line for line in tail if line in text]
+    assert len(shown) == 44 and shown == tail[-44:]
+    assert "only the last 44 lines" in text
+
+
 # ---------------------------------------------------------------- delivery: real servers
 
 def _deliver(tmp_path, cfg, **result_kw):
