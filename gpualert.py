@@ -733,7 +733,9 @@ FAILURE_RULES = (
      # the providers' notices as a watcher prints them: AWS spot/instance-action JSON, GCE's
      # instance/preempted metadata turning TRUE, an Azure scheduled event of type Preempt
      r"|\{\s*\"action\"\s*:\s*\"terminate\"\s*,\s*\"time\"\s*:"
-     r"|\binstance/preempted\b[^\n]*?\bTRUE\b|\"EventType\"\s*:\s*\"Preempt\"",
+     r"|\binstance/preempted\b[^\n]*?\bTRUE\b|\"EventType\"\s*:\s*\"Preempt\""
+     # GCE's operation type for a reclaimed spot/preemptible VM (gcloud compute operations list)
+     r"|\bcompute\.instances\.preempted\b",
      "", "The cloud reclaimed the machine (spot/preemptible capacity). Resume from the last checkpoint; "
          "checkpoint on the provider's notice (AWS gives 2 min, GCP about 30 s)."),
     # A job that asked to be requeued (Lightning's SLURM auto-requeue, submitit) was ended early
@@ -1930,7 +1932,25 @@ def _match_rule(region, rule, skip_text=None):
     if _cannot_match(rule, words):
         return None
     m = rule.regex.search(text)
-    return region.result(rule, m, text) if m else None
+    hit = region.result(rule, m, text) if m else None
+    if hit and rule.rule_id == "slurm_cancelled" and _after_task_failure(region, hit.line - region.first_line):
+        return None  # srun cancelled the step because a task failed: that task's error is the cause
+    return hit
+
+
+def _after_task_failure(region, idx):
+    """True when one of the few raw lines above line idx of the region is srun's word that a
+    task failed or that it is ending the step for that (those lines hold no trigger word)."""
+    bodies = [b for _, b in region.lines[max(0, idx - 6):idx]]
+    return any(_TASK_FAILED_RE.search(b) for b in bodies)
+
+
+#: srun's lines for a task that failed and for ending the step because of it; the bare
+#: "*** STEP ... CANCELLED ***" after one is srun ending the other tasks (--kill-on-bad-exit),
+#: not a person's scancel (aertslab/pySCENIC#456, jiabowang/GAPIT#207; "run:" also finds Tianhe's yhrun).
+_TASK_FAILED_RE = re.compile(r"run: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]"
+                             r"|run: (?:StepId=\S+ )?tasks? [\d,-]+: exited abnormally"
+                             r"|run: (?:launch/slurm: _step_signal: )?Terminating (?:StepId=|job step )")
 
 
 def _cannot_match(rule, words):

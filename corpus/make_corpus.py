@@ -1979,7 +1979,8 @@ def round_three(tmp_root, counts, labels):
 
 # ---------------------------------------------------------------- round four (issue 11, blind sets)
 # Wording learned from the third and fourth blind sets' misses and the known gaps, each from the
-# cited public source. Appended after round three with its own seed: earlier logs are unchanged.
+# cited public source. Appended after round three with its own seed: earlier logs are unchanged,
+# and new rows go at the end of R4_BACKING so that earlier round-four logs are too.
 R4_BACKING = [
     # (label, exit code, lines, provenance)
     ("preempted", 137, ["slurmstepd: error: *** JOB {job} ON {host} CANCELLED AT {ts} DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
@@ -1997,6 +1998,19 @@ R4_BACKING = [
      "NVIDIA kernel module 'NVRM: GPU %s: RmInitAdapter failed! (0x..:0x..:N)' and 'rm_init_adapter failed, device "
      "minor number N' as dmesg prints them in a job prologue (geerlingguy/raspberry-pi-pcie-devices#4, "
      "NVIDIA/open-gpu-kernel-modules issues); PyTorch torch/cuda/__init__.py 'No CUDA GPUs are available'"),
+    ("cuda_oom", 1, ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 1 has a total capacity of 39.39 GiB of which 208.00 MiB is free. Including non-PyTorch memory, this process has 39.18 GiB memory in use. Of the allocated memory 36.02 GiB is allocated by PyTorch, and 2.61 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+                     "srun: error: {host}: task 1: Exited with exit code 1",
+                     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+                     "slurmstepd: error: *** STEP {job}.0 ON {host} CANCELLED AT {ts} ***",
+                     "srun: error: {host}: tasks 0,2-3: Terminated"],
+     "pytorch c10/cuda/CUDACachingAllocator.cpp OutOfMemoryError (2.x wording); srun ending the step after a task's "
+     "non-zero exit, the bare STEP CANCELLED line after 'Exited with exit code' and 'Job step aborted' "
+     "(aertslab/pySCENIC#456, SWIFTSIM/SWIFT#74, jiabowang/GAPIT#207)"),
+    ("preempted", 143, ["$ gcloud compute operations list --filter=operationType=compute.instances.preempted",
+                        "NAME                              TYPE                         TARGET                           HTTP_STATUS  STATUS  TIMESTAMP",
+                        "systemevent-1712345678901-a1b2c3  compute.instances.preempted  us-central1-a/instances/{host}  200          DONE    {ts}"],
+     "GCE's operation type for a reclaimed preemptible/spot VM, 'compute.instances.preempted', as `gcloud compute "
+     "operations list` prints it (cloud.google.com/compute/docs/instances/preemptible#detecting_if_an_instance_was_preempted)"),
 ]
 
 
@@ -2005,7 +2019,7 @@ def r4_backing(rng, c, k):
     when = c.ts(200000, "%Y-%m-%dT%H:%M:%S")  # after the training lines, as Slurm writes it
     lines = [l.replace("{host}", c.host).replace("{ts}", when).replace("{job}", str(c.jobid))
              .replace("{ts2}", c.ts(200000, "%Y-%m-%d %H:%M:%S.%f")) for l in lines]
-    cut = next((i for i, l in enumerate(lines) if l.startswith(("RuntimeError", "ValueError", "OSError", "tensorflow."))), None)
+    cut = next((i for i, l in enumerate(lines) if l.startswith(("RuntimeError", "ValueError", "OSError", "tensorflow.", "torch."))), None)
     if cut is not None:
         lines = lines[:cut] + tb(user_frames(c)) + lines[cut:]
     return noise_body(c, pick_len(rng), nan_blip=False) + lines, code, label, prov

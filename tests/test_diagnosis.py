@@ -601,6 +601,41 @@ class TestDev4Families(unittest.TestCase):
         self.assertIn("Connection reset by peer", c.detail)
 
 
+class TestDev3Families(unittest.TestCase):
+    """What the third blind set showed missing (round four)."""
+
+    def test_srun_cancelling_the_step_after_a_task_failed_is_not_a_scancel(self):
+        oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 1 has a total capacity "
+               "of 39.39 GiB of which 0.20 GiB is free.")
+        watchdog = ("[E ProcessGroupNCCL.cpp:475] [Rank %d] Watchdog caught collective operation timeout: "
+                    "WorkNCCL(SeqNum=88231, OpType=_ALLGATHER_BASE, NumelIn=4194304, NumelOut=33554432, "
+                    "Timeout(ms)=1800000)")
+        ends = {
+            "srun": ["srun: error: n12: task 1: Exited with exit code 1",
+                     "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+                     "slurmstepd: error: *** STEP 6457388.0 ON n12 CANCELLED AT 2026-02-06T16:11:33 ***",
+                     "srun: error: n12: tasks 0,2,3: Terminated"],
+            "terminating": ["srun: StepId=1544235.0 task 1: exited abnormally", "srun: Terminating StepId=1544235.0",
+                            "slurmstepd: error: *** STEP 1544235.0 ON n12 CANCELLED AT 2025-07-10T15:58:32 ***",
+                            "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."],
+        }
+        for name, end in sorted(ends.items()):
+            with self.subTest(end=name):
+                text = "\n".join([training(), tb(oom, "1: ")] + ["%d: " % r + watchdog % r for r in (0, 2, 3)] + end)
+                self.assertEqual(classify(text).cls, "cuda_oom")
+        scancel = ["srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+                   "slurmstepd: error: *** STEP 6457388.0 ON n12 CANCELLED AT 2026-02-06T16:11:33 ***",
+                   "srun: error: n12: tasks 0-3: Terminated"]
+        self.assertEqual(classify(training() + "\n" + "\n".join(scancel), 143).cls, "interrupted")
+
+    def test_a_gce_preemption_operation_is_a_preemption(self):
+        ops = ("$ gcloud compute operations list --filter=operationType=compute.instances.preempted\n"
+               "NAME  TYPE  TARGET  HTTP_STATUS  STATUS  TIMESTAMP\n"
+               "systemevent-7161154155993-a21b84  compute.instances.preempted  us-central2-b/instances/tpu-3  200  "
+               "DONE  2026-11-02T03:14:07.000-07:00")
+        self.assertEqual(classify(training() + "\n" + ops, 143).cls, "preempted")
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
