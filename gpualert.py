@@ -1098,7 +1098,7 @@ FAILURE_RULES = (
      "{metric} is not finite|NaN/Inf in {param}", _H_NAN),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",
-     r"(?i)\b(?P<key>\w*(?:loss|grad_norm|gnorm))\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
+     r"(?i)\b(?P<key>(?:(?:val|valid|validation|eval|test|dev) )?\w*(?:loss|grad_norm|gnorm))\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
      r"(?P<val>[-+]?(?:nan|inf(?:inite|inity)?))\b"
      r"|\b(?:nan|inf(?:inite|inity)?)\b[ \w]{0,20}?\bloss\b"
      r"|\bloss (?:is|became|went to) (?:nan|inf(?:inite|inity)?)\b",
@@ -1133,6 +1133,9 @@ SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlim
                                  "lsf_preempted", "cloud_preempted", "job_timed_out", "requeued", "timeout_cmd",
                                  "slurm_oom_kill", "sched_mem_limit", "container_oom_kill", "slurm_cancelled",
                                  "lsf_owner_kill"))
+#: On a run that exited 0 these stopped a side command (`timeout -v 5 nvidia-smi || true`):
+#: timeout(1) exits 124 when it stops the command it runs, so a clean exit is not its doing.
+SIDE_STOP_RULES = frozenset(("timeout_cmd",))
 #: Classes an exit-0 run can still have: it was ended early (and exited cleanly) or trained to NaN.
 CLEAN_EXIT_CLASSES = frozenset(("walltime", "preempted", "interrupted"))
 #: Rules searched only when the run exited 0 (a handler that caught the stop signal).
@@ -1147,7 +1150,7 @@ TIMEOUT_EXIT_CODE = 124
 _EXEC_LOOKALIKE = frozenset(("file_not_found", "permission"))
 #: Rules whose lines need the "last loss reported" check.
 LOSS_REPORT_RULES = frozenset(("nan_loss_report",))
-NAN_GRAD_REPORTS = 3  # non-finite gradient norms reported before a finite loss no longer clears them
+NAN_GRAD_REPORTS = 3  # non-finite gradient norms a run ends on that are divergence, whatever the loss
 
 Rule = collections.namedtuple("Rule", "rule_id cls regex detail hint")
 #: Template names derived from a pattern's groups by suffix (see _derive): byte counts become
@@ -1439,16 +1442,36 @@ def _analysis_start(text, raws):
         line += text.count("\n", pos, m.start())
         pos = m.start()
         headers.append(line)
-    if headers and headers[-1] < start:
-        after = sum(1 for r in raws[headers[-1]:] if "NCCL " not in r)
-        if after <= 4 * TRAIL_MAX_LINES:
-            start = headers[-1]
+    before = [h for h in headers if h < start]
+    if before and _teardown_only(raws, before[-1]):
+        start = before[-1]
     for h in reversed(headers):
         if h < start:
             if start - h > EPISODE_GAP_LINES * 20:
                 break
             start = h
     return start
+
+
+def _teardown_only(raws, header):
+    """True when the lines after the traceback at raws[header] show no run that went on: a
+    launcher's summary and other ranks' NCCL chatter, watchdog aborts and faulthandler
+    stacks (64 ranks print thousands of lines) repeat a few shapes (numbers blanked), and
+    the traceback's own rank reports no progress."""
+    tag = _RANK_TAG_RE.match(raws[header])
+    tag = tag.group(0) if tag else None
+    shapes, progress = set(), 0
+    for raw in raws[header + 1:]:
+        if "NCCL " in raw:
+            continue
+        if (tag is None or raw.startswith(tag)) and (_LOSS_VALUE_RE.search(raw) or _CARRY_ON_RE.search(raw)):
+            progress += 1
+            if progress >= TRAIL_PROGRESS_LINES:
+                return False
+        shapes.add(_TEMPLATE_RE.sub("0", raw))
+        if len(shapes) > TRAIL_MAX_LINES:
+            return False
+    return True
 
 
 def _prepare(text, raws=None):
@@ -1894,11 +1917,12 @@ def _match_loss_report(region, rule):
     """The last NaN/Inf report of each family (training loss, gradient norm, evaluation loss)
     that is final. An evaluation loss alone does not count while the training loss is finite
     (an empty or missing validation set prints NaN)."""
-    last, count = {}, {}
+    last, grads = {}, []
     for m in rule.regex.finditer(region.text):
         family = _loss_family(m.groupdict().get("key"))
         last[family] = m
-        count[family] = count.get(family, 0) + 1
+        if family == "grad":
+            grads.append(region.locate(m.start(), region.text))
     for family in ("loss", "grad", "eval"):
         m = last.get(family)
         if m is None:
@@ -1909,12 +1933,64 @@ def _match_loss_report(region, rule):
         idx = hit.line - region.first_line
         if not _last_loss_is_bad(region, idx, family):
             continue
-        # One non-finite gradient norm (a skipped fp16 step) is followed by finite losses;
-        # a diverged run keeps reporting non-finite norms whatever loss it prints (0.0).
-        if family == "grad" and count[family] < NAN_GRAD_REPORTS and not _last_loss_is_bad(region, idx):
+        # A skipped fp16 step reports a non-finite gradient norm between finite ones, also on the
+        # last step logged; a diverged run keeps reporting them to the end whatever loss it
+        # prints (0.0).
+        if family == "grad" and _trailing_reports(region, grads, idx) < NAN_GRAD_REPORTS \
+                and _finite_loss_from(region, idx):
             continue
         return hit
     return None
+
+
+def _trailing_reports(region, grads, idx):
+    """How many of the non-finite gradient-norm reports (their line indexes) come after the
+    last finite one before line idx: the streak the run ends on."""
+    last_finite = -1
+    for j in range(idx - 1, region.start - 1, -1):
+        body = region.lines[j][1]
+        if "norm" in body and _FINITE_GRAD_RE.search(body):
+            last_finite = j
+            break
+    return sum(1 for j in grads if j > last_finite)
+
+
+def _finite_loss_from(region, idx):
+    """A finite training loss reported on line idx (beside the gradient norm) or after it."""
+    for display, body in region.lines[idx:]:
+        if "oss" in body and any(not _EVAL_KEY_RE.match(m.group(0)) for m in _FINITE_LOSS_RE.finditer(body)):
+            return True
+    return False
+
+
+#: srun's lines for a task that failed, or for ending the step because of it (--kill-on-bad-exit;
+#: aertslab/pySCENIC#456, jiabowang/GAPIT#207; "run:" also finds Tianhe's yhrun; Slurm 23's
+#: "DUE TO TASK FAILURE", desihub/desispec#2744).
+_TASK_FAILED_RE = re.compile(r"run: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]"
+                             r"|run: (?:StepId=\S+ )?tasks? [\d,-]+: exited abnormally"
+                             r"|run: (?:launch/slurm: _step_signal: )?Terminating (?:StepId=|job step )"
+                             r"|CANCELLED AT \S+ DUE TO TASK FAILURE")
+#: What srun and slurmstepd print while they end a step: the bare cancel and the tasks killed.
+_STEP_TEARDOWN_RE = re.compile(r"\*\*\* STEP \S+ (?:ON \S+ )?CANCELLED AT \S+ \*\*\*"
+                               r"|run: error: \S+: tasks? [\d,-]+: (?:Killed|Terminated)\b")
+STEP_TEARDOWN_LINES = 10  # after a traceback's exception line: the job script stopping its steps
+
+
+def _mark_step_teardown(bodies, kinds, tbs):
+    """A step's cancel and killed tasks after a task failed (srun ends the others), or just after
+    the run's own exception (the job script stops a background step), are teardown: noise. The
+    failure before them is the cause, not a scancel or the OOM killer."""
+    failed = next((i for i, body in enumerate(bodies)
+                   if ("run: " in body or "TASK FAILURE" in body) and _TASK_FAILED_RE.search(body)), None)
+    excs = [exc for _, exc, kind in tbs if kind == "tb" and exc is not None
+            and not bodies[exc].lstrip().startswith(("KeyboardInterrupt", "SystemExit"))]
+    for i, body in enumerate(bodies):
+        if "***" not in body and "run: error:" not in body:
+            continue
+        after_task = failed is not None and i > failed
+        after_exc = any(0 < i - exc <= STEP_TEARDOWN_LINES for exc in excs)
+        if (after_task or after_exc) and _STEP_TEARDOWN_RE.search(body):
+            kinds[i] = "noise"
 
 
 def _match_rule(region, rule, skip_text=None):
@@ -1932,25 +2008,8 @@ def _match_rule(region, rule, skip_text=None):
     if _cannot_match(rule, words):
         return None
     m = rule.regex.search(text)
-    hit = region.result(rule, m, text) if m else None
-    if hit and rule.rule_id == "slurm_cancelled" and _after_task_failure(region, hit.line - region.first_line):
-        return None  # srun cancelled the step because a task failed: that task's error is the cause
-    return hit
+    return region.result(rule, m, text) if m else None
 
-
-def _after_task_failure(region, idx):
-    """True when one of the few raw lines above line idx of the region is srun's word that a
-    task failed or that it is ending the step for that (those lines hold no trigger word)."""
-    bodies = [b for _, b in region.lines[max(0, idx - 6):idx]]
-    return any(_TASK_FAILED_RE.search(b) for b in bodies)
-
-
-#: srun's lines for a task that failed and for ending the step because of it; the bare
-#: "*** STEP ... CANCELLED ***" after one is srun ending the other tasks (--kill-on-bad-exit),
-#: not a person's scancel (aertslab/pySCENIC#456, jiabowang/GAPIT#207; "run:" also finds Tianhe's yhrun).
-_TASK_FAILED_RE = re.compile(r"run: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]"
-                             r"|run: (?:StepId=\S+ )?tasks? [\d,-]+: exited abnormally"
-                             r"|run: (?:launch/slurm: _step_signal: )?Terminating (?:StepId=|job step )")
 
 
 def _cannot_match(rule, words):
@@ -1992,9 +2051,9 @@ def _final_nan(region, rules):
 def _clean_exit_end(region, rules, bodies, kinds):
     """On a run that exited 0: an end-of-job line (preemption, requeue, time limit, a caught
     stop signal) after which the run did not go on: it stopped early and exited cleanly."""
-    hit = _scan_region(region, [r for r in rules if r.cls in CLEAN_EXIT_CLASSES])
-    if hit is None:
-        return None
+    hit = _scan_region(region, [r for r in rules if r.cls in CLEAN_EXIT_CLASSES and r.rule_id not in SIDE_STOP_RULES])
+    if hit is None or hit.rule == "slurm_cancelled" and "*** STEP" in hit.evidence:
+        return None  # a step the job script stopped (a background monitor), not the job
     idx = hit.line - region.first_line
     return None if _went_on(bodies, kinds, idx + 1, len(bodies), TRAIL_PROGRESS_LINES) else hit
 
@@ -2011,6 +2070,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     rules = [r for r in rules if r.rule_id not in CLEAN_EXIT_RULES]
     tbs = _find_tracebacks(bodies, kinds)
     _mark_ignored(bodies, kinds, tbs)
+    _mark_step_teardown(bodies, kinds, tbs)
     reraised = _mark_reraises(bodies, kinds, tbs)
     tags = _rank_tags(lines)
     start = _decisive_start(bodies, kinds, tbs, tags)
@@ -2382,6 +2442,9 @@ def _resolve(log, facts):
         return log if log is not None and log.cls == "oom_killer" else _fact(
             "oom_killer", "cgroup_oom_kill", "cgroup oom_kill +%d" % facts["oom_kill_delta"])
     sig = signal_of(code)
+    if sig is not None and facts.get("srun_ended_step") and log is not None:
+        # srun's 128+N reports the tasks it killed after one failed: that failure is the cause
+        return _check_weak_kill(log, facts)
     if sig is not None:
         return _resolve_signal(sig, log, facts)
     if log is not None:
@@ -2463,6 +2526,8 @@ def classify_text(text, facts=None, rules=None, first_line=None):
         log = _classify_lines(_prepare(text, raws[skip:]), rules, first_line, success, code)
         if log is None or log.rule == "py_traceback" or log.rule in CONSEQUENCE_RULES:
             log = _earlier_cause(log, _noted_finding(facts, rules, _noted_limit(log, first_line), success))
+        if log is not None and isinstance(code, int) and code > 128 and _TASK_FAILED_RE.search(text):
+            facts = dict(facts, srun_ended_step=True)
         return _with_run_time(_resolve(log, facts), facts)
     except Exception as exc:  # a notifier must still notify: degrade to the facts alone
         return _fallback(facts, exc)
@@ -2582,22 +2647,28 @@ def _header_line_count(path):
 
 
 _RUN_HEADER_KEYS = ("command", "host", "cwd", "start", "pid", "gpualert", "scheduler", "rank")
+#: The keys of the blocks gpualert appends: "command ended" (footer_fields), "output after the
+#: command ended" and "cause" (_cause_fields), whose evidence line repeats what it matched.
+_RUN_RECORD_KEYS = _RUN_HEADER_KEYS + (
+    "end", "duration", "exec failed", "signal", "exit", "timeout", "signals received", "lost",
+    "bytes", "drained for", "class", "detail", "line", "evidence", "hint")
 
 
 def _blank_run_headers(text):
-    """A gpualert log's header lines made empty (line numbers kept): its `command:` line is
-    what the user typed, never evidence (`--on-oom "CUDA out of memory"` is not a cause)."""
-    if HEADER_MARK + " run started" not in text:
+    """A gpualert log's own blocks made empty (line numbers kept): its header's `command:` line
+    is what the user typed, and its cause block restates an earlier verdict; neither is
+    evidence (`--on-oom "CUDA out of memory"` is not a cause; `gpualert classify` of a
+    finished run's log must judge the output, not the last verdict)."""
+    if HEADER_MARK not in text:
         return text
-    lines, in_header = text.split("\n"), False
+    lines, in_block = text.split("\n"), False
     for n, line in enumerate(lines):
         if line.startswith(HEADER_MARK):
-            in_header = line.startswith(HEADER_MARK + " run started")
-            lines[n] = "" if in_header else line
-        elif in_header and line.split(":", 1)[0] in _RUN_HEADER_KEYS:
+            in_block, lines[n] = True, ""
+        elif in_block and line.split(":", 1)[0] in _RUN_RECORD_KEYS:
             lines[n] = ""
         else:
-            in_header = False
+            in_block = False
     return "\n".join(lines)
 
 
@@ -3921,7 +3992,7 @@ def _tail_without_noise(tail):
         bare = _STRIP_RANK(line)
         if _CARET_LINE_RE.match(bare):
             continue
-        m = _FRAME_RE.match(bare)
+        m = _FRAME_PARTS_RE.match(bare)
         if m and _LIBRARY_PATH_RE.search(m.group(1)):
             skipped, frame_code = skipped + 1, True
             continue
@@ -3958,7 +4029,7 @@ def _manifest_lines(manifest):
 
 # ---- what you need: the rows a person acts on, before any detail ----
 
-_FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_FRAME_PARTS_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')  # path, line, function
 _LIBRARY_PATH_RE = re.compile(r"(site-packages|dist-packages|/lib/python\d|^<frozen|/usr/lib/)")
 _RANK_IN_LINE_RE = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:|^(\d+): ")
 _ROOT_CAUSE_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d+) \(local_rank")
@@ -3968,7 +4039,7 @@ def user_frame(tail):
     """The last traceback frame in the user's own code (not a library's): 'train.py:123 in step'."""
     found = None
     for line in tail or ():
-        m = _FRAME_RE.match(_RANK_IN_LINE_RE.sub("", str(line)))
+        m = _FRAME_PARTS_RE.match(_RANK_IN_LINE_RE.sub("", str(line)))
         if m and not _LIBRARY_PATH_RE.search(m.group(1)):
             found = "%s:%s in %s" % (m.group(1), m.group(2), m.group(3))
     return found

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -634,6 +635,59 @@ class TestDev3Families(unittest.TestCase):
                "systemevent-7161154155993-a21b84  compute.instances.preempted  us-central2-b/instances/tpu-3  200  "
                "DONE  2026-11-02T03:14:07.000-07:00")
         self.assertEqual(classify(training() + "\n" + ops, 143).cls, "preempted")
+
+
+class TestAttackFindings(unittest.TestCase):
+    """Real runs (tests/captured) and wording a helper attacking the classifier found misread."""
+
+    def test_real_successes_are_not_alarms(self):
+        for name in ("amp_gradscaler_inf_on_last_step.log", "empty_val_split_val_loss_nan.log",
+                     "slurm_background_monitor_step_stopped.log", "timeout_v_side_monitor.log"):
+            with self.subTest(log=name):
+                self.assertIsNone(classify(captured(name), 0).cls)
+
+    def test_real_failures_under_srun_name_the_failing_task(self):
+        for name, code, cls in (("srun_kill_on_bad_exit_memoryerror.log", 137, "ram_oom"),
+                                ("srun_kill_on_bad_exit_valueerror.log", 143, "traceback"),
+                                ("slurm_monitor_stopped_after_filenotfound.log", 1, "file_not_found")):
+            with self.subTest(log=name):
+                self.assertEqual(classify(captured(name), code).cls, cls)
+
+    def test_a_run_that_ends_on_non_finite_gradient_norms_diverged_whatever_loss_it_prints(self):
+        ok = "\n".join("{'loss': %.4f, 'grad_norm': %s, 'epoch': %d}" % (1.0 / i, "inf" if i % 7 == 0 else "0.5", i)
+                       for i in range(1, 36))  # 5 skipped fp16 steps, the last one logged among them
+        self.assertIsNone(classify(ok, 0).cls)
+        diverged = ok + "\n" + "\n".join("{'loss': 0.0, 'grad_norm': nan, 'epoch': %d}" % i for i in range(36, 40))
+        self.assertEqual(classify(diverged, 0).cls, "nan_loss")
+
+    def test_a_validation_loss_written_with_a_space_is_not_the_training_loss(self):
+        log = "\n".join("Epoch %d: train loss %.4f, val loss nan" % (i, 2.0 / i) for i in range(1, 6))
+        self.assertIsNone(classify(log, 0).cls)
+        self.assertEqual(classify(log.replace("train loss", "train loss nan, x"), 0).cls, "nan_loss")
+
+    def test_a_rank_oom_before_64_ranks_of_watchdog_and_faulthandler_dumps_is_the_cause(self):
+        oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity "
+               "of 79.15 GiB of which 1.12 GiB is free.")
+        dump = ["[rank{r}]:[E501 10:32:40.000000000 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective "
+                "operation timeout: WorkNCCL(SeqNum=4821, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+                "ran for 600012 milliseconds before timing out.",
+                "terminate called after throwing an instance of 'c10::DistBackendError'",
+                "Fatal Python error: Aborted", "", "Thread 0x00007f8a2bfff6{r:02d} (most recent call first):"]
+        dump += ['  File "/usr/lib/python3.11/threading.py", line %d in wait' % n for n in range(300, 320)]
+        dump += ["", "Extension modules: numpy.core._multiarray_umath, torch._C (total: 30)"]
+        ranks = [line.format(r=r) for r in range(64) if r != 3 for line in dump]
+        c = classify("\n".join([training(), tb(oom, "[rank3]:")] + ranks))
+        self.assertGreater(len(ranks), 1500)
+        self.assertEqual(c.cls, "cuda_oom")
+
+    def test_classify_of_a_finished_runs_log_ignores_its_cause_block(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "output.log")
+            with open(path, "w") as handle:
+                handle.write(training() + "\n=== gpualert command ended ===\nend: 2026-12-03T15:34:40+0000\nexit: 0\n"
+                             "=== gpualert cause ===\nclass: nan_loss\ndetail: loss = nan\nline: 7\n"
+                             "evidence: epoch 0 step 7 loss=nan lr=1e-4\nhint: The loss diverged.\n")
+            self.assertIsNone(ga.classify_log(path, {"exit_code": 0}).cls)
 
 
 class TestRuleTable(unittest.TestCase):
