@@ -722,6 +722,13 @@ FAILURE_RULES = (
      "Slurm node failure|job {job}", _H_NODE_FAIL),
     ("lsf_preempted", "preempted", r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption",
      "LSF preemption ({lsf})", _H_PREEMPT),
+    # PBS Pro's scheduler names how it preempted a job (pbs_sched: "Job preempted by requeuing",
+    # "... by checkpointing", "... by suspension", "... by deletion"); schedulers' notices say
+    # "preempted by a higher priority job".
+    ("pbs_preempted", "preempted",
+     r"\bJob preempted by (?P<how>requeuing|checkpointing|suspension|deletion)\b"
+     r"|\b[Jj]ob (?:was |has been )?preempted by (?:an? )?higher[- ]priority job",
+     "PBS preemption|by {how}", _H_PREEMPT),
     # Clouds and Kubernetes reclaim the machine: a spot/preemptible VM or a node shutdown.
     ("cloud_preempted", "preempted",
      r"Preempted in order to admit critical pod|\bPod (?:\S+ )?was terminated in response to imminent node shutdown"
@@ -949,7 +956,7 @@ FAILURE_RULES = (
      r"|\b(?P<pyexc>CudaAPIError|CudaSupportError|CUDADriverError|CUDARuntimeError): (?P<pymsg>[^\n]+)",
      "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}|{tf}|{pyexc}: {pymsg}", _H_CUDA),
     ("cuda_unavailable", "cuda_runtime",
-     r"Found no NVIDIA driver on your system|No CUDA GPUs are available|Torch not compiled with CUDA enabled"
+     r"Found no NVIDIA driver on your system|No CUDA GPUs are available"
      r"|CUDA driver version is insufficient for CUDA runtime version|CUDA driver initialization failed"
      r"|The NVIDIA driver on your system is too old|Unexpected error from cudaGetDeviceCount\(\)"
      r"|CUDA unknown error - this may be due to an incorrectly set up environment"
@@ -1031,7 +1038,8 @@ FAILURE_RULES = (
      "No such file: {path}", _H_FILE),
     ("hf_not_found", "file_not_found",
      r"does not appear to have a file named (?P<file>[^\s,]+?)\.?(?:\s|$)"
-     r"|is not a local folder and is not a valid model identifier"
+     # a local path that is not there; a Hub id that is not there is an OSError like others
+     r"|(?:^|[\s'\"])[/.~][^\s'\"]* is not a local folder and is not a valid model identifier"
      r"|Can't load (?:tokenizer|config|weights) for '(?P<model>[^'\n]*)'"
      r"|Can't load the configuration of '(?P<model2>[^'\n]*)'"
      r"|\bEntryNotFoundError\b|Entry Not Found for url: (?P<url>\S+)",  # huggingface_hub: a 404 on the file
@@ -1103,11 +1111,35 @@ FAILURE_RULES = (
      r"|\b(?:nan|inf(?:inite|inity)?)\b[ \w]{0,20}?\bloss\b"
      r"|\bloss (?:is|became|went to) (?:nan|inf(?:inite|inity)?)\b",
      "{key} = {val}", _H_NAN),
+    # A CPU-only PyTorch asked for CUDA (torch/cuda/__init__.py _lazy_init raises it as an assert).
+    ("torch_cpu_build", "assertion", r"AssertionError: Torch not compiled with CUDA enabled",
+     "this PyTorch is a CPU-only build",
+     "The job's PyTorch is a CPU-only build: install the CUDA build in the job's environment (pytorch.org's "
+     "install selector names the index URL) or run on the CPU."),
+    # Messages a program prints instead of a traceback, then exits (argparse exits 2). Hydra's
+    # run_and_report prints the exception's message and the HYDRA_FULL_ERROR line.
+    ("argparse_usage", "traceback",
+     r"^(?P<prog>[\w.\-]+): error: (?P<msg>(?:argument [^\n:]+: |unrecognized arguments: "
+     r"|the following arguments are required: |one of the arguments |ambiguous option: )[^\n]*)",
+     "command-line error: {msg}",
+     "The script rejected its command-line arguments (argparse exits 2): fix the flags in the job script; "
+     "`{prog} --help` lists them."),
+    ("hydra_missing_config", "file_not_found",
+     r"Primary config directory not found|Cannot find primary config '(?P<cfg>[^'\n]*)'",
+     "Hydra config not found|{cfg}",
+     "Hydra could not find its config: check --config-path/--config-name (relative paths are resolved "
+     "from the script's folder, not the working directory) and that the folder is on this node."),
+    ("hydra_config_error", "traceback",
+     r"Could not override '(?P<key>[^'\n]+)'|Error merging override (?P<ov>\S+)"
+     r"|^Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace",
+     "Hydra config error|cannot override {key}|override {ov}",
+     "Hydra rejected the configuration before the run started: fix the override or the config key (a key "
+     "the config lacks is added with +key=value); HYDRA_FULL_ERROR=1 shows the stack trace."),
     # Generic Python exceptions: the first one in the decisive region is the root cause.
     ("assertion", "assertion", r"^\s*(?:\w+\.)*AssertionError\b(?::\s?(?P<msg>.*))?",
      "AssertionError: {msg}",
      "An assert failed: a shape, config or data invariant did not hold. Read its message and frame."),
-    ("runtime_error", "runtime_error", r"^\s*(?:\w+\.)*(?:Xla|Jax)?RuntimeError\b(?::\s?(?P<msg>.*))?",
+    ("runtime_error", "runtime_error", r"^\s*(?:\w+\.)*(?:Xla|Jax|Torch)?RuntimeError\b(?::\s?(?P<msg>.*))?",
      "RuntimeError: {msg}",
      "Read the RuntimeError message and the last frame of your own code in the traceback."),
     ("py_exception", "traceback",
@@ -1130,7 +1162,7 @@ CONSEQUENCE_RULES = frozenset(("nccl_watchdog", "nccl_aborted", "gloo_peer_lost"
 #: a checkpoint, a launcher's traceback) is teardown, however long the look-back it needs.
 SCHEDULER_END_RULES = frozenset(("slurm_time_limit", "pbs_walltime", "lsf_runlimit", "sge_wallclock", "k8s_deadline",
                                  "slurm_preempted", "slurm_node_failure",
-                                 "lsf_preempted", "cloud_preempted", "job_timed_out", "requeued", "timeout_cmd",
+                                 "lsf_preempted", "pbs_preempted", "cloud_preempted", "job_timed_out", "requeued", "timeout_cmd",
                                  "slurm_oom_kill", "sched_mem_limit", "container_oom_kill", "slurm_cancelled",
                                  "lsf_owner_kill"))
 #: On a run that exited 0 these stopped a side command (`timeout -v 5 nvidia-smi || true`):
@@ -1350,6 +1382,7 @@ TRIGGER_WORDS = (
     "gemm", "nvml", "deadline", "unknown command", "walltime", "disk is full", "h_rt", "xla tensor",
     "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c", "check fail", "corrupt", "invalid pointer",
     "invalid size", "invalid next size", "double free", "stack smashing", "rminitadapter",
+    "primary config", "could not override",
 )
 
 

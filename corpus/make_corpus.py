@@ -2011,6 +2011,30 @@ R4_BACKING = [
                         "systemevent-1712345678901-a1b2c3  compute.instances.preempted  us-central1-a/instances/{host}  200          DONE    {ts}"],
      "GCE's operation type for a reclaimed preemptible/spot VM, 'compute.instances.preempted', as `gcloud compute "
      "operations list` prints it (cloud.google.com/compute/docs/instances/preemptible#detecting_if_an_instance_was_preempted)"),
+    ("assertion", 1, ["AssertionError: Torch not compiled with CUDA enabled"],
+     "pytorch torch/cuda/__init__.py _lazy_init 'Torch not compiled with CUDA enabled' on a CPU-only build "
+     "(pytorch/pytorch#30664, lllyasviel/Fooocus#1296)"),
+    ("traceback", 2, ["usage: train.py [-h] --model MODEL [--lr LR] [--epochs EPOCHS] [--batch-size BATCH_SIZE]",
+                      "train.py: error: argument --epochs: invalid int value: '10.0'"],
+     "CPython Lib/argparse.py ArgumentParser.error: the usage line, then '%(prog)s: error: %(message)s' and exit 2; "
+     "_get_value's 'invalid %(type)s value: %(value)r'"),
+    ("file_not_found", 1, ["Primary config directory not found.",
+                           "Check that the config directory '/scratch/{host}/conf' exists and readable", "",
+                           "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."],
+     "facebookresearch/hydra hydra/_internal/config_loader_impl.py MissingConfigException 'Primary config directory not "
+     "found.\nCheck that the config directory ... exists and readable' (its test test_missing_bad_config_dir_error), "
+     "printed by hydra/_internal/utils.py run_and_report with the HYDRA_FULL_ERROR line"),
+    ("traceback", 1, ["Could not override 'trainer.max_ckpt_to_keep'.",
+                      "To append to your config use +trainer.max_ckpt_to_keep=2",
+                      "Key 'max_ckpt_to_keep' is not in struct", "    full_key: trainer.max_ckpt_to_keep",
+                      "    object_type=dict", "",
+                      "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."],
+     "facebookresearch/hydra config_loader_impl.py ConfigCompositionException 'Could not override ... To append to "
+     "your config use +...' over omegaconf's 'Key ... is not in struct' (verl-project/verl#7295)"),
+    ("preempted", 271, ["Terminated", "+ tracejob -n 1 {job}", "Job: {job}.pbs01", "",
+                        "12/03/2026 10:41:07  S    Job preempted by requeuing"],
+     "PBS Pro pbs_sched's 'Job preempted by requeuing' (PBSPro tests/functional/pbs_preemption.py schedlog_msg), as "
+     "an epilogue's tracejob prints the scheduler's log line"),
 ]
 
 

@@ -137,6 +137,24 @@ def failure_blocks():
             " an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after"
             " one of the ranks finished execution.",
             "\t [[{{node DistributedAdam_Allreduce/cond/HorovodAllreduce_grads_0}}]]"), 1)
+    # PBS Pro scheduler's preemption words (PBSPro tests: "Job preempted by requeuing")
+    f["pbs_preempted"] = ["Terminated", "+ tracejob -n 1 4114938", "Job: 4114938.pbs01", "",
+                          "12/03/2026 10:41:07  S    Job preempted by requeuing"]
+    # torch/cuda/__init__.py _lazy_init on a CPU-only build
+    f["torch_cpu_build"] = tb("AssertionError: Torch not compiled with CUDA enabled")
+    # CPython argparse ArgumentParser.error(): usage, then "prog: error: message", exit 2
+    f["argparse_usage"] = ["usage: train.py [-h] --model MODEL [--lr LR] [--batch-size BATCH_SIZE]",
+                           "train.py: error: the following arguments are required: --model"]
+    # hydra/_internal/config_loader_impl.py MissingConfigException, printed by run_and_report
+    f["hydra_missing_config"] = ["Primary config directory not found.",
+                                 "Check that the config directory '/home/akim/proj/conf' exists and readable",
+                                 "", "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."]
+    # hydra ConfigCompositionException for an override of a key the config lacks (verl-project/verl#7295)
+    f["hydra_config_error"] = ["Could not override 'trainer.max_ckpt_to_keep'.",
+                               "To append to your config use +trainer.max_ckpt_to_keep=2",
+                               "Key 'max_ckpt_to_keep' is not in struct", "    full_key: trainer.max_ckpt_to_keep",
+                               "    object_type=dict", "",
+                               "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."]
     f["lsf_preempted"] = ["TERM_PREEMPT: job killed after preemption.", "Exited with exit code 143."]
     # AWS EC2 "Spot Instance interruption notice" (docs: spot-instance-termination-notices)
     # huggingface/datasets builder.py download_and_prepare's free-space check

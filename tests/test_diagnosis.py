@@ -690,6 +690,50 @@ class TestAttackFindings(unittest.TestCase):
             self.assertIsNone(ga.classify_log(path, {"exit_code": 0}).cls)
 
 
+class TestDev5Families(unittest.TestCase):
+    """Ordinary failures the fifth blind set (a month of a cluster's failures) showed missing."""
+
+    def test_argparse_errors_name_the_bad_flag(self):
+        for msg in ("argument --epochs: invalid int value: '10.0'", "unrecognized arguments: --batchsize 64",
+                    "the following arguments are required: --model"):
+            with self.subTest(msg=msg):
+                c = classify(training() + "\nusage: train.py [-h] --model MODEL [--lr LR]\ntrain.py: error: " + msg, 2)
+                self.assertEqual((c.cls, c.rule), ("traceback", "argparse_usage"))
+                self.assertIn(msg, c.detail)
+                self.assertIn("train.py --help", c.remediation)
+
+    def test_hydra_errors_without_a_traceback(self):
+        full = "\nSet the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."
+        override = ("Could not override 'trainer.gpus'.\nTo append to your config use +trainer.gpus=8\n"
+                    "Key 'gpus' is not in struct\n    full_key: trainer.gpus\n    object_type=dict")
+        c = classify(training() + "\n" + override + full)
+        self.assertEqual((c.cls, c.rule), ("traceback", "hydra_config_error"))
+        self.assertIn("trainer.gpus", c.detail)
+        missing = "Primary config directory not found.\nCheck that the config directory '/home/u/conf' exists and readable"
+        self.assertEqual(classify(training() + "\n" + missing + full).cls, "file_not_found")
+
+    def test_a_cpu_only_torch_asked_for_cuda_is_its_assert_with_the_install_hint(self):
+        c = classify(training() + "\n" + tb("AssertionError: Torch not compiled with CUDA enabled"))
+        self.assertEqual(c.cls, "assertion")
+        self.assertIn("CPU-only build", c.remediation)
+
+    def test_a_missing_local_model_folder_is_a_missing_file_a_wrong_hub_id_is_not(self):
+        msg = "OSError: %s is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'"
+        self.assertEqual(classify(training() + "\n" + tb(msg % "/scratch/u/models/llama-7b")).cls, "file_not_found")
+        self.assertEqual(classify(training() + "\n" + tb(msg % "roberta-larg")).cls, "traceback")
+
+    def test_dynamo_torch_runtime_error_is_a_runtime_error(self):
+        exc = ("torch._dynamo.exc.TorchRuntimeError: Failed running call_function <built-in function linear>"
+               "(*(FakeTensor(..., size=(8, 1024, 768)),), **{}): a and b must have same reduction dim")
+        self.assertEqual(classify(training() + "\n" + tb(exc)).cls, "runtime_error")
+
+    def test_a_pbs_preemption_in_the_schedulers_words(self):
+        for line in ("12/03/2026 10:41:07  S    Job preempted by requeuing",
+                     "Job was preempted by a higher priority job"):
+            with self.subTest(line=line):
+                self.assertEqual(classify(training() + "\nTerminated\n" + line, 271).cls, "preempted")
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
