@@ -1,0 +1,3 @@
+#!/bin/bash
+source ~/.bashrc
+python3 train.py "$@"
