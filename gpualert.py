@@ -614,6 +614,7 @@ EPISODE_GAP_LINES = 30            # tracebacks closer than this belong to one fa
 PREP_LINES = 1000                 # raw lines from the end that are analysed
 TRAIL_MAX_LINES = 400             # more useful lines after a traceback: the run went on
 TRAIL_PROGRESS_LINES = 5          # or this many progress lines (loss reports, "retrying")
+TEARDOWN_MAX_LINES = 10 * TRAIL_MAX_LINES  # a failure's teardown: 64 ranks' watchdog dumps are ~2,600
 
 _H_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
           "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
@@ -1493,11 +1494,15 @@ def _teardown_only(raws, header):
     the traceback's own rank reports no progress."""
     tag = _RANK_TAG_RE.match(raws[header])
     tag = tag.group(0) if tag else None
-    shapes, progress = set(), 0
+    shapes, progress, seen = set(), 0, 0
     for raw in raws[header + 1:]:
         if "NCCL " in raw:
             continue
-        if (tag is None or raw.startswith(tag)) and (_LOSS_VALUE_RE.search(raw) or _CARRY_ON_RE.search(raw)):
+        seen += 1
+        if seen > TEARDOWN_MAX_LINES:
+            return False  # hundreds of ranks at most: this much more output is a run that went on
+        if (tag is None or raw.startswith(tag)) and ("oss" in raw and _LOSS_VALUE_RE.search(raw)
+                                                     or ("ing" in raw or "retry" in raw) and _CARRY_ON_RE.search(raw)):
             progress += 1
             if progress >= TRAIL_PROGRESS_LINES:
                 return False
