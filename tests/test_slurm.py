@@ -262,6 +262,9 @@ def test_end_to_end_time_limit_message(workdir, long_jobs):
     final = wait_for(lambda: job_ended(job), 150, step=1, what="the gpualert job to end")
     assert final["JobState"] == "TIMEOUT"
     outbox = os.path.join(workdir, "outbox")
+    # Slurm calls the job TIMEOUT at its SIGTERM; the wrapper then still has KillWait to ask why
+    # and write the full message over the provisional stand-in it holds claimed: wait for that.
+    wait_for(lambda: _outbox_settled(outbox), 30, what="the full message to replace the stand-in")
     messages = sorted(os.listdir(outbox)) if os.path.isdir(outbox) else []
     assert len(messages) == 1, (messages, _job_output(workdir, "e2e", job))
     path = os.path.join(outbox, messages[0])
@@ -275,6 +278,12 @@ def test_end_to_end_time_limit_message(workdir, long_jobs):
     term_at = cluster.parse_slurm_time(final["EndTime"])
     latency = os.path.getmtime(path) - term_at
     assert -1.0 <= latency <= 10.0, "SIGTERM to notification took %.1fs" % latency
+
+
+def _outbox_settled(outbox):
+    """One message in the outbox, no longer held (claimed) by the run that spooled it."""
+    names = os.listdir(outbox) if os.path.isdir(outbox) else []
+    return len(names) == 1 and cluster.CLAIM_MARK not in names[0]
 
 
 def _job_output(workdir, name, job_id):
