@@ -4927,20 +4927,29 @@ def _slim_rebuild(result, cfg, manifest, reason, original):
 
 
 def _build_minimal(result, cfg, exc):
+    """The last fallback message. Each header is set on its own: one that cannot be set (a
+    From the header parser rejects) costs that header only, and the body says so."""
     from email.message import EmailMessage
-    msg = EmailMessage()
+    msg, notes = EmailMessage(), []
+    headers = (("From", lambda: _from_addr(cfg, _hostname())),
+               ("To", lambda: ", ".join(_recipients(cfg))),
+               ("Subject", lambda: "[gpualert] %s: %s (message rendering failed)" % (
+                   _clean(getattr(result, "status", "?"), 20), _clean(getattr(result, "name", "?"), 60))),
+               ("X-Gpualert-Status", lambda: _clean(getattr(result, "status", ""), 20) or "UNKNOWN"))
+    for name, value in headers:
+        try:
+            msg[name] = value()
+        except Exception as err:
+            notes.append("note: the %s header could not be set: %s" % (name, _describe(err)))
+    if "From" not in msg:
+        msg["From"] = "gpualert@%s" % _claim_host()
+    body = ["gpualert could not render the full message: %s" % _describe(exc), ""] + notes
+    for field in getattr(result, "_fields", ()):
+        body.append("%s: %s" % (field, _clean(repr(getattr(result, field)), 2000)))
     try:
-        msg["From"] = _from_addr(cfg, _hostname())
-        msg["To"] = ", ".join(_recipients(cfg))
-        msg["Subject"] = "[gpualert] %s: %s (message rendering failed)" % (
-            _clean(getattr(result, "status", "?"), 20), _clean(getattr(result, "name", "?"), 60))
-        msg["X-Gpualert-Status"] = _clean(getattr(result, "status", ""), 20) or "UNKNOWN"
-        body = ["gpualert could not render the full message: %s" % _describe(exc), ""]
-        for field in getattr(result, "_fields", ()):
-            body.append("%s: %s" % (field, _clean(repr(getattr(result, field)), 2000)))
         msg.set_content("\n".join(body) + "\n", cte="quoted-printable")
-    except Exception:
-        pass  # the last fallback: whatever headers were set still go out
+    except Exception as err:  # the body itself will not go: the headers still do, and stderr says why
+        _warn("warning: the fallback message has no body: %s" % _describe(err))
     return msg
 
 
@@ -7292,9 +7301,12 @@ def deliver_channels(channels, summary, deadline, *, record=None, opener=None, t
 # spooled item is one file "<UTC time>-<pid>-<random>.<kind>" (kind "eml": an e-mail whose
 # first line is an X-Gpualert-Outbox-Reason header; any other kind: bytes its sender reads
 # back, e.g. "json" for a chat record) in a private directory. The life of an item:
-#   spool_item(data, kind, cfg) -> (path, errors)   written as .tmp-NAME, fsync'd, renamed,
-#                             mode 0600, directory fsync'd, in the first place of the chain
-#                             (spool_places) that takes it; path None if none did
+#   spool_item(data, kind, cfg) -> (path, errors)   written as .tmp-NAME~writing~HOST~PID~
+#                             LENGTH~CRC32, fsync'd, renamed, mode 0600, directory fsync'd,
+#                             in the first place of the chain (spool_places) that takes it;
+#                             path None if none did
+#   adopt_orphans(place)                            a .tmp- file whose writer died: renamed to
+#                             its item if its length and CRC say it is whole, else to dead/
 #   claim_item(path) -> claimed path or None        atomic rename to NAME~claimed~HOST~PID~TIME:
 #                             exactly one process wins; None: another one has it (or it is gone)
 #   spool_over(claimed, data) -> claimed            new bytes for an item we hold claimed, in
@@ -7310,6 +7322,10 @@ def deliver_channels(channels, summary, deadline, *, record=None, opener=None, t
 # A send is always claim, transport, then finish / release / bury: two resends, a resend and
 # a run, or fifty runs at once send each item once, wherever it is. The one window left is a
 # SIGKILL between the transport's acceptance and the unlink (microseconds).
+# A run's full message normally replaces its stand-in in place (spool_over). When it cannot
+# (the stand-in's place turned read-only) it is spooled apart, and a .superseded-BASE mark
+# beside it, made before it appears, tells any sender that claims the stand-in BASE to drop
+# it (drop_superseded): one of the two is sent, never both.
 #
 # The chain (README "Where messages wait"): the outbox (--outbox, default
 # $XDG_STATE_HOME/gpualert/outbox), then <log-dir>/outbox, then $TMPDIR/gpualert-UID/outbox,
@@ -7436,15 +7452,56 @@ def _item_name(kind):
                                   int((now % 1) * 1e6), os.getpid(), os.urandom(3).hex(), kind)
 
 
-def _write_private(folder, name, data):
-    """data as folder/name: .tmp- name, fsync, rename, fsync of the directory. -> path."""
-    tmp = os.path.join(folder, ".tmp-" + name)
+TMP_PREFIX = ".tmp-"
+WRITING_MARK = "~writing~"  # .tmp-NAME~writing~HOST~PID~LENGTH~CRC32: a new item being written
+OVER_MARK = "~over~"        # the same, for new bytes that replace the item NAME (spool_over)
+SUPERSEDED_PREFIX = ".superseded-"  # .superseded-BASE: the stand-in BASE must not be sent
+
+
+def _tmp_name(name, data, over=False, pid=None):
+    """The name an item is written under before its rename. It says who writes it (an orphan
+    whose writer died is adopted: adopt_orphans) and how many bytes with which CRC-32 make
+    it whole: a SIGKILL inside the write leaves fewer bytes, a crash inside the fsync may
+    leave the length right but blocks unwritten (zeros); either fails the check."""
+    import binascii
+    return _tmp_label(name, over, os.getpid() if pid is None else pid, len(data),
+                      binascii.crc32(data) & 0xffffffff)
+
+
+def _tmp_label(name, over, pid, length, crc):
+    return "%s%s%s%s~%d~%d~%08x" % (TMP_PREFIX, name, OVER_MARK if over else WRITING_MARK,
+                                    _claim_host(), pid, length, crc)
+
+
+def _tmp_parts(name):
+    """.tmp-NAME~writing~HOST~PID~LENGTH~CRC -> (NAME, over, host, pid, length, crc); None for
+    any other name (an older gpualert's .tmp-NAME says nothing of its writer: left alone)."""
+    if not name.startswith(TMP_PREFIX):
+        return None
+    for mark in (WRITING_MARK, OVER_MARK):
+        target, found, rest = name[len(TMP_PREFIX):].rpartition(mark)
+        if found and target:
+            try:
+                host, pid, length, crc = rest.rsplit("~", 3)
+                return target, mark == OVER_MARK, host, int(pid), int(length), int(crc, 16)
+            except ValueError:
+                return None
+    return None
+
+
+def _write_private(folder, name, data, over=False, before_rename=None):
+    """data as folder/name: written under its _tmp_name, fsync, rename, fsync of the
+    directory. before_rename(folder): called once the bytes are durable, before they
+    appear under `name`. -> path."""
+    tmp = os.path.join(folder, _tmp_name(name, data, over))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if before_rename:
+            before_rename(folder)
         os.replace(tmp, os.path.join(folder, name))
     except BaseException:
         _remove_quietly(tmp)
@@ -7466,23 +7523,23 @@ def _fsync_dir(folder):
         os.close(fd)
 
 
-def spool_in(folder, data, kind, claimed=False):
+def spool_in(folder, data, kind, claimed=False, before_rename=None):
     """One item in `folder` (made private first). -> path; OSError if it cannot.
     claimed: it appears already claimed by this process (nobody sends it while we live)."""
     name = _item_name(kind)
     if claimed:
         name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _claim_host(), os.getpid(), int(time.time()))
-    return _write_private(private_dir(folder), name, data)
+    return _write_private(private_dir(folder), name, data, before_rename=before_rename)
 
 
-def spool_item(data, kind, cfg, places=None, claimed=False):
+def spool_item(data, kind, cfg, places=None, claimed=False, before_rename=None):
     """data (bytes) as a new item of `kind` in the first place of the chain that takes it.
     -> (path or None, [one line per place that failed])."""
     errors = []
     for folder in places or spool_places(cfg):
         try:
             folder = folder or os.path.join(temp_root(), "outbox")
-            return spool_in(folder, data, kind, claimed), errors
+            return spool_in(folder, data, kind, claimed, before_rename), errors
         except Exception as exc:
             errors.append("%s: %s" % (folder, _describe(exc)))
     return None, errors
@@ -7496,7 +7553,7 @@ def spool_over(claimed, data):
     folder, name = os.path.split(claimed)
     if not os.path.exists(claimed):
         raise OSError(errno.ENOENT, "%s is gone" % claimed)
-    return _write_private(folder, name, data)
+    return _write_private(folder, name, data, over=True)
 
 
 def _claim_parts(name):
@@ -7609,6 +7666,114 @@ def ready_items(place, kinds=("eml",)):
     return out
 
 
+def adopt_orphans(place):
+    """Finish what a writer killed mid-write left (a SIGKILL in the fsync of the stand-in
+    spooled as the child exits, for one): each .tmp- file whose writer is gone from this
+    host, or untouched for CLAIM_LEASE_S, is taken over by one rename (one adopter wins),
+    then checked whole against the length and CRC in its name. Whole: renamed to the item
+    it was meant to be (an ~over~ one replaces its item only if that can still be claimed:
+    else another sender has it, and the new bytes go). Not whole: buried in dead/, never
+    sent. -> [one line per file adopted, buried or dropped]."""
+    lines = []
+    for name in sorted(_listdir(place)):
+        parts = _tmp_parts(name)
+        if not parts or not _writer_gone(place, name, parts):
+            continue
+        try:
+            lines.append(_adopt_one(place, name, parts))
+        except OSError as exc:  # a read-only place: left as it is, adopted by a later resend
+            lines.append("%s: an unfinished item not adopted: %s" % (name, _describe(exc)))
+    return [line for line in lines if line]
+
+
+def _writer_gone(place, name, parts):
+    host, pid = parts[2], parts[3]
+    if host == _claim_host() and not _pid_alive(pid):
+        return True
+    try:
+        return time.time() - os.lstat(os.path.join(place, name)).st_mtime > CLAIM_LEASE_S
+    except OSError:
+        return False
+
+
+def _adopt_one(place, name, parts):
+    target, over, _, _, length, crc = parts
+    ours = os.path.join(place, _tmp_label(target, over, os.getpid(), length, crc))
+    try:
+        os.rename(os.path.join(place, name), ours)  # the takeover: one adopter wins
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None
+        raise
+    os.utime(ours)
+    base = _claim_parts(target)[0]
+    if over and not _whole(ours, length, crc):  # the item it was to replace still says it all
+        _remove_quietly(ours)
+        return "%s: half-written new bytes dropped; the item is kept as it was" % base
+    if not _whole(ours, length, crc):
+        held = os.path.join(place, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _claim_host(),
+                                                      os.getpid(), int(time.time())))
+        os.rename(ours, held)
+        return "%s: half-written by a process that died; kept in %s, never sent" % (
+            base, bury_item(held, "half-written: its writer died before it was whole"))
+    if not over:
+        os.rename(ours, os.path.join(place, base))
+        _fsync_dir(place)
+        return "%s: adopted (its writer died before renaming it)" % base
+    claimed = claim_item(os.path.join(place, target))
+    if claimed is None:  # the item it was to replace is being sent by another process
+        _remove_quietly(ours)
+        return "%s: its new bytes dropped (the item went out as it was)" % base
+    os.replace(ours, claimed)
+    _fsync_dir(place)
+    release_item(claimed)
+    return "%s: adopted the new bytes its writer left" % base
+
+
+def _whole(path, length, crc):
+    import binascii
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(length + 1)
+    except OSError:
+        return False
+    return len(data) == length and binascii.crc32(data) & 0xffffffff == crc
+
+
+def _superseded_marks(base, places):
+    """The .superseded-BASE marks that say the stand-in BASE must not be sent."""
+    marks = [os.path.join(place, SUPERSEDED_PREFIX + base) for place in places]
+    return [mark for mark in marks if os.path.lexists(mark)]
+
+
+def _mark_superseded(stand_in):
+    """-> before_rename for the full message written apart from its stand-in: in the full
+    message's folder, once its bytes are durable and before it appears, a mark saying the
+    stand-in must not be sent. So from the moment the stand-in could be sent by anyone (this
+    process gone) the mark exists; a sender that claims the stand-in finds it and drops it."""
+    def mark(folder):
+        path = os.path.join(folder, SUPERSEDED_PREFIX + _claim_parts(os.path.basename(stand_in))[0])
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return mark
+
+
+def drop_superseded(claimed, places):
+    """A claimed item whose run spooled its full message apart: remove it and its marks.
+    -> True if it was superseded (and is gone), False to send it."""
+    base = _claim_parts(os.path.basename(claimed))[0]
+    marks = _superseded_marks(base, places + [os.path.dirname(claimed)])
+    if not marks:
+        return False
+    finish_item(claimed)
+    for mark in marks:
+        _remove_quietly(mark)
+    return True
+
+
 # ---- e-mail in the spool ----
 
 def _was_held(path):
@@ -7631,13 +7796,16 @@ def spool_message(msg, cfg, reason, claimed=False, over=None):
     over: a claimed item of ours it replaces (spool_over), keeping the claim if `claimed`,
     else released like any new item."""
     data = _stamp(msg, reason)
-    if over:
-        try:
-            path = spool_over(over, data)
-            return (path if claimed else release_item(path)), []
-        except OSError:
-            pass  # it was taken over or its place went bad: a new item, as without one
-    return spool_item(data, "eml", cfg, claimed=claimed)
+    if not over:
+        return spool_item(data, "eml", cfg, claimed=claimed)
+    try:
+        path = spool_over(over, data)
+        return (path if claimed else release_item(path)), []
+    except OSError as exc:  # taken over, or its place went bad (read-only): a new item that
+        why = _describe(exc)  # says it supersedes the stand-in, which may stay behind
+    data = _stamp(msg, "%s; supersedes %s" % (reason, _claim_parts(os.path.basename(over))[0]))
+    path, errors = spool_item(data, "eml", cfg, claimed=claimed, before_rename=_mark_superseded(over))
+    return path, ["%s: %s" % (over, why)] + errors
 
 
 def _header_from_bytes(data, name):
@@ -7735,21 +7903,23 @@ def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, 
     Returns {"sent", "failed", "dead", "remaining", "outbox", "found": [(place, n)],
     "details": [str]}."""
     places, refused = search_places(cfg)
+    adopted = [line for place in places for line in adopt_orphans(place)]
     found = [(place, ready_items(place)) for place in places]
     counts = {"sent": 0, "failed": 0, "dead": 0, "outbox": _outbox_dir(cfg),
               "found": [(p, len(items)) for p, items in found if items],
-              "details": ["ignored %s" % line for line in refused]}
+              "details": ["ignored %s" % line for line in refused] + adopted}
     files = [f for _, items in found for f in items if not (skip_held and _was_held(f))]
     kind, where = _choose_transport(cfg)
     if files and kind in ("outbox", "missing"):
         counts["details"].append(where)
     elif files:
-        _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items, capped=capped)
+        _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items,
+                      capped=capped, places=places)
     counts["remaining"] = sum(len(ready_items(p)) for p in places)
     return counts
 
 
-def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped):
+def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped, places):
     stop_at = time.monotonic() + (max_s if max_s is not None
                                   else max(RESEND_MAX_S, 4 * _mail_timeout(cfg)))
     limiter = _limiter(cfg) if capped else None
@@ -7757,13 +7927,14 @@ def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped):
         if time.monotonic() >= stop_at or n >= max_items:
             counts["details"].append("stopped: the time or count limit of one resend")
             return
-        why = _send_one(path, cfg, transport, counts, stop_at=stop_at, limiter=limiter)
+        why = _send_one(path, cfg, transport, counts, stop_at=stop_at, limiter=limiter,
+                        places=places)
         if why:
             counts["details"].append("stopped: %s" % why)
             return
 
 
-def _send_one(path, cfg, transport, counts, *, stop_at, limiter):
+def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
     """Claim, send, settle one spooled message. -> a reason to stop, or None."""
     try:
         claimed = claim_item(path)
@@ -7773,6 +7944,10 @@ def _send_one(path, cfg, transport, counts, *, stop_at, limiter):
         return None
     if claimed is None:
         return None  # another process is sending it
+    if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
+        counts["details"].append("%s: a stand-in its run's full message replaces; dropped"
+                                 % os.path.basename(path))
+        return None
     if limiter is not None and not limiter.allow():
         release_item(claimed)
         return "more than %d messages this hour (--max-per-hour; 0 lifts it)" % cfg["max_per_hour"]
@@ -7963,6 +8138,7 @@ def resend_channel_records(cfg, max_s=None):
     refused. -> {"sent", "failed", "dead", "remaining", "details"}."""
     places, refused = search_places(cfg)
     counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": list(refused)}
+    counts["details"] += [line for place in places for line in adopt_orphans(place)]
     stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
     for path in [p for place in places for p in ready_items(place, kinds=(CHANNEL_KIND,))]:
         if time.monotonic() >= stop_at:
@@ -9155,6 +9331,8 @@ class Run(object):
         self.spooled = threading.Event()  # the run's own message is on disk (or will never be)
         self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
         self.provisional = None  # the claimed stand-in spooled at the exit (see _save_provisional)
+        self.provisional_id = None  # its Message-ID, which the full message reuses
+        self.apart = None  # the folder of a full message spooled apart from the stand-in
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -9455,6 +9633,8 @@ class Run(object):
         if not should_notify(result.status, cfg["notify"]):
             return None
         msg = _assemble(result, cfg, [], [], html=False)
+        self._thread(msg)  # the full message takes the same Message-ID: receivers keep one
+        self.provisional_id = msg["Message-ID"]
         return spool_message(msg, cfg, "held: provisional, in case SIGKILL came first",
                              claimed=True)[0]
 
@@ -9462,6 +9642,10 @@ class Run(object):
         path, self.provisional = self.provisional, None
         if path:
             finish_item(path)
+        if path and self.apart and not os.path.lexists(path):  # its mark is not needed now
+            base = _claim_parts(os.path.basename(path))[0]
+            for mark in _superseded_marks(base, [self.apart]):
+                _remove_quietly(mark)
 
     def notify(self, result):
         """The policy: which rank sends, one summary per array, --notify. -> (delivery, manifest)."""
@@ -9502,7 +9686,7 @@ class Run(object):
         if dead:
             result = _with_note(result, dead_letter_note(dead))
         msg, manifest = build_message(result, self.cfg)
-        _safely(lambda: self._thread(msg), None)
+        _safely(lambda: self._thread(msg, self.provisional_id if over else None), None)
         self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
         delivery = deliver_capped(msg, self.cfg, deadline, capped=capped, over=over,
                                   on_spooled=lambda path: self._on_spooled(msg, path))
@@ -9518,17 +9702,21 @@ class Run(object):
                 self.pending.remove(msg)
             if path and path == self.provisional:  # written over the stand-in: it is the message now
                 self.provisional = None
+            elif path and self.provisional:  # apart from it (see spool_message): marked there
+                self.apart = os.path.dirname(path)
         if path:
             _safely(self._drop_provisional, None)
         self.spooled.set()
 
-    def _thread(self, msg):
+    def _thread(self, msg, reuse=None):
         """Give msg the next Message-ID of this run's thread, referring to the earlier ones.
         Early notices are built in their own threads: list.append is atomic, and each
-        message refers to those appended before its own."""
+        message refers to those appended before its own. reuse: a Message-ID this run gave
+        already (its stand-in's, for the full message that replaces it)."""
         from email.utils import make_msgid
-        message_id = make_msgid("gpualert", domain=_hostname())
-        self.thread_ids.append(message_id)
+        message_id = reuse if reuse in self.thread_ids else make_msgid("gpualert", domain=_hostname())
+        if message_id not in self.thread_ids:
+            self.thread_ids.append(message_id)
         earlier = self.thread_ids[:self.thread_ids.index(message_id)]
         set_thread(msg, message_id, earlier)
 

@@ -182,6 +182,17 @@ def test_build_message_never_raises(tmp_path, cfg):
     assert "could not render" in msg.get_content()
 
 
+def test_a_from_the_header_parser_rejects_costs_the_fallback_only_that_header(tmp_path, cfg):
+    # The fallback set every header in one try: a From that raised (bypassing --from's own
+    # check, e.g. from an older config path) dropped To, Subject and body, silently.
+    broken = make_result(tmp_path, tail=5, start="yesterday", rusage=None)
+    cfg["from_addr"] = "x <"
+    msg, _ = N.build_message(broken, cfg)
+    assert msg["To"] == ", ".join(cfg["to"]) and "rendering failed" in msg["Subject"]
+    assert "@" in msg["From"]
+    assert "note: the From header could not be set" in msg.get_content()
+
+
 # ---------------------------------------------------------------- artifacts
 
 def _touch(path, size=10, mtime=None):

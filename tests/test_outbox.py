@@ -1,0 +1,200 @@
+"""The outbox under faults at its worst moments: real wrapper processes, real SIGKILLs, real
+permissions, a real SMTP server (conftest.py). strace (a real tracer, nothing in gpualert)
+holds chosen system calls so that a moment lasts long enough to strike in."""
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from _load import load_gpualert
+from wrapper_helpers import PY, SCRIPT, child, isolated_env, run_gpualert
+
+
+def _strace():
+    path = shutil.which("strace")
+    if not path:
+        pytest.skip("strace is not installed (apt-get install strace)")
+    return path
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _state(pid):
+    """Is a thread of the process held by its tracer (state t)? Only the traced calls stop."""
+    for stat in glob.glob("/proc/%d/task/*/stat" % pid):
+        if _read(stat).rsplit(b")", 1)[-1].split()[0:1] == [b"t"]:
+            return True
+    return False
+
+
+def _items(folder, pattern="*.eml*"):
+    return sorted(glob.glob(os.path.join(str(folder), pattern)))
+
+
+def _wrapper_pid(proc):
+    line = proc.stdout.readline()
+    if not line.strip().isdigit():
+        proc.kill()
+        pytest.skip("strace cannot trace here: %s" % proc.communicate(timeout=10)[1][-300:])
+    return int(line)
+
+
+def _resend(tmp_path, outbox, relay):
+    return run_gpualert(tmp_path, ["resend", "--smtp", relay, "--log-dir", str(tmp_path / "logs"),
+                                   "--outbox", str(outbox), "--max-per-hour", "0"])
+
+
+@pytest.mark.parametrize("which,marker", [
+    ("stand-in", b"held: provisional"), ("full", b"spooled before the first attempt")],
+    ids=["stand-in", "full"])
+def test_a_sigkill_in_a_spooled_message_s_fsync_loses_nothing(tmp_path, smtp_plain, which, marker):
+    # The stand-in is spooled claimed, as .tmp-NAME, fsync'd, renamed. A SIGKILL in its
+    # fsync left the .tmp- file, which no listing takes: the run's only message was lost.
+    # In the full message's fsync (written over the stand-in), the stand-in went out and the
+    # full message stayed behind as a .tmp- file for ever.
+    # strace holds every fsync for 3 s; the wrapper is killed while held in the chosen one.
+    strace = _strace()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(5)
+    outbox = tmp_path / "outbox"
+    argv = [strace, "-f", "-qq", "-o", os.devnull, "-e", "trace=fsync,fdatasync",
+            "-e", "inject=fsync,fdatasync:delay_enter=3000000", PY, SCRIPT,
+            "--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox), "--to", "owner@example.org",
+            "--smtp", "127.0.0.1:%d" % silent.getsockname()[1], "--smtp-timeout", "60", "--"] + \
+        child("import os; print(os.getppid(), flush=True); raise SystemExit(3)")
+    proc = subprocess.Popen(argv, env=isolated_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path))
+    try:
+        wrapper = _wrapper_pid(proc)
+        deadline, struck = time.time() + 40, False
+        while time.time() < deadline and not struck:
+            temps = _items(outbox, ".tmp-*")
+            if temps and marker in _read(temps[0])[:300] and _state(wrapper):
+                os.kill(wrapper, signal.SIGKILL)  # held in its fsync: now
+                struck = True
+            time.sleep(0.005)
+        assert struck, ("the %s was never seen in its fsync" % which, os.listdir(str(outbox)) if outbox.exists() else None)
+        proc.communicate(timeout=30)
+    finally:
+        silent.close()
+        if proc.poll() is None:
+            proc.kill()
+    resend = _resend(tmp_path, outbox, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stderr
+    assert (b"provisional message" in smtp_plain.messages[0].data) == (which == "stand-in")
+    assert _items(outbox, "*") + _items(outbox, ".tmp-*") == [], "the adopted file stays behind"
+    again = _resend(tmp_path, outbox, smtp_plain.addr)
+    assert again.returncode == 0 and len(smtp_plain.messages) == 1
+
+
+def test_a_half_written_orphan_is_never_sent_as_if_whole(tmp_path, smtp_plain):
+    # An orphan whose bytes fall short of what its writer meant to write (SIGKILL inside the
+    # write, a crash before the fsync ended) goes to dead/ and is never sent.
+    g = load_gpualert()
+    outbox = tmp_path / "outbox"
+    data = g._stamp(b"From: a@example.org\nTo: owner@example.org\nSubject: whole\n\nall of it\n", "test")
+    path = g.spool_in(str(outbox), data, "eml")
+    name = os.path.basename(path)
+    dead_pid = _dead_pid()
+    for label, cut in (("short", data[:-5]), ("garbled", data[:-5] + b"\0\0\0\0\0")):
+        tmp = os.path.join(str(outbox), g._tmp_name(name.replace(".eml", label + ".eml"), data,
+                                                    pid=dead_pid))
+        with open(tmp, "wb") as f:
+            f.write(cut)
+    resend = _resend(tmp_path, outbox, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1  # the whole one only
+    assert [m.data.count(b"all of it") for m in smtp_plain.messages] == [1]
+    assert len(_items(outbox / "dead", "*.eml")) == 2
+    assert _items(outbox, ".tmp-*") == []
+
+
+def _dead_pid():
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.parametrize("relay_up", [True, False], ids=["relay-up", "relay-down"])
+def test_an_outbox_made_read_only_after_the_stand_in_sends_one_message(
+        tmp_path, other_user, refusing_port, smtp_plain, relay_up):
+    # The stand-in sits claimed in the outbox; the outbox turns read-only before the full
+    # message: that one goes to the next place of the chain, and the stand-in cannot be
+    # removed. Once the outbox is writable again, resend met both and sent both.
+    strace = _strace()
+    home = tempfile.mkdtemp(prefix="gpualert-ro-")
+    try:
+        os.chown(home, other_user.uid, other_user.gid)
+        _read_only_run(home, strace, other_user, smtp_plain.addr if relay_up else
+                       "127.0.0.1:%d" % refusing_port)
+        ids = set(_message_ids(home)) | set(_message_ids(smtp_plain.messages))
+        assert len(ids) == 1, ids  # stand-in and full message: one Message-ID, for receivers
+        env = dict(PATH="/usr/bin:/bin", HOME=home, XDG_STATE_HOME=os.path.join(home, "state"),
+                   TMPDIR=home)
+        resend = other_user.run(["/usr/bin/python3", other_user.script, "resend", "--outbox",
+                                 os.path.join(home, "outbox"), "--log-dir", os.path.join(home, "logs"),
+                                 "--smtp", smtp_plain.addr, "--max-per-hour", "0"], env=env, cwd=home)
+        assert resend.returncode == 0, resend.stderr
+        got = smtp_plain.wait_for(1)
+        assert len(got) == 1, [m.data[:400] for m in got]
+        assert b"provisional message" not in got[0].data
+        assert _items(os.path.join(home, "outbox"), "*.eml*") == []
+    finally:
+        subprocess.run(["rm", "-rf", home])
+
+
+def _message_ids(where):
+    """Message-IDs of the messages spooled under a folder, or of received messages."""
+    import email
+    if isinstance(where, str):
+        datas = [_read(p) for p in glob.glob(os.path.join(where, "**", "*.eml*"), recursive=True)
+                 if not os.path.basename(p).startswith(".")]
+    else:
+        datas = [m.data for m in where]
+    return [email.message_from_bytes(d.split(b"\n", 1)[1] if d.startswith(b"X-Gpualert-Outbox")
+                                     else d)["Message-ID"] for d in datas]
+
+
+def _read_only_run(home, strace, user, relay):
+    """One wrapped run as `user`; its outbox is made read-only as soon as the stand-in is in
+    it (every rename is held 1.5 s after it is done, so the full message comes later)."""
+    outbox = os.path.join(home, "outbox")
+    env = dict(PATH="/usr/bin:/bin", HOME=home, XDG_STATE_HOME=os.path.join(home, "state"),
+               TMPDIR=home, GPUALERT_SENDMAIL="none")
+    argv = user.argv([strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
+                      "-e", "inject=rename,renameat,renameat2:delay_exit=1500000",
+                      "/usr/bin/python3", user.script, "--log-dir", os.path.join(home, "logs"),
+                      "--outbox", outbox, "--to", "owner@example.org", "--smtp", relay,
+                      "--smtp-timeout", "5", "--max-per-hour", "0", "--",
+                      "/usr/bin/python3", "-c", "import os; print(os.getppid(), flush=True); raise SystemExit(3)"])
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=home)
+    try:
+        _wrapper_pid(proc)
+        deadline, struck = time.time() + 40, False
+        while time.time() < deadline and not struck:
+            if any(b"provisional" in _read(p)[:200] for p in _items(outbox, "[0-9]*.eml*")):
+                os.chmod(outbox, 0o500)
+                struck = True
+            time.sleep(0.005)
+        assert struck, "the stand-in never reached the outbox"
+        out, err = proc.communicate(timeout=90)
+        assert proc.returncode == 3, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if os.path.isdir(outbox):
+            os.chmod(outbox, 0o700)
