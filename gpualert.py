@@ -7687,13 +7687,17 @@ def adopt_orphans(place):
 
 
 def _writer_gone(place, name, parts):
-    host, pid = parts[2], parts[3]
-    if host == _claim_host() and not _pid_alive(pid):
-        return True
+    """Only our own plain files: a link or someone else's file is never opened or moved."""
     try:
-        return time.time() - os.lstat(os.path.join(place, name)).st_mtime > CLAIM_LEASE_S
+        st = os.lstat(os.path.join(place, name))
     except OSError:
         return False
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        return False
+    host, pid = parts[2], parts[3]
+    if host == _claim_host() and pid > 0 and not _pid_alive(pid):
+        return True
+    return time.time() - st.st_mtime > CLAIM_LEASE_S
 
 
 def _adopt_one(place, name, parts):
@@ -7734,6 +7738,8 @@ def _whole(path, length, crc):
     import binascii
     try:
         with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size != length:  # never read a made-up length
+                return False
             data = handle.read(length + 1)
     except OSError:
         return False

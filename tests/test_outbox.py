@@ -115,11 +115,14 @@ def test_a_half_written_orphan_is_never_sent_as_if_whole(tmp_path, smtp_plain):
                                                     pid=dead_pid))
         with open(tmp, "wb") as f:
             f.write(cut)
+    bogus = g._tmp_label(name.replace(".eml", "bogus.eml"), False, dead_pid, 1 << 40, 0)
+    with open(os.path.join(str(outbox), bogus), "wb") as f:  # a length no file has: never read
+        f.write(data)
     resend = _resend(tmp_path, outbox, smtp_plain.addr)
     assert resend.returncode == 0, resend.stderr
     assert len(smtp_plain.wait_for(1)) == 1  # the whole one only
     assert [m.data.count(b"all of it") for m in smtp_plain.messages] == [1]
-    assert len(_items(outbox / "dead", "*.eml")) == 2
+    assert len(_items(outbox / "dead", "*.eml")) == 3
     assert _items(outbox, ".tmp-*") == []
 
 
@@ -198,3 +201,28 @@ def _read_only_run(home, strace, user, relay):
             proc.kill()
         if os.path.isdir(outbox):
             os.chmod(outbox, 0o700)
+
+
+def test_two_resends_at_once_adopt_each_orphan_once(tmp_path, smtp_plain):
+    # Twenty whole orphans of a dead writer; two resends race for them: each is sent once.
+    g = load_gpualert()
+    outbox = tmp_path / "outbox"
+    os.makedirs(str(outbox), mode=0o700)
+    dead_pid = _dead_pid()
+    for i in range(20):
+        data = g._stamp(("From: a@example.org\nTo: owner@example.org\nSubject: orphan-%02d\n\n"
+                         "x\n" % i).encode(), "test")
+        name = "20260101T000000.%06dZ-%d-abcdef.eml" % (i, dead_pid)
+        with open(os.path.join(str(outbox), g._tmp_name(name, data, pid=dead_pid)), "wb") as f:
+            f.write(data)
+    argv = [PY, SCRIPT, "resend", "--smtp", smtp_plain.addr, "--log-dir", str(tmp_path / "logs"),
+            "--outbox", str(outbox), "--max-per-hour", "0"]
+    procs = [subprocess.Popen(argv, env=isolated_env(tmp_path), cwd=str(tmp_path),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    for proc in procs:
+        assert proc.wait(60) == 0, proc.stderr.read()
+        proc.stdout.close()
+        proc.stderr.close()
+    subjects = sorted(m.data.split(b"Subject: ", 1)[1].split(b"\r\n", 1)[0] for m in smtp_plain.messages)
+    assert subjects == [b"orphan-%02d" % i for i in range(20)]
+    assert os.listdir(str(outbox)) == [] or set(os.listdir(str(outbox))) <= {".lock"}
