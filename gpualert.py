@@ -7458,7 +7458,7 @@ OVER_MARK = "~over~"        # the same, for new bytes that replace the item NAME
 SUPERSEDED_PREFIX = ".superseded-"  # .superseded-BASE: the stand-in BASE must not be sent
 
 
-def _tmp_name(name, data, over=False, pid=None):
+def _tmp_name(name, data, *, over=False, pid=None):
     """The name an item is written under before its rename. It says who writes it (an orphan
     whose writer died is adopted: adopt_orphans) and how many bytes with which CRC-32 make
     it whole: a SIGKILL inside the write leaves fewer bytes, a crash inside the fsync may
@@ -7489,11 +7489,11 @@ def _tmp_parts(name):
     return None
 
 
-def _write_private(folder, name, data, over=False, before_rename=None):
+def _write_private(folder, name, data, *, over=False, before_rename=None):
     """data as folder/name: written under its _tmp_name, fsync, rename, fsync of the
     directory. before_rename(folder): called once the bytes are durable, before they
     appear under `name`. -> path."""
-    tmp = os.path.join(folder, _tmp_name(name, data, over))
+    tmp = os.path.join(folder, _tmp_name(name, data, over=over))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -7523,7 +7523,7 @@ def _fsync_dir(folder):
         os.close(fd)
 
 
-def spool_in(folder, data, kind, claimed=False, before_rename=None):
+def spool_in(folder, data, kind, claimed=False, *, before_rename=None):
     """One item in `folder` (made private first). -> path; OSError if it cannot.
     claimed: it appears already claimed by this process (nobody sends it while we live)."""
     name = _item_name(kind)
@@ -7532,14 +7532,14 @@ def spool_in(folder, data, kind, claimed=False, before_rename=None):
     return _write_private(private_dir(folder), name, data, before_rename=before_rename)
 
 
-def spool_item(data, kind, cfg, places=None, claimed=False, before_rename=None):
+def spool_item(data, kind, cfg, places=None, claimed=False, *, before_rename=None):
     """data (bytes) as a new item of `kind` in the first place of the chain that takes it.
     -> (path or None, [one line per place that failed])."""
     errors = []
     for folder in places or spool_places(cfg):
         try:
             folder = folder or os.path.join(temp_root(), "outbox")
-            return spool_in(folder, data, kind, claimed, before_rename), errors
+            return spool_in(folder, data, kind, claimed, before_rename=before_rename), errors
         except Exception as exc:
             errors.append("%s: %s" % (folder, _describe(exc)))
     return None, errors
@@ -9639,8 +9639,7 @@ class Run(object):
         if not should_notify(result.status, cfg["notify"]):
             return None
         msg = _assemble(result, cfg, [], [], html=False)
-        self._thread(msg)  # the full message takes the same Message-ID: receivers keep one
-        self.provisional_id = msg["Message-ID"]
+        self.provisional_id = self._reserve_id(msg)
         return spool_message(msg, cfg, "held: provisional, in case SIGKILL came first",
                              claimed=True)[0]
 
@@ -9714,15 +9713,27 @@ class Run(object):
             _safely(self._drop_provisional, None)
         self.spooled.set()
 
+    def _reserve_id(self, msg):
+        """The stand-in's Message-ID, which the full message that replaces it takes too (so
+        receivers keep one if both ever arrive); not in the thread until that one is sent.
+        -> the Message-ID, or None."""
+        from email.utils import make_msgid
+        message_id = make_msgid("gpualert", domain=_hostname())
+        try:
+            set_thread(msg, message_id, list(self.thread_ids))
+        except Exception as exc:  # the stand-in keeps the Message-ID it was built with
+            self.notes.append("the stand-in message kept its own Message-ID: %s" % _describe(exc))
+            return None
+        return message_id
+
     def _thread(self, msg, reuse=None):
         """Give msg the next Message-ID of this run's thread, referring to the earlier ones.
         Early notices are built in their own threads: list.append is atomic, and each
-        message refers to those appended before its own. reuse: a Message-ID this run gave
-        already (its stand-in's, for the full message that replaces it)."""
+        message refers to those appended before its own. reuse: the stand-in's reserved
+        Message-ID, for the full message that replaces it."""
         from email.utils import make_msgid
-        message_id = reuse if reuse in self.thread_ids else make_msgid("gpualert", domain=_hostname())
-        if message_id not in self.thread_ids:
-            self.thread_ids.append(message_id)
+        message_id = reuse or make_msgid("gpualert", domain=_hostname())
+        self.thread_ids.append(message_id)
         earlier = self.thread_ids[:self.thread_ids.index(message_id)]
         set_thread(msg, message_id, earlier)
 
