@@ -828,7 +828,7 @@ FAILURE_RULES = (
      r"\b(?:[Rr]eceived|[Cc]aught|[Gg]ot|[Hh]andling)(?: (?:the )?signal)?:? (?P<sig>SIG(?:TERM|INT|HUP))\b"
      r"(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
      r"|\b(?P<sig2>SIG(?:TERM|INT|HUP)) (?:received|caught)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
-     r"|\b[Rr]eceived signal (?P<num>15|2|1)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
+     r"|\b(?:[Rr]eceived|[Cc]aught|[Gg]ot|[Hh]andling) signal (?P<num>15|2|1)\b(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))"
      # "except KeyboardInterrupt: print('Keyboard interrupt received, saving ...')"
      r"|\b(?P<kbd>[Kk]eyboard ?[Ii]nterrupt(?:ion)?|Ctrl-C)(?: signal)? (?:received|caught|detected)\b"
      r"(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))",
@@ -849,7 +849,7 @@ FAILURE_RULES = (
      r"|^(?:\S*/)?env: ['\u2018\"]?(?P<cmd4>[^'\u2019\":\n]+)['\u2019\"]?: (?P<why4>No such file or directory"
      r"|Permission denied)\s*$|^(?P<cmd5>[\w.+-]+): command not found\s*$"
      r"|execve\(\): (?P<cmd3>[^:\n]+): (?P<why3>[^\n]+)|\[Errno 8\] Exec format error"
-     r"|^exec (?P<cmd6>\S+): exec format error|exec user process caused:? \"?(?P<why8>exec format error|no such file or directory|permission denied)|exec: \"(?P<cmd7>[^\"\n]+)\": executable file not found in \$PATH"
+     r"|^exec (?P<cmd6>\S+): exec format error|exec user process caused:? \"?(?P<why8>exec format error|no such file or directory|permission denied)|(?:exec: |FATAL: +)\"(?P<cmd7>[^\"\n]+)\": executable file not found in \$PATH"
      r"|\b(?:mpirun|mpiexec|prterun) was unable to (?:launch the specified application as it could not access"
      r"|find the specified executable file)",
      "{cmd}: {why}|{cmd2}: not found|bad interpreter: {why2}|execve {cmd3}: {why3}|env: {cmd4}: {why4}"
@@ -931,8 +931,10 @@ FAILURE_RULES = (
      "Horovod shut down|{what}", _H_NCCL),
     # Open MPI's TCP transport (opal/mca/btl/tcp: "connect() to ... failed", "readv failed: Connection
     # reset by peer"): a peer that is gone, usually the consequence of another rank's failure.
-    ("mpi_transport", "nccl", r"\[btl_tcp\w*\.c:\d+:\w+\] (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]*)",
-     "Open MPI TCP transport: {what}", _H_NCCL),
+    # ... its UCX layer (ompi/mca/pml/ucx/pml_ucx.c) and the errhandler's fatal banner in a collective.
+    ("mpi_transport", "nccl", r"\[btl_tcp\w*\.c:\d+:\w+\] (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]*)"
+     r"|\bpml_ucx\.c:\d+ +Error: (?P<ucx>[^\n]+)|\*\*\* An error occurred in (?P<op>MPI_\w+)",
+     "Open MPI TCP transport: {what}|Open MPI UCX: {ucx}|Open MPI error in {op}", _H_NCCL),
     # CUDA runtime / libraries.
     ("cuda_device_assert", "cuda_runtime",
      r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<cond>[^`]*)` failed",
@@ -1028,6 +1030,12 @@ FAILURE_RULES = (
     ("missing_module", "missing_module",
      r"(?:ModuleNotFoundError: )?No module named '?(?P<mod>[\w.]+)'?|ModuleNotFoundError",
      "No module named '{mod}'", _H_MOD),
+    # bitsandbytes' cuda_setup (0.3x-0.41) could not load its CUDA library and says so in its own words.
+    ("bnb_cuda_setup", "missing_module",
+     r"CUDA Setup failed despite GPU being available|CUDA SETUP: Required library version not found: (?P<lib>\S+)",
+     "bitsandbytes: CUDA library not loaded|{lib} not found",
+     "bitsandbytes could not load its CUDA library: install the bitsandbytes build for this CUDA (a recent "
+     "release), and `python -m bitsandbytes` shows what it looked for (LD_LIBRARY_PATH)."),
     ("import_error", "missing_module",
      r"ImportError: (?P<msg>.+)|cannot open shared object file|undefined symbol: (?P<sym>\S+)"
      # importlib.metadata and pkg_resources: an installed distribution that is not there
@@ -1043,8 +1051,9 @@ FAILURE_RULES = (
      r"|(?:^|[\s'\"])[/.~][^\s'\"]* is not a local folder and is not a valid model identifier"
      r"|Can't load (?:tokenizer|config|weights) for '(?P<model>[^'\n]*)'"
      r"|Can't load the configuration of '(?P<model2>[^'\n]*)'"
-     r"|\bEntryNotFoundError\b|Entry Not Found for url: (?P<url>\S+)",  # huggingface_hub: a 404 on the file
-     "missing {file}|cannot load {model}|cannot load {model2}|not found: {url}", _H_FILE),
+     r"|\bEntryNotFoundError\b|Entry Not Found for url: (?P<url>\S+)"  # huggingface_hub: a 404 on the file
+     r"|Can't find a valid checkpoint at (?P<ckpt>\S+)",  # transformers Trainer(resume_from_checkpoint=...)
+     "missing {file}|cannot load {model}|cannot load {model2}|not found: {url}|no checkpoint at {ckpt}", _H_FILE),
     ("permission", "permission",
      r"(?:PermissionError: )?\[Errno 13\] Permission denied: '(?P<path>[^']*)'|PermissionError"
      r"|[Pp]ermission denied"
@@ -1065,6 +1074,8 @@ FAILURE_RULES = (
     ("device_mismatch_other", "device_mismatch",
      r"Expected object of (?:device type|backend) \w+ but got (?:device type|backend) \w+"
      r"|is on CPU, but expected (?:it|them) to be on GPU"
+     # ATen's checks name the argument: "Tensor for argument weight is on cpu but expected on mps"
+     r"|\bTensor for argument \S+ is on \w+(?::\d+)? but expected on \w+"
      r"|should be either on cpu or on the same device as the indexed tensor"
      r"|to have the same device as tensor for argument"
      r"|Expected a '\w+' device type for generator but found '\w+'"
@@ -1103,7 +1114,7 @@ FAILURE_RULES = (
      # raised as an exception (a "skipped: non-finite loss" note is a recovered step, not this)
      r"|is non-finite, so it cannot be clipped"
      r"|^\s*[\w.]*(?:Error|Exception): [^\n]*?(?:\b[Nn]on-finite (?:loss|gradients?|grad(?:ient)? norm)\b"
-     r"|\b(?:[Ll]oss|[Gg]radient norm|[Gg]rad norm)(?: value)? is (?:not finite|non-finite)\b)",
+     r"|\b(?:[Ll]oss|[Gg]radient norm|[Gg]rad[ _]norm)(?: value)? is (?:not finite|non-finite|nan|inf)\b)",
      "{metric} is not finite|NaN/Inf in {param}", _H_NAN),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",
@@ -1140,8 +1151,9 @@ FAILURE_RULES = (
     ("assertion", "assertion", r"^\s*(?:\w+\.)*AssertionError\b(?::\s?(?P<msg>.*))?",
      "AssertionError: {msg}",
      "An assert failed: a shape, config or data invariant did not hold. Read its message and frame."),
-    ("runtime_error", "runtime_error", r"^\s*(?:\w+\.)*(?:Xla|Jax|Torch)?RuntimeError\b(?::\s?(?P<msg>.*))?",
-     "RuntimeError: {msg}",
+    ("runtime_error", "runtime_error", r"^\s*(?:\w+\.)*(?:Xla|Jax|Torch)?RuntimeError\b(?::\s?(?P<msg>.*))?"
+     r"|^\s*torch\._dynamo\.exc\.(?P<dyn>\w+): ?(?P<dmsg>.*)",  # TorchDynamoException is a RuntimeError
+     "RuntimeError: {msg}|{dyn}: {dmsg}",
      "Read the RuntimeError message and the last frame of your own code in the traceback."),
     ("py_exception", "traceback",
      r"^\s*(?P<exc>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*Error|(?:[A-Z]\w*)?Exception))(?::\s?(?P<msg>.*))?$",
@@ -1383,7 +1395,7 @@ TRIGGER_WORDS = (
     "gemm", "nvml", "deadline", "unknown command", "walltime", "disk is full", "h_rt", "xla tensor",
     "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c", "check fail", "corrupt", "invalid pointer",
     "invalid size", "invalid next size", "double free", "stack smashing", "rminitadapter",
-    "primary config", "could not override",
+    "primary config", "could not override", "valid checkpoint", "_dynamo.exc.", "tensor for argument",
 )
 
 
@@ -2089,9 +2101,14 @@ def _final_nan(region, rules):
 def _clean_exit_end(region, rules, bodies, kinds):
     """On a run that exited 0: an end-of-job line (preemption, requeue, time limit, a caught
     stop signal) after which the run did not go on: it stopped early and exited cleanly."""
-    hit = _scan_region(region, [r for r in rules if r.cls in CLEAN_EXIT_CLASSES and r.rule_id not in SIDE_STOP_RULES])
-    if hit is None or hit.rule == "slurm_cancelled" and "*** STEP" in hit.evidence:
-        return None  # a step the job script stopped (a background monitor), not the job
+    rules = [r for r in rules if r.cls in CLEAN_EXIT_CLASSES and r.rule_id not in SIDE_STOP_RULES]
+    hit = _scan_region(region, rules)
+    if hit is not None and hit.rule == "slurm_cancelled" and "*** STEP" in hit.evidence:
+        # a step's cancel alone: a background step the job script stopped, unless the program
+        # says it caught the signal (scancel --signal=TERM reaches a step, and it exits 0)
+        hit = _scan_region(region, [r for r in rules if r.rule_id != "slurm_cancelled"])
+    if hit is None:
+        return None
     idx = hit.line - region.first_line
     return None if _went_on(bodies, kinds, idx + 1, len(bodies), TRAIL_PROGRESS_LINES) else hit
 
@@ -2117,16 +2134,17 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     region = _Region(lines, kinds, start, first_line, hide)
     log = _LogView(lines, kinds, tbs, tags, first_line, hide, rules, "\n".join(bodies).lower())
     hit = _scan_region(region, rules)
-    if hit is not None and hit.cls == "exec_failure":
+    while hit is not None and hit.cls == "exec_failure":
         # "conda: command not found" in a job script's preamble, then the program ran: what it
-        # printed afterwards is the failure, or there is no evidence
-        others = [r for r in rules if r.cls != "exec_failure"]
+        # printed afterwards is the failure (also the command itself not starting: srun's
+        # execve() error), or there is no evidence
         idx = hit.line - first_line
-        later = _scan_region(_Region(lines, kinds, idx + 1, first_line, hide), others)
-        if later is not None:
-            hit = later
-        elif _ran_after(bodies, kinds, tags, idx):
-            hit = _scan_region(region, others)
+        later = _scan_region(_Region(lines, kinds, idx + 1, first_line, hide), rules)
+        if later is None:
+            if _ran_after(bodies, kinds, tags, idx):
+                hit = _scan_region(region, [r for r in rules if r.cls != "exec_failure"])
+            break
+        hit = later
     if hit is not None and hit.rule in CONSEQUENCE_RULES:
         hit = _root_cause_above(log, start, hit) or _root_cause_before(log, start) or hit
     ranks = _line_ranks(bodies, tags)

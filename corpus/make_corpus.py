@@ -2035,6 +2035,14 @@ R4_BACKING = [
                         "12/03/2026 10:41:07  S    Job preempted by requeuing"],
      "PBS Pro pbs_sched's 'Job preempted by requeuing' (PBSPro tests/functional/pbs_preemption.py schedlog_msg), as "
      "an epilogue's tracejob prints the scheduler's log line"),
+    ("missing_module", 1, ["CUDA SETUP: Required library version not found: libbitsandbytes_cuda122.so. Maybe you need to compile it from source?",
+                           "CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...",
+                           "RuntimeError: ",
+                           "        CUDA Setup failed despite GPU being available. Please run the following command to get more information:",
+                           "",
+                           "        python -m bitsandbytes"],
+     "bitsandbytes cuda_setup/main.py and cextension.py 'CUDA Setup failed despite GPU being available. Please run the "
+     "following command ...' (bitsandbytes-foundation/bitsandbytes#175, OpenGVLab/InternVL Q&A)"),
 ]
 
 

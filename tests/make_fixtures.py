@@ -155,6 +155,12 @@ def failure_blocks():
                                "Key 'max_ckpt_to_keep' is not in struct", "    full_key: trainer.max_ckpt_to_keep",
                                "    object_type=dict", "",
                                "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."]
+    # bitsandbytes cuda_setup/main.py (bitsandbytes-foundation/bitsandbytes#175, #572)
+    f["bnb_cuda_setup"] = ["CUDA SETUP: Detected CUDA version 122",
+                           "CUDA SETUP: Required library version not found: libbitsandbytes_cuda122.so. Maybe you need"
+                           " to compile it from source?"] + tb(
+        "RuntimeError: ", "        CUDA Setup failed despite GPU being available. Please run the following command to"
+        " get more information:", "", "        python -m bitsandbytes")
     f["lsf_preempted"] = ["TERM_PREEMPT: job killed after preemption.", "Exited with exit code 143."]
     # AWS EC2 "Spot Instance interruption notice" (docs: spot-instance-termination-notices)
     # huggingface/datasets builder.py download_and_prepare's free-space check

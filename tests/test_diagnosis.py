@@ -734,6 +734,46 @@ class TestDev5Families(unittest.TestCase):
                 self.assertEqual(classify(training() + "\nTerminated\n" + line, 271).cls, "preempted")
 
 
+class TestDev6Dev7Families(unittest.TestCase):
+    """What the sixth (a support desk's semester) and seventh (LLM era) blind sets showed missing."""
+
+    def test_a_loops_own_nan_guard_is_nan_loss(self):
+        c = classify(training() + "\n" + tb("RuntimeError: Loss is 0.0, grad_norm is nan, stopping training"))
+        self.assertEqual(c.cls, "nan_loss")
+
+    def test_srun_that_cannot_exec_the_script_after_a_preamble_miss_is_exec_failure(self):
+        log = ("./job.sh: line 17: nvidia-smi: command not found\n" + training() + "\n+ srun -n1 ./run.sh\n"
+               "slurmstepd-vm: error: execve(): /home/u/proj/./run.sh: Permission denied\n"
+               "srun: error: vm: task 0: Exited with exit code 13")
+        self.assertEqual(classify(log, 13).cls, "exec_failure")
+
+    def test_apptainer_cannot_find_the_command(self):
+        log = training() + '\n+ apptainer exec --nv img.sif python3 train.py\nFATAL:   "python3": executable file not found in $PATH'
+        self.assertEqual(classify(log, 255).cls, "exec_failure")
+
+    def test_open_mpi_ucx_and_fatal_banner_are_a_communication_failure(self):
+        log = (training() + "\n[gpu146:1288] pml_ucx.c:419  Error: ucp_ep_create(proc=5) failed: Destination is unreachable\n"
+               "[1,5]<stderr>:[gpu146:46583] *** An error occurred in MPI_Allreduce\n"
+               "[1,5]<stderr>:[gpu146:46583] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,")
+        self.assertEqual(classify(log).cls, "nccl")
+
+    def test_a_handler_that_says_it_caught_signal_15_after_a_step_cancel_exits_0_interrupted(self):
+        log = (training() + "\nslurmstepd-vm: error: *** STEP 461.0 ON vm CANCELLED AT 2026-12-03T16:04:27 ***\n"
+               "[signal] caught signal 15 (SIGTERM); will checkpoint and exit cleanly\n"
+               "checkpoint saved at step 48 -> ckpt.pt; exiting with status 0")
+        self.assertEqual(classify(log, 0).cls, "interrupted")
+
+    def test_llm_era_wording(self):
+        for exc, cls in (("RuntimeError: Tensor for argument weight is on cpu but expected on mps", "device_mismatch"),
+                         ("ValueError: Can't find a valid checkpoint at /ckpt/qlora/checkpoint-3000", "file_not_found"),
+                         ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:", "runtime_error")):
+            with self.subTest(exc=exc):
+                self.assertEqual(classify(training() + "\n" + tb(exc)).cls, cls)
+        bnb = ("CUDA SETUP: Required library version not found: libbitsandbytes_cuda122.so. Maybe you need to compile "
+               "it from source?\n" + tb("RuntimeError: ") + "\n        CUDA Setup failed despite GPU being available.")
+        self.assertEqual(classify(training() + "\n" + bnb).cls, "missing_module")
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
