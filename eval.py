@@ -349,7 +349,7 @@ BLIND_BEFORE = "4ee024a"
 #: Each blind set's "before": the main it was first scored on, before anyone looked at it
 #: (dev2's is the round-three rules, written before dev2 existed).
 BLIND_SETS = (("frozen", BLIND_BEFORE), ("dev", BLIND_BEFORE), ("dev2", "2e19f6d"), ("dev3", "822697b"),
-              ("dev4", "9469e3f"), ("dev5", "72694bc"))
+              ("dev4", "9469e3f"), ("dev5", "72694bc"), ("dev6", "21e595a"), ("dev7", "b90822e"))
 
 
 def _add_blind_args(sub):

@@ -1,0 +1,3 @@
+import torch
+print("torch", torch.__version__, flush=True)
+import deepspeed

@@ -1,0 +1,2 @@
+#!/usr/bin/env pythn3
+print(1)
