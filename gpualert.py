@@ -8157,14 +8157,17 @@ def _listdir(place):
         return []
 
 
-def resend_channel_records(cfg, max_s=None):
+def resend_channel_records(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS):
     """Post every spooled channel message nobody else holds; finish the delivered, bury the
-    refused. -> {"sent", "failed", "dead", "remaining", "details"}."""
+    refused. skip_held: leave records held back on purpose (the hourly cap) to `resend`.
+    -> {"sent", "failed", "dead", "remaining", "details"}."""
     places, refused = search_places(cfg)
     counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": list(refused)}
     counts["details"] += [line for place in places for line in adopt_orphans(place)]
     stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
-    for path in [p for place in places for p in ready_items(place, kinds=(CHANNEL_KIND,))]:
+    paths = [p for place in places for p in ready_items(place, kinds=(CHANNEL_KIND,))
+             if not (skip_held and _record_held(p))]
+    for path in paths[:max_items]:
         if time.monotonic() >= stop_at:
             counts["details"].append("stopped: resend time limit reached")
             break
@@ -8175,6 +8178,13 @@ def resend_channel_records(cfg, max_s=None):
             counts["details"].append(detail)
     counts["remaining"] = channel_record_count(cfg)
     return counts
+
+
+def _record_held(path):
+    try:
+        return bool(read_channel_record(path).get("held"))
+    except (OSError, ValueError):
+        return False  # gone (another sender has it) or unreadable: the claim decides
 
 
 def _resend_record(path, cfg, stop_at):
@@ -9255,8 +9265,8 @@ def notify_channels(result, cfg, deadline, record=None, channels=None):
         if cfg.get("dry_run"):
             return [_channel_outcome(c, "dry-run", "dry run: not posted") for c in wanted]
         txn_ids = [_txn_id(summary) for _ in wanted]
-        paths = [_spool_channel(c, summary, cfg, record, t) for c, t in zip(wanted, txn_ids)]
         held = _channel_cap_reason(cfg)
+        paths = [_spool_channel(c, summary, cfg, record, t, held) for c, t in zip(wanted, txn_ids)]
         if held:  # like the e-mail: kept in the outbox until `resend`
             return [_hold_channel(c, path, held) for c, path in zip(wanted, paths)]
         picture = _channel_picture(result, cfg, wanted)
@@ -9299,9 +9309,10 @@ def _channel_outcome(channel, outcome, detail, path=None):
             "detail": mask_text(detail, channel.secrets), "path": path}
 
 
-def _spool_channel(channel, summary, cfg, record, txn_id):
-    """The record, claimed by us, in the first place of the spool chain; None if none took it."""
-    data = channel_record(channel, summary, record, txn_id)
+def _spool_channel(channel, summary, cfg, record, txn_id, held=None):
+    """The record, claimed by us, in the first place of the spool chain; None if none took it.
+    held: why it is held back on purpose (the hourly cap): a run's flush leaves it to `resend`."""
+    data = dict(channel_record(channel, summary, record, txn_id), held=held)
     return _safely(lambda: spool_channel_record(data, cfg, claimed=True), None)
 
 
@@ -9571,8 +9582,10 @@ class Run(object):
         if not self.cfg["quiet"]:
             _warn(_summary_line(result, delivery))
         self.spooled.set()
-        if delivery.get("outcome") == "sent":
-            _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S)
+        posted = any(c.get("outcome") == "sent" for c in delivery.get("channels") or ())
+        if delivery.get("outcome") == "sent" or posted:
+            _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S, mail=delivery.get("outcome") == "sent",
+                          channels=posted)
 
     def _thread_notes(self, child, result):
         """The early notices this run sent, and what the job did after a warning signal."""
@@ -9851,15 +9864,20 @@ def _warn(message):
         pass  # stderr is closed: there is nowhere left to say it
 
 
-def _flush_outbox(cfg, seconds):
-    """The transport works now: deliver what earlier runs could not, within `seconds` and
-    RUN_FLUSH_MAX_S, and at most RUN_FLUSH_MAX_ITEMS: a full outbox never delays a job's end."""
-    seconds = min(seconds, RUN_FLUSH_MAX_S)
-    if seconds < 0.5:
-        return
-    counts = resend_outbox(cfg, max_s=seconds, skip_held=True, max_items=RUN_FLUSH_MAX_ITEMS)
-    if counts["sent"] and not cfg["quiet"]:
-        _warn("also delivered %d earlier message(s) from the outbox" % counts["sent"])
+def _flush_outbox(cfg, seconds, *, mail=True, channels=False):
+    """The transport works now (the e-mail, a chat channel): deliver what earlier runs could
+    not, within `seconds` and RUN_FLUSH_MAX_S, and at most RUN_FLUSH_MAX_ITEMS of each: a full
+    outbox never delays a job's end. Messages held back on purpose wait for `resend`."""
+    stop_at = time.monotonic() + min(seconds, RUN_FLUSH_MAX_S)
+    sent = 0
+    if mail and stop_at - time.monotonic() >= 0.5:
+        sent += resend_outbox(cfg, max_s=stop_at - time.monotonic(), skip_held=True,
+                              max_items=RUN_FLUSH_MAX_ITEMS)["sent"]
+    if channels and stop_at - time.monotonic() >= 0.5:
+        sent += resend_channel_records(cfg, max_s=stop_at - time.monotonic(), skip_held=True,
+                                       max_items=RUN_FLUSH_MAX_ITEMS)["sent"]
+    if sent and not cfg["quiet"]:
+        _warn("also delivered %d earlier message(s) from the outbox" % sent)
 
 
 def _wait_interruptible(worker, seconds):

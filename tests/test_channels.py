@@ -557,6 +557,31 @@ def test_resend_delivers_a_spooled_post_exactly_once(servers, tmp_path):
     assert server.requests[0].body == server.requests[1].body
 
 
+def test_a_run_whose_post_works_also_delivers_an_earlier_runs_post(servers, tmp_path):
+    """A run's flush sent only earlier e-mail: a chat post that failed waited for `resend`."""
+    server = servers([("status", 503, {}, b"down"), ("ok",), ("ok",)], tls=False)
+    url = "json://127.0.0.1:%d/hook" % server.port
+    first, _ = run_wrapper(tmp_path, ["--notify-url", url])
+    assert first.returncode == 3 and len(spooled(tmp_path)) == 1
+    second, _ = run_wrapper(tmp_path, ["--notify-url", url])
+    assert second.returncode == 3 and "also delivered 1 earlier message" in second.stderr, second.stderr
+    assert len(server.wait_for(3)) == 3 and spooled(tmp_path) == []
+    assert server.requests[0].body == server.requests[2].body  # the first run's post, as it was
+
+
+def test_a_runs_flush_leaves_posts_held_by_the_hourly_cap_to_resend(servers, tmp_path):
+    server = servers(tls=False)
+    url = "json://127.0.0.1:%d/h" % server.port
+    cfg, _, _ = gpualert.load_config({"notify_url": [url], "outbox": str(state_dir(tmp_path) / "outbox"),
+                                      "sendmail": "none"}, {})
+    held = gpualert.channel_record(gpualert.parse_channel(url), gpualert.channel_summary(make_result()))
+    gpualert.spool_channel_record(dict(held, held="held: hourly cap"), cfg)
+    gpualert.spool_channel_record(dict(held, held=None), cfg)
+    counts = gpualert.resend_channel_records(cfg, skip_held=True)
+    assert counts["sent"] == 1 and len(server.requests) == 1 and len(spooled(tmp_path)) == 1
+    assert gpualert.resend_channel_records(cfg)["sent"] == 1 and spooled(tmp_path) == []
+
+
 def test_resend_moves_a_refused_post_to_dead_letters(servers, tmp_path):
     server = servers([("status", 503, {}, b"down"), ("status", 410, {}, b"gone")], tls=False)
     run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/hook" % server.port])
