@@ -1950,17 +1950,22 @@ def _add_log(counts, labels, label, text, record):
     labels.append(rec)
 
 
-def round_three(tmp_root, counts, labels):
-    """Append the round-three logs (see the section comment)."""
-    rng = random.Random(SEED + 3)
-    for k in range(len(R3_BACKING)):
+def _add_backing_logs(rng, rows, backing, counts, labels, round_name):
+    """One composed log per backing row, each from its own sub-seed of rng, appended."""
+    for k in range(len(rows)):
         sub = random.Random(rng.getrandbits(64))
         c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=True)
         c.nranks, c.launcher = 1, "python"
-        lines, code, label, prov = r3_backing(sub, c, k)
+        lines, code, label, prov = backing(sub, c, k)
         text = "\n".join(lines) + "\n" + "\n".join(epilogue(c, "FAILED" if code else "COMPLETED", code))
         _add_log(counts, labels, label, text, {"source": "composed", "gpu": c.gpu, "driver": c.driver,
-                                              "true_exit_code": code, "provenance": "round three: " + prov})
+                                              "true_exit_code": code, "provenance": round_name + ": " + prov})
+
+
+def round_three(tmp_root, counts, labels):
+    """Append the round-three logs (see the section comment)."""
+    rng = random.Random(SEED + 3)
+    _add_backing_logs(rng, R3_BACKING, r3_backing, counts, labels, "round three")
     for n, (kind, label, prov) in enumerate(R3_CAPTURED):
         sub = random.Random(rng.getrandbits(64))
         c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=False)
@@ -2059,15 +2064,7 @@ def r4_backing(rng, c, k):
 
 def round_four(counts, labels):
     """Append the round-four logs (see the section comment)."""
-    rng = random.Random(SEED + 4)
-    for k in range(len(R4_BACKING)):
-        sub = random.Random(rng.getrandbits(64))
-        c = Ctx(sub, fw=sub.choice(["pt2", "pt1", "lightning", "hf", "plain"]), composed=True)
-        c.nranks, c.launcher = 1, "python"
-        lines, code, label, prov = r4_backing(sub, c, k)
-        text = "\n".join(lines) + "\n" + "\n".join(epilogue(c, "FAILED" if code else "COMPLETED", code))
-        _add_log(counts, labels, label, text, {"source": "composed", "gpu": c.gpu, "driver": c.driver,
-                                              "true_exit_code": code, "provenance": "round four: " + prov})
+    _add_backing_logs(random.Random(SEED + 4), R4_BACKING, r4_backing, counts, labels, "round four")
 
 
 def redo_round_four():
