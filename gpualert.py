@@ -9368,6 +9368,7 @@ class Run(object):
         self.provisional = None  # the claimed stand-in spooled at the exit (see _save_provisional)
         self.provisional_id = None  # its Message-ID, which the full message reuses
         self.apart = None  # the folder of a full message spooled apart from the stand-in
+        self.replacing = None  # the message built to replace the stand-in
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -9406,7 +9407,8 @@ class Run(object):
         got = self.spool_lock.acquire(timeout=1.0)
         try:
             for msg in list(self.pending):  # never lose the message
-                if _outbox_result(msg, self.cfg, reason, "outbox").get("outbox_path"):
+                saved = _outbox_result(msg, self.cfg, reason, "outbox").get("outbox_path")
+                if saved and msg is self.replacing:  # an early notice's is no stand-in's substitute
                     _safely(self._drop_provisional, None)
             del self.pending[:]
         finally:
@@ -9724,23 +9726,27 @@ class Run(object):
         msg, manifest = build_message(result, self.cfg)
         _safely(lambda: self._thread(msg, self.provisional_id if over else None), None)
         self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
+        if over:
+            self.replacing = msg
         delivery = deliver_capped(msg, self.cfg, deadline, capped=capped, over=over,
-                                  on_spooled=lambda path: self._on_spooled(msg, path))
+                                  on_spooled=lambda path: self._on_spooled(msg, path, bool(over)))
         self._on_spooled(msg, None)
         if dead and delivery.get("outcome") == "sent":
             mark_told(dead)
         return delivery, manifest
 
-    def _on_spooled(self, msg, path):
-        """Called with the spool lock free: from now on the message is safe on disk."""
+    def _on_spooled(self, msg, path, replaces=False):
+        """Called with the spool lock free: from now on the message is safe on disk.
+        replaces: msg is the one that replaces the stand-in; only then does the stand-in go
+        (an early notice spooled after the exit says nothing of how the job ended)."""
         with self.spool_lock:
             if msg in self.pending:
                 self.pending.remove(msg)
-            if path and path == self.provisional:  # written over the stand-in: it is the message now
+            if path and replaces and path == self.provisional:  # written over it: the message now
                 self.provisional = None
-            elif path and self.provisional:  # apart from it (see spool_message): marked there
+            elif path and replaces and self.provisional:  # apart from it: marked there (spool_message)
                 self.apart = os.path.dirname(path)
-        if path:
+        if path and replaces:
             _safely(self._drop_provisional, None)
         self.spooled.set()
 

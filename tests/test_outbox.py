@@ -3,6 +3,7 @@ permissions, a real SMTP server (conftest.py). strace (a real tracer, nothing in
 holds chosen system calls so that a moment lasts long enough to strike in."""
 import glob
 import os
+import re
 import shutil
 import signal
 import socket
@@ -226,3 +227,56 @@ def test_two_resends_at_once_adopt_each_orphan_once(tmp_path, smtp_plain):
     subjects = sorted(m.data.split(b"Subject: ", 1)[1].split(b"\r\n", 1)[0] for m in smtp_plain.messages)
     assert subjects == [b"orphan-%02d" % i for i in range(20)]
     assert os.listdir(str(outbox)) == [] or set(os.listdir(str(outbox))) <= {".lock"}
+
+
+def test_an_early_notice_spooled_after_the_exit_keeps_the_stand_in(tmp_path, smtp_plain):
+    # A WARNING notice (SIGUSR1 from the scheduler) still on its way when the job exits was
+    # spooled after the stand-in, and any message of the run spooled then dropped the
+    # stand-in: a SIGKILL before the full message was spooled left only the WARNING, and the
+    # job's end was never told. The wrapper is killed in that moment when it comes (the
+    # order of the notice and the stand-in varies: five runs).
+    for i in range(5):
+        work = tmp_path / ("run%d" % i)
+        work.mkdir()
+        smtp_plain.messages[:] = []
+        _warning_then_sigkill(work)
+        resend = _resend(work, work / "outbox", smtp_plain.addr)
+        assert resend.returncode == 0, resend.stderr
+        statuses = sorted(re.search(rb"X-Gpualert-Status: (\w+)", m.data).group(1)
+                          for m in smtp_plain.wait_for(1))
+        assert b"SUCCESS" in statuses, (i, statuses, resend.stderr)
+
+
+def _warning_then_sigkill(work):
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(5)  # nothing leaves during the run: what is spooled is what resend finds
+    outbox = work / "outbox"
+    code = ("import os, signal, sys, time\n"
+            "signal.signal(signal.SIGUSR1, lambda s, f: sys.exit(0))\n"
+            "print(os.getppid(), flush=True)\n"
+            "time.sleep(30)\n")
+    env = isolated_env(work, SLURM_JOB_ID="4242", SLURM_JOB_NAME="train")
+    argv = [PY, SCRIPT, "--log-dir", str(work / "logs"), "--outbox", str(outbox), "--to",
+            "owner@example.org", "--smtp", "127.0.0.1:%d" % silent.getsockname()[1],
+            "--smtp-timeout", "20", "--"] + child(code)
+    proc = subprocess.Popen(argv, env=env, cwd=str(work), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        wrapper = int(proc.stdout.readline())
+        proc.send_signal(signal.SIGUSR1)
+        deadline, seen = time.time() + 30, False
+        while time.time() < deadline and proc.poll() is None:
+            heads = [_read(p)[:300] for p in _items(outbox, "[0-9]*.eml*")]
+            stand_in = any(b"held: provisional" in h for h in heads)
+            full = any(b"before the first attempt" in h and b"SUCCESS" in h for h in heads)
+            seen = seen or stand_in
+            if full or (seen and not stand_in):  # the full message is safe, or the moment came
+                os.kill(wrapper, signal.SIGKILL)
+                break
+            time.sleep(0.002)
+        proc.communicate(timeout=30)
+    finally:
+        silent.close()
+        if proc.poll() is None:
+            proc.kill()
