@@ -1026,6 +1026,14 @@ FAILURE_RULES = (
      "uncaught {type}|{glibc}|C assertion `{cassert}`|check failed: {check}",
      "Native code aborted. Read the lines just above (what(): ...); get a backtrace with gdb "
      "or a core dump."),
+    # torch/utils/data/dataloader.py: a worker that exited by itself (a segfault or abort it
+    # printed is above, and wins); the ConnectionResetError or queue.Empty traceback torch
+    # prints first ("The above exception was the direct cause ...") is its symptom.
+    ("dataloader_exited", "runtime_error",
+     r"DataLoader worker \(pids?\(?s?\)? ?[^)]*\) exited unexpectedly(?: with exit code (?P<code>-?\d+))?",
+     "DataLoader worker exited unexpectedly|exit code {code}",
+     "A DataLoader worker process died without an exception of its own (os._exit, sys.exit or a native "
+     "crash in a worker). Rerun with num_workers=0 to see it in the main process; check /dev/shm and host memory."),
     # Python-level causes.
     ("missing_module", "missing_module",
      r"(?:ModuleNotFoundError: )?No module named '?(?P<mod>[\w.]+)'?|ModuleNotFoundError",
@@ -1165,6 +1173,10 @@ FAILURE_RULES = (
 )
 
 GENERIC_CLASSES = frozenset(("assertion", "runtime_error", "traceback"))
+#: The exception rules that any exception line matches: the first in the region is the root
+#: cause. Other rules of those classes name one message (argparse, Hydra, a DataLoader worker's
+#: death) and are specific: they win in table order, like the rest.
+POSITIONAL_RULES = frozenset(("assertion", "runtime_error", "py_exception"))
 #: Rules that only say "SIGKILL": a measured oom_kill_delta of 0 overrides them.
 WEAK_KILL_RULES = frozenset(("shell_killed", "sigkill_seen", "dataloader_killed"))
 #: Rules that report a consequence (a collective timed out or was aborted because another rank
@@ -1396,6 +1408,7 @@ TRIGGER_WORDS = (
     "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c", "check fail", "corrupt", "invalid pointer",
     "invalid size", "invalid next size", "double free", "stack smashing", "rminitadapter",
     "primary config", "could not override", "valid checkpoint", "_dynamo.exc.", "tensor for argument",
+    "exited unexpectedly",
 )
 
 
@@ -1967,42 +1980,40 @@ def _match_loss_report(region, rule):
     """The last NaN/Inf report of each family (training loss, gradient norm, evaluation loss)
     that is final. An evaluation loss alone does not count while the training loss is finite
     (an empty or missing validation set prints NaN)."""
-    last, grads = {}, []
+    found = {}  # family -> [(line index, match)] in order
     for m in rule.regex.finditer(region.text):
         family = _loss_family(m.groupdict().get("key"))
-        last[family] = m
-        if family == "grad":
-            grads.append(region.locate(m.start(), region.text))
+        found.setdefault(family, []).append((region.locate(m.start(), region.text), m))
     for family in ("loss", "grad", "eval"):
-        m = last.get(family)
-        if m is None:
+        if family not in found:
             continue
         if family == "eval" and _has_finite_train_loss(region):
             continue
-        hit = region.result(rule, m, region.text)
+        hit = region.result(rule, found[family][-1][1], region.text)
         idx = hit.line - region.first_line
         if not _last_loss_is_bad(region, idx, family):
             continue
+        streak = _final_streak(region, found[family], idx, family)
         # A skipped fp16 step reports a non-finite gradient norm between finite ones, also on the
         # last step logged; a diverged run keeps reporting them to the end whatever loss it
         # prints (0.0).
-        if family == "grad" and _trailing_reports(region, grads, idx) < NAN_GRAD_REPORTS \
-                and _finite_loss_from(region, idx):
+        if family == "grad" and len(streak) < NAN_GRAD_REPORTS and _finite_loss_from(region, idx):
             continue
-        return hit
+        return region.result(rule, streak[0], region.text)  # the line where the run diverged
     return None
 
 
-def _trailing_reports(region, grads, idx):
-    """How many of the non-finite gradient-norm reports (their line indexes) come after the
-    last finite one before line idx: the streak the run ends on."""
+def _final_streak(region, reports, idx, family):
+    """The non-finite reports (matches) of the family after its last finite one before line
+    idx: the streak the run ends on, first one first."""
+    finite, needle = (_FINITE_GRAD_RE, "norm") if family == "grad" else (_FINITE_LOSS_RE, "oss")
     last_finite = -1
     for j in range(idx - 1, region.start - 1, -1):
         body = region.lines[j][1]
-        if "norm" in body and _FINITE_GRAD_RE.search(body):
+        if needle in body and finite.search(body):
             last_finite = j
             break
-    return sum(1 for j in grads if j > last_finite)
+    return [m for j, m in reports if j > last_finite]
 
 
 def _finite_loss_from(region, idx):
@@ -2020,9 +2031,11 @@ _TASK_FAILED_RE = re.compile(r"run: error: \S+: tasks? [\d,-]+: Exited with exit
                              r"|run: (?:StepId=\S+ )?tasks? [\d,-]+: exited abnormally"
                              r"|run: (?:launch/slurm: _step_signal: )?Terminating (?:StepId=|job step )"
                              r"|CANCELLED AT \S+ DUE TO TASK FAILURE")
-#: What srun and slurmstepd print while they end a step: the bare cancel and the tasks killed.
+#: What srun and slurmstepd print while they end a step (the bare cancel, the tasks killed), and
+#: libstdc++'s words when a process exits with C++ threads still running (its teardown).
 _STEP_TEARDOWN_RE = re.compile(r"\*\*\* STEP \S+ (?:ON \S+ )?CANCELLED AT \S+ \*\*\*"
-                               r"|run: error: \S+: tasks? [\d,-]+: (?:Killed|Terminated)\b")
+                               r"|run: error: \S+: tasks? [\d,-]+: (?:Killed|Terminated)\b"
+                               r"|^terminate called without an active exception$|^Fatal Python error: Aborted$")
 STEP_TEARDOWN_LINES = 10  # after a traceback's exception line: the job script stopping its steps
 
 
@@ -2035,7 +2048,8 @@ def _mark_step_teardown(bodies, kinds, tbs):
     excs = [exc for _, exc, kind in tbs if kind == "tb" and exc is not None
             and not bodies[exc].lstrip().startswith(("KeyboardInterrupt", "SystemExit"))]
     for i, body in enumerate(bodies):
-        if "***" not in body and "run: error:" not in body:
+        if "***" not in body and "run: error:" not in body and "terminate called" not in body \
+                and "Fatal Python" not in body:
             continue
         after_task = failed is not None and i > failed
         after_exc = any(0 < i - exc <= STEP_TEARDOWN_LINES for exc in excs)
@@ -2074,7 +2088,7 @@ def _scan_region(region, rules):
     """Specific rules in table order; generic exception rules by position (root cause first)."""
     generic = []
     for rule in rules:
-        if rule.cls in GENERIC_CLASSES and rule.rule_id != "py_traceback":
+        if rule.rule_id in POSITIONAL_RULES:
             hit = _match_rule(region, rule, region.generic_text)
             if hit:
                 generic.append(hit)
@@ -2151,6 +2165,9 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     root_rank = _launcher_root_rank(bodies)
     if hit is None or hit.cls not in _RANK_BLIND:
         hit = _failing_rank_cause(log, ranks, start, root_rank, hit) or hit
+    if hit is not None and hit.rule in CONSEQUENCE_RULES and root_rank is not None \
+            and ranks[hit.line - first_line] not in (None, root_rank):
+        hit = _with_launcher_root(hit, [b for _, b in lines], root_rank)
     if hit is None or hit.cls not in _RANK_BLIND:
         # an Xid or ECC error a little before: other ranks' NCCL errors, CUDA errors or
         # interruptions are its consequences
@@ -2234,6 +2251,20 @@ def _launcher_root_rank(bodies):
             if m:
                 return int(next(g for g in m.groups() if g is not None))
     return None
+
+
+def _with_launcher_root(hit, bodies, root_rank):
+    """The cause found is another rank's consequence (its peer went away) and the launcher names
+    a rank as the first that failed, with nothing of its own found: say so in the detail, with
+    the exit code the launcher recorded, so the reader looks at that rank. (Whether it said
+    nothing or its lines carry no rank prefix, the log cannot tell.)"""
+    for i, body in enumerate(bodies):
+        m = _ROOT_BLOCK_RE.match(body)
+        if m and int(m.group(1)) == root_rank:
+            code = next((" ".join(b.split()) for b in bodies[i + 1:i + 4] if b.strip().startswith("exitcode")), "")
+            return hit._replace(detail="%s; the launcher names rank %d as the first failure%s" % (
+                hit.detail, root_rank, " (%s)" % code if code else ""))
+    return hit
 
 
 def _failing_rank_cause(log, ranks, start, root_rank, hit=None):

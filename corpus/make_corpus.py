@@ -2048,6 +2048,11 @@ R4_BACKING = [
                            "        python -m bitsandbytes"],
      "bitsandbytes cuda_setup/main.py and cextension.py 'CUDA Setup failed despite GPU being available. Please run the "
      "following command ...' (bitsandbytes-foundation/bitsandbytes#175, OpenGVLab/InternVL Q&A)"),
+    ("runtime_error", 1, ["ConnectionResetError: [Errno 104] Connection reset by peer", "",
+                          "The above exception was the direct cause of the following exception:", "",
+                          "RuntimeError: DataLoader worker (pid 13518) exited unexpectedly with exit code 3. Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace."],
+     "pytorch torch/utils/data/dataloader.py _try_get_data 'DataLoader worker (pid(s) ...) exited unexpectedly' raised "
+     "from the queue's ConnectionResetError, as a worker calling os._exit(3) gave it on this machine (torch 2.13 CPU)"),
 ]
 
 

@@ -161,6 +161,11 @@ def failure_blocks():
                            " to compile it from source?"] + tb(
         "RuntimeError: ", "        CUDA Setup failed despite GPU being available. Please run the following command to"
         " get more information:", "", "        python -m bitsandbytes")
+    # torch/utils/data/dataloader.py _try_get_data, chained over the queue's ConnectionResetError
+    f["dataloader_exited"] = tb("ConnectionResetError: [Errno 104] Connection reset by peer", "",
+                                "The above exception was the direct cause of the following exception:", "") + tb(
+        "RuntimeError: DataLoader worker (pid 13518) exited unexpectedly with exit code 3. Details are lost due to"
+        " multiprocessing. Rerunning with num_workers=0 may give better error trace.")
     f["lsf_preempted"] = ["TERM_PREEMPT: job killed after preemption.", "Exited with exit code 143."]
     # AWS EC2 "Spot Instance interruption notice" (docs: spot-instance-termination-notices)
     # huggingface/datasets builder.py download_and_prepare's free-space check

@@ -317,7 +317,8 @@ class TestDecisiveRegion(unittest.TestCase):
 
     def test_nccl_watchdog_detail(self):
         c = ga.classify_log(str(FIXTURES / "nccl_watchdog.log"), {"exit_code": 1})
-        self.assertEqual(c.detail, "rank 2: watchdog timeout, ALLREDUCE, 600000 ms (10 min)")
+        self.assertEqual(c.detail, "rank 2: watchdog timeout, ALLREDUCE, 600000 ms (10 min); the launcher names "
+                                   "rank 0 as the first failure (exitcode : -6 (pid: 44110))")
 
     def test_exception_ignored_at_shutdown(self):
         log = (tb("ZeroDivisionError: division by zero") + "\nException ignored in: <function"

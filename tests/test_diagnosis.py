@@ -774,6 +774,40 @@ class TestDev6Dev7Families(unittest.TestCase):
         self.assertEqual(classify(training() + "\n" + bnb).cls, "missing_module")
 
 
+class TestLiveRunFindings(unittest.TestCase):
+    """Real runs through the wrapper that a helper attacking it found misread (round four)."""
+
+    def test_a_dataloader_worker_that_exits_is_named_not_the_queues_reset(self):
+        log = (training() + "\n" + tb("ConnectionResetError: [Errno 104] Connection reset by peer") +
+               "\n\nThe above exception was the direct cause of the following exception:\n\n" +
+               tb("RuntimeError: DataLoader worker (pid 13518) exited unexpectedly with exit code 3. Details are "
+                  "lost due to multiprocessing."))
+        c = classify(log)
+        self.assertEqual((c.cls, c.rule), ("runtime_error", "dataloader_exited"))
+        self.assertIn("exit code 3", c.detail)
+
+    def test_a_cpp_abort_in_teardown_after_the_ranks_exception_is_not_the_cause(self):
+        log = (training() + "\n" + tb("ModuleNotFoundError: No module named 'flash_attn'", "[rank1]: ") +
+               "\n\nterminate called without an active exception\nFatal Python error: Aborted\n")
+        self.assertEqual(classify(log).cls, "missing_module")
+
+    def test_a_consequence_on_one_rank_names_the_rank_the_launcher_saw_fail_first(self):
+        log = "\n".join([training(), "validation data shard empty, aborting",
+                         "[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+                         "closed by peer [127.0.0.1]:57057",
+                         "=" * 60, "ddp2.py FAILED", "-" * 60, "Root Cause (first observed failure):", "[0]:",
+                         "  time      : 2026-12-03_16:18:27", "  host      : localhost",
+                         "  rank      : 1 (local_rank: 1)", "  exitcode  : 3 (pid: 24866)", "=" * 60])
+        c = classify(log)  # nccl (rank 1's lines carry no prefix: silent or not, the log cannot tell)
+        self.assertEqual(c.cls, "nccl")
+        self.assertIn("the launcher names rank 1 as the first failure (exitcode : 3 (pid: 24866))", c.detail)
+
+    def test_the_nan_evidence_is_where_the_run_diverged(self):
+        log = "\n".join(["step %d loss %s" % (i, v) for i, v in enumerate(["2.1", "1.9", "1.8", "inf", "nan", "nan", "nan"])])
+        c = classify(log, 0)
+        self.assertEqual((c.cls, c.evidence), ("nan_loss", "step 3 loss inf"))
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
