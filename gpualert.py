@@ -10581,7 +10581,8 @@ def _merge_file(cfg, sources, problems, path):
 def _merge_env(cfg, sources, problems, environ):
     for key, kind in _kinds().items():
         name = _option_env(key)
-        if name in environ and key != "config":
+        # set but empty (`GPUALERT_TIMEOUT=` in a job script) means unset, as shells use it
+        if environ.get(name, "").strip() and key != "config":
             _set_converted((cfg, sources, problems), key, kind, environ[name], "env " + name)
 
 

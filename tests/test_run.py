@@ -122,3 +122,11 @@ def test_an_unreadable_folder_in_the_artifact_search_is_said(request):
         msg = email.message_from_binary_file(handle, policy=email.policy.default)
     text = msg.get_body(("plain",)).get_content()
     assert "artifact search could not read 1 folder(s): %s: Permission denied" % locked in text
+
+
+def test_an_empty_environment_variable_is_unset_not_a_malformed_value(tmp_path):
+    """GPUALERT_TIMEOUT= (set but empty) warned "malformed duration" instead of meaning unset."""
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "GPUALERT_TIMEOUT": "", "GPUALERT_TO": " "}
+    cfg, sources, problems = G.load_config({}, env)
+    assert problems == [] and cfg["timeout"] is None and cfg["to"] == []
+    assert "timeout" not in sources or not sources["timeout"].startswith("env")
