@@ -9297,7 +9297,7 @@ def notify_channels(result, cfg, deadline, record=None, channels=None):
             return [_channel_outcome(c, "dry-run", "dry run: not posted") for c in wanted]
         txn_ids = [_txn_id(summary) for _ in wanted]
         held = _channel_cap_reason(cfg)
-        paths = [_spool_channel(c, summary, cfg, record, t, held) for c, t in zip(wanted, txn_ids)]
+        paths = [_spool_channel(c, summary, cfg, record, t, held=held) for c, t in zip(wanted, txn_ids)]
         if held:  # like the e-mail: kept in the outbox until `resend`
             return [_hold_channel(c, path, held) for c, path in zip(wanted, paths)]
         picture = _channel_picture(result, cfg, wanted)
@@ -9340,7 +9340,7 @@ def _channel_outcome(channel, outcome, detail, path=None):
             "detail": mask_text(detail, channel.secrets), "path": path}
 
 
-def _spool_channel(channel, summary, cfg, record, txn_id, held=None):
+def _spool_channel(channel, summary, cfg, record, txn_id, *, held=None):
     """The record, claimed by us, in the first place of the spool chain; None if none took it.
     held: why it is held back on purpose (the hourly cap): a run's flush leaves it to `resend`."""
     data = dict(channel_record(channel, summary, record, txn_id), held=held)
