@@ -2615,9 +2615,30 @@ def classify_text(text, facts=None, rules=None, first_line=None):
             log = _earlier_cause(log, _noted_finding(facts, rules, _noted_limit(log, first_line), success))
         if log is not None and isinstance(code, int) and code > 128 and _TASK_FAILED_RE.search(text):
             facts = dict(facts, srun_ended_step=True)
-        return _with_run_time(_resolve(log, facts), facts)
+        verdict = _with_run_time(_resolve(log, facts), facts)
+        if verdict.rule == "exit_code":  # no known cause: the program's own last error line
+            verdict = _with_last_error_line(verdict, raws, first_line - skip)
+        return verdict
     except Exception as exc:  # a notifier must still notify: degrade to the facts alone
         return _fallback(facts, exc)
+
+
+#: A line a program prints at error level in its own words (logging's "ERROR", glog's "E1203",
+#: sys.exit("error: ..."), "[FATAL]"): evidence when no rule knows the cause.
+_ERROR_LEVEL_RE = re.compile(r"\b(?:ERROR|FATAL|CRITICAL)\b|^(?:[Ee]rror|[Ff]atal)\b|^E\d{4} \d\d:")
+LAST_ERROR_LOOKBACK = 50  # raw lines from the end searched for it
+
+
+def _with_last_error_line(verdict, raws, first_line):
+    """The verdict with the last error-level line of the output as its evidence, if there is one
+    near the end (gpualert's own blocks aside): the reader sees what the program said."""
+    for i in range(len(raws) - 1, max(-1, len(raws) - 1 - LAST_ERROR_LOOKBACK), -1):
+        line = raws[i].strip()
+        if line and not line.startswith(HEADER_MARK) and _ERROR_LEVEL_RE.search(line):
+            evidence = clean_line(line)[:EVIDENCE_CHARS]
+            return verdict._replace(line=first_line + i, evidence=evidence, detail="%s; its last error line: %s" % (
+                verdict.detail, evidence[:120]))
+    return verdict
 
 
 def _with_run_time(c, facts):

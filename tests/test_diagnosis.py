@@ -808,6 +808,17 @@ class TestLiveRunFindings(unittest.TestCase):
         self.assertEqual((c.cls, c.evidence), ("nan_loss", "step 3 loss inf"))
 
 
+class TestUnknownCauseEvidence(unittest.TestCase):
+    def test_an_unknown_cause_shows_the_programs_last_error_line(self):
+        """sys.exit('ERROR: ...') read 'unknown' with no evidence line (a helper's live run)."""
+        log = training() + "\nERROR: tokenizer vocab mismatch: 32000 != 32001\nwandb: Synced 5 W&B file(s)"
+        c = classify(log)
+        self.assertEqual((c.cls, c.evidence), ("unknown", "ERROR: tokenizer vocab mismatch: 32000 != 32001"))
+        self.assertEqual(c.line, 41)
+        self.assertIn("its last error line: ERROR: tokenizer vocab mismatch", c.detail)
+        self.assertEqual(classify(training()).evidence, "")  # nothing said: nothing shown
+
+
 class TestRuleTable(unittest.TestCase):
     def test_a_rule_without_a_trigger_word_is_rejected_at_compile_time(self):
         row = ("x_rule", "nccl", r"Zorglub failed|NCCL error", "", "hint")
