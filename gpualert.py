@@ -1957,23 +1957,19 @@ def _loss_family(key):
     return "eval" if _EVAL_KEY_RE.match(key) else "loss"
 
 
+def _finite_report(family):
+    """(regex, a substring every match holds) of a finite value of the family."""
+    return (_FINITE_GRAD_RE, "norm") if family == "grad" else (_FINITE_LOSS_RE, "oss")
+
+
 def _last_loss_is_bad(region, idx, family="loss"):
     """True when no finite value of the family (losses, or gradient norms) is reported after
     line idx: the NaN is the final state."""
-    finite, needle = (_FINITE_GRAD_RE, "norm") if family == "grad" else (_FINITE_LOSS_RE, "oss")
+    finite, needle = _finite_report(family)
     for display, body in region.lines[idx + 1:]:
         if needle in body and finite.search(body):
             return False
     return True
-
-
-def _has_finite_train_loss(region):
-    for display, body in region.lines[region.start:]:
-        if "oss" in body:
-            for m in _FINITE_LOSS_RE.finditer(body):
-                if not _EVAL_KEY_RE.match(m.group(0)):
-                    return True
-    return False
 
 
 def _match_loss_report(region, rule):
@@ -1987,10 +1983,9 @@ def _match_loss_report(region, rule):
     for family in ("loss", "grad", "eval"):
         if family not in found:
             continue
-        if family == "eval" and _has_finite_train_loss(region):
+        if family == "eval" and _finite_loss_from(region, region.start):
             continue
-        hit = region.result(rule, found[family][-1][1], region.text)
-        idx = hit.line - region.first_line
+        idx = found[family][-1][0]  # the line of the family's last report
         if not _last_loss_is_bad(region, idx, family):
             continue
         streak = _final_streak(region, found[family], idx, family)
@@ -2006,7 +2001,7 @@ def _match_loss_report(region, rule):
 def _final_streak(region, reports, idx, family):
     """The non-finite reports (matches) of the family after its last finite one before line
     idx: the streak the run ends on, first one first."""
-    finite, needle = (_FINITE_GRAD_RE, "norm") if family == "grad" else (_FINITE_LOSS_RE, "oss")
+    finite, needle = _finite_report(family)
     last_finite = -1
     for j in range(idx - 1, region.start - 1, -1):
         body = region.lines[j][1]
@@ -2017,7 +2012,7 @@ def _final_streak(region, reports, idx, family):
 
 
 def _finite_loss_from(region, idx):
-    """A finite training loss reported on line idx (beside the gradient norm) or after it."""
+    """A finite training loss (not an evaluation one) reported on line idx or after it."""
     for display, body in region.lines[idx:]:
         if "oss" in body and any(not _EVAL_KEY_RE.match(m.group(0)) for m in _FINITE_LOSS_RE.finditer(body)):
             return True
@@ -2073,7 +2068,6 @@ def _match_rule(region, rule, skip_text=None):
         return None
     m = rule.regex.search(text)
     return region.result(rule, m, text) if m else None
-
 
 
 def _cannot_match(rule, words):
@@ -2167,7 +2161,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
         hit = _failing_rank_cause(log, ranks, start, root_rank, hit) or hit
     if hit is not None and hit.rule in CONSEQUENCE_RULES and root_rank is not None \
             and ranks[hit.line - first_line] not in (None, root_rank):
-        hit = _with_launcher_root(hit, [b for _, b in lines], root_rank)
+        hit = _with_launcher_root(hit, bodies, root_rank)
     if hit is None or hit.cls not in _RANK_BLIND:
         # an Xid or ECC error a little before: other ranks' NCCL errors, CUDA errors or
         # interruptions are its consequences
