@@ -5711,8 +5711,13 @@ class EvidenceScan(object):
         return [(n, text) for n, text in found if n > self.after_line]
 
     def _collect(self, seconds):
+        deadline = time.monotonic() + seconds
         try:
             data = _read_pipe(self.proc.stdout.fileno(), EVIDENCE_READ_BYTES, seconds)
+            if len(data) < EVIDENCE_READ_BYTES and time.monotonic() < deadline:
+                # its output ended, so it is exiting: wait for the status that tells a failed
+                # grep from "nothing found" (killed now, it would read as the latter)
+                _safely(lambda: self.proc.wait(max(0.1, deadline - time.monotonic())), None)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
@@ -5795,6 +5800,10 @@ class EvidenceFollower(object):
             self._given_up = self._reader.is_alive()
         if reader is not None:
             reader.join(max(0.0, deadline - time.monotonic()))
+        for proc, thread in ((self.proc, self._reader), (second, reader)):
+            if proc is not None and thread is not None and not thread.is_alive():
+                # its output has ended, so it is exiting: its status (a failed grep) decides below
+                _safely(lambda: proc.wait(max(0.1, deadline - time.monotonic())), None)
         if self.truncated or _killed_elsewhere(self.proc) or _killed_elsewhere(second) or \
                 _grep_failed(self.proc, self._out) or _grep_failed(second, self._second_out):
             return EvidenceScan(self.path, self.after_line).result(

@@ -715,6 +715,25 @@ def test_a_grep_that_refuses_its_options_gives_way_to_the_python_scan(tmp_path):
         os.environ["PATH"] = old
 
 
+def test_a_failing_grep_is_judged_by_its_exit_status_even_when_its_output_closes_first(tmp_path):
+    """The reader saw grep's output end before grep's exit status was there (a busy machine:
+    CI failed the test above once); result() took the empty output for "nothing found"."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "grep").write_text("#!/bin/sh\nexec 1>&-\nsleep 0.5\necho 'grep: unrecognized option' >&2\nexit 2\n")
+    (fake / "grep").chmod(0o755)
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO a\n" * 10 + b"KeyError: 'shard'\n" + b"INFO b\n" * 10)
+    old = os.environ["PATH"]
+    os.environ["PATH"] = str(fake) + os.pathsep + old
+    try:
+        assert G.find_evidence(str(log)) == [(11, "KeyError: 'shard'")]
+        follower = G.EvidenceFollower(str(log), 0)
+        assert follower.result(10) == [(11, "KeyError: 'shard'")]
+    finally:
+        os.environ["PATH"] = old
+
+
 def test_a_log_truncated_and_refilled_past_the_old_size_is_scanned_whole_again(tmp_path):
     log = tmp_path / "output.log"
     log.write_bytes(b"INFO start\n" + b"torch.OutOfMemoryError: CUDA out of memory\n")
