@@ -6676,15 +6676,16 @@ def _child_already_signalled(info, sender, pid):
     daemon signals every process of the job step. Slurm's `--signal=B:SIG` reaches only the
     batch shell, so a USR1/USR2 that a daemon sent to a batch-script wrapper (no
     SLURM_STEP_ID) must still be passed on. SGE's shepherd sends s_rt's USR1 and
-    -notify's USR2 to the job's process group: the child, in a group of its own, still
-    needs them.
+    -notify's USR2 to the job's process group and, for processes not owned by root, to every
+    process that carries the job's additional group id: a root job's child, in a process
+    group of its own, still needs them; an ordinary user's child already has them.
     """
     if sender == "kernel":
         return _same_group(pid)
     if sender not in SCHEDULER_DAEMONS:
         return False
-    if sender == "sge_shepherd":  # it signals the job's process group, ours
-        return _same_group(pid)
+    if sender == "sge_shepherd":
+        return _same_group(pid) or _carries_sge_job_group(pid)
     if info.si_signo in (signal.SIGUSR1, signal.SIGUSR2):
         return bool(os.environ.get("SLURM_STEP_ID")) and os.environ.get("SLURM_STEP_ID") != "batch"
     return True
@@ -6695,6 +6696,22 @@ def _same_group(pid):
         return os.getpgid(pid) == os.getpgrp()
     except OSError:
         return False
+
+
+def _carries_sge_job_group(pid):
+    """Does SGE signal this process itself? Its execd tags each job's processes with an
+    additional group id (`$SGE_JOB_SPOOL_DIR/addgrpid`) and signals every tagged process
+    but root's (seen on Debian's gridengine 8.1: a setsid'd grandchild of a user's job
+    got s_rt's USR1 once, a root job's did not)."""
+    try:
+        with open(os.path.join(os.environ.get("SGE_JOB_SPOOL_DIR", ""), "addgrpid")) as handle:
+            job_gid = int(handle.read().split()[0])
+        with open("/proc/%d/status" % pid) as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        owner = int(fields["Uid"].split()[1])  # the effective uid
+    except (OSError, ValueError, IndexError, KeyError):
+        return False
+    return owner != 0 and str(job_gid) in fields.get("Groups", "").split()
 
 
 def _signal_sender(info):
