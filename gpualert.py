@@ -6783,11 +6783,22 @@ def _deliver(msg, cfg, deadline, state, *, on_spooled, spool, over=None):
     result, res, where_now = send_claimed(path, data, msg, cfg, transport=(kind, where),
                                           deadline=deadline)
     if result == "sent":
-        return _outcome("sent", kind, res.detail)
+        return _outcome("sent", kind, res.detail + (_local_mail_note(cfg) if kind == "sendmail" else ""))
     if result == "dead":
         return _outcome("dead", kind, "refused for good (%s); kept in %s" % (res.detail, where_now),
                         where_now)
     return _outcome("outbox", kind, _outbox_detail(res.detail, where_now, errors), where_now)
+
+
+def _local_mail_note(cfg):
+    """Whom sendmail was given the message for and, for a bare user name (the default: the
+    submitting user, as Slurm's --mail-user is), where that user reads local mail."""
+    recipients = _recipients(cfg)
+    note = " for %s" % ", ".join(recipients)
+    local = [r for r in recipients if "@" not in r]
+    if local:
+        note += " (local mail: read it with `mail`, or in /var/mail/%s)" % local[0]
+    return note
 
 
 def _unsent(msg, data, cfg, reason, transport, *, path, errors, spool):

@@ -66,8 +66,11 @@ class Synapse(object):
     def __init__(self, folder):
         if not os.path.exists(PYTHON):
             raise SynapseUnavailable("no test venv at %s (run .ci/channels-setup.sh)" % VENV)
-        check = subprocess.run([PYTHON, "-c", "import synapse.app.homeserver"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:  # its interpreter may sit where this user cannot go (a venv made from /root's pyenv)
+            check = subprocess.run([PYTHON, "-c", "import synapse.app.homeserver"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            raise SynapseUnavailable("the test venv's python does not run for this user: %s" % exc)
         if check.returncode != 0:
             raise SynapseUnavailable("matrix-synapse is not installed in %s" % VENV)
         self.folder, self.port, self.secret = folder, _free_port(), secrets.token_hex(16)

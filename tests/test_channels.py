@@ -372,6 +372,14 @@ def apprise_on_path(tmp_path, monkeypatch):
     if not os.access(real, os.X_OK):
         pytest.skip("the apprise CLI is not installed in %s (run .ci/channels-setup.sh)"
                     % matrix_server.VENV)
+    try:  # installed is not enough: its interpreter may sit where this user cannot go (/root)
+        probe = subprocess.run([real, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               universal_newlines=True, timeout=60)
+    except OSError as exc:
+        probe = subprocess.CompletedProcess([real], 126, str(exc))
+    if probe.returncode != 0:
+        pytest.skip("the apprise CLI in %s does not run for this user (.ci/channels-setup.sh makes it "
+                    "from /usr/bin/python3): %s" % (matrix_server.VENV, probe.stdout.strip()[-200:]))
     folder = tmp_path / "bin"
     folder.mkdir()
     os.symlink(real, str(folder / "apprise"))
@@ -823,6 +831,7 @@ def test_run_sends_its_curves_to_ntfy_unless_no_plots(servers, tmp_path, plots):
         assert len(server.requests) == 1
 
 
+@pytest.mark.needs_root  # gives the planted folder to another user
 def test_a_world_writable_fallback_neither_gets_records_nor_has_them_posted(servers, tmp_path):
     """Another user (here: nobody, uid 65534) may pre-create the predictable /tmp fallback,
     mode 777, and plant a record in it."""

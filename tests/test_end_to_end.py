@@ -117,7 +117,7 @@ def test_password_is_refused_on_the_command_line(tmp_path):
     assert proc.returncode == 2 and b"unknown option --smtp-password" in proc.stderr
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tiny tmpfs needs root")
+@pytest.mark.needs_root  # mounting a tiny tmpfs
 def test_full_log_disk_does_not_stop_the_child_or_the_stream(tmp_path):
     disk = tmp_path / "disk"
     disk.mkdir()

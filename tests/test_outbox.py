@@ -135,21 +135,21 @@ def _dead_pid():
 
 @pytest.mark.parametrize("relay_up", [True, False], ids=["relay-up", "relay-down"])
 def test_an_outbox_made_read_only_after_the_stand_in_sends_one_message(
-        tmp_path, other_user, refusing_port, smtp_plain, relay_up):
+        tmp_path, ordinary_user, refusing_port, smtp_plain, relay_up):
     # The stand-in sits claimed in the outbox; the outbox turns read-only before the full
     # message: that one goes to the next place of the chain, and the stand-in cannot be
     # removed. Once the outbox is writable again, resend met both and sent both.
     strace = _strace()
     home = tempfile.mkdtemp(prefix="gpualert-ro-")
     try:
-        os.chown(home, other_user.uid, other_user.gid)
-        _read_only_run(home, strace, other_user, smtp_plain.addr if relay_up else
+        os.chown(home, ordinary_user.uid, ordinary_user.gid)
+        _read_only_run(home, strace, ordinary_user, smtp_plain.addr if relay_up else
                        "127.0.0.1:%d" % refusing_port)
         ids = set(_message_ids(home)) | set(_message_ids(smtp_plain.messages))
         assert len(ids) == 1, ids  # stand-in and full message: one Message-ID, for receivers
         env = dict(PATH="/usr/bin:/bin", HOME=home, XDG_STATE_HOME=os.path.join(home, "state"),
                    TMPDIR=home)
-        resend = other_user.run(["/usr/bin/python3", other_user.script, "resend", "--outbox",
+        resend = ordinary_user.run(["/usr/bin/python3", ordinary_user.script, "resend", "--outbox",
                                  os.path.join(home, "outbox"), "--log-dir", os.path.join(home, "logs"),
                                  "--smtp", smtp_plain.addr, "--max-per-hour", "0"], env=env, cwd=home)
         assert resend.returncode == 0, resend.stderr

@@ -272,7 +272,7 @@ def test_separate_outputs_keep_every_line(tmp_path):
 @pytest.fixture
 def tiny_disk(tmp_path):
     if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
+        pytest.skip("mounting a tmpfs needs root")  # conftest marks its tests needs_root
     disk = tmp_path / "disk"
     disk.mkdir()
     if subprocess.call(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)]) != 0:
