@@ -6,6 +6,10 @@ Synopsis
     python3 gpualert.py classify [--exit-code N] [--json] LOG...
     python3 gpualert.py watch [OPTIONS] JOBID...     follow Slurm or SGE jobs, notify when each ends
     python3 gpualert.py resend                       retry every message in the outbox
+    python3 gpualert.py runs [--since DUR] [--failed] [--node NODE] [--job ID] [--json]
+                                                     every run's end, newest first
+    python3 gpualert.py digest [--since DUR] [--always]   one message about those runs (cron)
+    python3 gpualert.py prune --older-than DUR [--dry-run]  remove old run directories
     python3 gpualert.py test-email                   send a test message through the configured transport
     python3 gpualert.py test-notify [URL...]         post a test to every chat/push channel (or the given ones)
     python3 gpualert.py config                       print the effective configuration and its sources
@@ -46,6 +50,17 @@ https://ntfy.sh/TOPIC, ntfy(s)://, gotify(s)://, pover://, tgram://, matrix(s):/
 json(s)://, and any other scheme through the `apprise` command when it is installed.
 ?gpualert_when=always|failure|never in a URL overrides --notify for it. Tokens are shown
 as *** everywhere; failed posts wait in the outbox for `resend`.
+
+Every run at a glance
+    `runs` lists the run.json of every run under --log-dir, whichever host of a shared home
+    wrote it, newest first (filters: --since 24h, --failed, --node, --job; --json: one object
+    a line); a corrupt record is skipped with one warning. `digest` sends one message about
+    the runs of --since (24h): counts by status and class, time lost and GPU-hours, nodes
+    with failures (suspect: two or more that point at the node), messages still in the
+    outbox; none when there were no runs, unless --always. `prune --older-than 30d` removes
+    run directories whose run ended before then, never the outbox, a run still going, or
+    one a waiting message names (--dry-run lists them). Cron, on a login node:
+        0 7 * * *  gpualert.py resend; gpualert.py digest; gpualert.py prune --older-than 30d
 
 Examples
     python3 gpualert.py --to me@uni.edu -- python train.py --lr 3e-4
@@ -4018,7 +4033,7 @@ def run_failed(run):
     return run["status"] not in OK_STATUSES
 
 
-def select_runs(runs, now, since_s=None, failed=False, node=None, job=None):
+def select_runs(runs, now, since_s=None, *, failed=False, node=None, job=None):
     """The runs that pass the filters, newest first (by end, else start)."""
     def when(run):
         return run["end"] or run["start"]
@@ -11192,8 +11207,8 @@ def cmd_runs(args, cfg):
     """`gpualert runs`: the runs under --log-dir, newest first, one line (or --json object)
     each; a record that cannot be read is one warning. 0, also when none matched."""
     import json
-    runs = select_runs(read_runs(cfg["log_dir"], _warn), time.time(), args.since, args.failed,
-                       args.node, args.job)
+    runs = select_runs(read_runs(cfg["log_dir"], _warn), time.time(), args.since, failed=args.failed,
+                       node=args.node, job=args.job)
     for run in runs:
         if args.json:
             print(json.dumps(dict((k, run[k]) for k in RUN_FIELDS), sort_keys=False))
