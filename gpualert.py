@@ -6362,193 +6362,6 @@ def extract_log_metrics(path, wanted=None):
     return metrics
 
 
-# ---- every run's record: `runs`, `digest`, `prune` ----
-
-RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
-RUNS_INDEX_FORMAT = 1
-RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
-
-
-def run_dir_names(log_dir):
-    """The entries of log_dir that can be run directories (not the outbox, not dot files)."""
-    try:
-        names = os.listdir(log_dir)
-    except OSError:
-        return []
-    return sorted(n for n in names if not n.startswith(".") and n != "outbox")
-
-
-def read_runs(log_dir, warn=None):
-    """Every finished run under log_dir, whichever host wrote it, as run_summary dicts (in no
-    order). A run.json that cannot be read or is not a run record is skipped with one warn()
-    line naming it. The index beside them caches each summary under its run.json's inode,
-    mtime and size, so only new or rewritten records are parsed; a missing, stale or broken
-    index costs time, never a wrong answer."""
-    old = _read_runs_index(log_dir)
-    new, runs = {}, []
-    for name in run_dir_names(log_dir):
-        run_dir = os.path.join(log_dir, name)
-        try:
-            st = os.stat(os.path.join(run_dir, "run.json"))
-        except OSError:
-            continue  # still running, or its wrapper died before the end: no record
-        key = [st.st_ino, st.st_mtime_ns, st.st_size]
-        entry = old.get(name)
-        if not _index_entry_ok(entry, key):
-            entry = [key, _summary_or_problem(run_dir)]
-        new[name] = entry
-        if "problem" in entry[1]:
-            if warn:
-                warn("warning: skipping %s: %s" % (os.path.join(run_dir, "run.json"), entry[1]["problem"]))
-            continue
-        runs.append(dict(entry[1], run_dir=run_dir))  # where this host sees it
-    if new != old:
-        _write_runs_index(log_dir, new)
-    return runs
-
-
-def _index_entry_ok(entry, key):
-    return isinstance(entry, list) and len(entry) == 2 and entry[0] == key and isinstance(
-        entry[1], dict) and ("problem" in entry[1] or all(f in entry[1] for f in RUN_FIELDS))
-
-
-def _summary_or_problem(run_dir):
-    """run_summary of run_dir's run.json, or {"problem": why it cannot be read}."""
-    import json
-    try:
-        with open(os.path.join(run_dir, "run.json"), "rb") as handle:
-            data = handle.read(RUN_JSON_MAX_BYTES + 1)
-        if len(data) > RUN_JSON_MAX_BYTES:
-            raise ValueError("bigger than %s" % _format_size(RUN_JSON_MAX_BYTES))
-        return run_summary(json.loads(data.decode("utf-8")), run_dir)
-    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError too
-        return {"problem": _clean(getattr(exc, "strerror", None) or exc, 200) or type(exc).__name__}
-
-
-def _read_runs_index(log_dir):
-    import json
-    try:
-        with open(os.path.join(log_dir, RUNS_INDEX_NAME), "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != RUNS_INDEX_FORMAT \
-            or data.get("gpualert") != __version__ or not isinstance(data.get("runs"), dict):
-        return {}
-    return data["runs"]
-
-
-def _write_runs_index(log_dir, entries):
-    """Written whole and renamed (hosts sharing the directory may race: the last one wins);
-    private, as the records are. A failure leaves the next call slower, nothing else."""
-    import json
-    path = os.path.join(log_dir, RUNS_INDEX_NAME)
-    tmp = "%s.%s.%d.tmp" % (path, _claim_host(), os.getpid())
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump({"format": RUNS_INDEX_FORMAT, "gpualert": __version__, "runs": entries},
-                      handle, separators=(",", ":"))
-        os.replace(tmp, path)
-    except (OSError, ValueError, TypeError):
-        _remove_quietly(tmp)
-
-
-def run_end(run_dir, warn=None):
-    """When a run directory's run ended: (epoch, None), or (None, why it counts as not ended).
-    With no run.json, its wrapper is still running or died; it is taken as ended (at its
-    newest file's time) only when its log's header names this host and a pid that is gone."""
-    import json
-    path = os.path.join(run_dir, "run.json")
-    if os.path.exists(path):
-        summary = _summary_or_problem(run_dir)
-        if "problem" in summary:
-            if warn:
-                warn("warning: keeping %s: run.json unreadable (%s)" % (run_dir, summary["problem"]))
-            return None, "an unreadable run.json"
-        return summary["end"] or None, None if summary["end"] else "no end time in run.json"
-    header = _log_header(run_dir)
-    pid = header.get("pid", "")
-    if header.get("host") != short_hostname() or not pid.isdigit() or _pid_alive(int(pid)):
-        return None, "no end record (still running, or its wrapper was killed on another host)"
-    return _newest_mtime(run_dir), None
-
-
-def _log_header(run_dir):
-    """The key: value lines of gpualert's header at the top of a run's log; {} if none."""
-    import glob
-    for log in sorted(glob.glob(os.path.join(run_dir, "output*.log")))[:1]:
-        try:
-            with open(log, "rb") as handle:
-                lines = _decode(handle.read(16 * 1024)).split("\n")
-        except OSError:
-            return {}
-        if lines and lines[0].startswith(HEADER_MARK + " run started"):
-            return dict(line.split(": ", 1) for line in lines[1:12] if ": " in line)
-    return {}
-
-
-def _newest_mtime(folder):
-    newest = 0.0
-    for entry in _walk_files(folder):
-        newest = max(newest, entry[1].st_mtime)
-    return newest or None
-
-
-def _walk_files(folder):
-    """(path, lstat) of everything under folder, links not followed."""
-    for top, dirs, files in os.walk(folder):
-        for name in dirs + files:
-            path = os.path.join(top, name)
-            try:
-                yield path, os.lstat(path)
-            except OSError:
-                continue
-
-
-def disk_usage(folder):
-    """Bytes a directory tree takes on disk (du), links not followed."""
-    total = 0
-    for _, st in _walk_files(folder):
-        total += getattr(st, "st_blocks", 0) * 512 or st.st_size
-    return total
-
-
-def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
-    """Remove the run directories under log_dir whose run ended before `cutoff` (epoch).
-    Never the outbox, a link, another user's directory, a run not known to have ended
-    (run_end) or one named in `keep` (a message still waiting names it).
-    -> {"removed": [(path, bytes, end)], "kept": {why: n}, "failed": [line]}"""
-    import shutil
-    out = {"removed": [], "kept": {}, "failed": []}
-    keep = set(os.path.realpath(k) for k in keep)
-    for name in run_dir_names(log_dir):
-        path = os.path.join(log_dir, name)
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-            continue
-        end, why = run_end(path, warn)
-        if end is not None and end >= cutoff:
-            why = "newer"
-        elif end is not None and os.path.realpath(path) in keep:
-            why = "a message in the outbox names it"
-        if why:
-            out["kept"][why] = out["kept"].get(why, 0) + 1
-            continue
-        size = disk_usage(path)
-        if not dry_run:
-            try:
-                shutil.rmtree(path)
-            except OSError as exc:
-                out["failed"].append("%s: %s" % (path, exc.strerror or exc))
-                continue
-        out["removed"].append((path, size, end))
-    return out
-
-
 # ==== Edges: the child and its output ====
 
 def child_env(environ, tweaks=True):
@@ -9455,6 +9268,193 @@ def run_metrics(log_path, cwd, start, run_dir, wanted=None):
     if out:
         metrics["job_output"] = out
     return metrics
+
+
+# ==== Edges: the run records ====
+# Every run's run.json read back (`runs`, `digest`) and old run directories removed (`prune`).
+
+RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
+RUNS_INDEX_FORMAT = 1
+RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
+
+
+def run_dir_names(log_dir):
+    """The entries of log_dir that can be run directories (not the outbox, not dot files)."""
+    try:
+        names = os.listdir(log_dir)
+    except OSError:
+        return []
+    return sorted(n for n in names if not n.startswith(".") and n != "outbox")
+
+
+def read_runs(log_dir, warn=None):
+    """Every finished run under log_dir, whichever host wrote it, as run_summary dicts (in no
+    order). A run.json that cannot be read or is not a run record is skipped with one warn()
+    line naming it. The index beside them caches each summary under its run.json's inode,
+    mtime and size, so only new or rewritten records are parsed; a missing, stale or broken
+    index costs time, never a wrong answer."""
+    old = _read_runs_index(log_dir)
+    new, runs = {}, []
+    for name in run_dir_names(log_dir):
+        run_dir = os.path.join(log_dir, name)
+        try:
+            st = os.stat(os.path.join(run_dir, "run.json"))
+        except OSError:
+            continue  # still running, or its wrapper died before the end: no record
+        key = [st.st_ino, st.st_mtime_ns, st.st_size]
+        entry = old.get(name)
+        if not _index_entry_ok(entry, key):
+            entry = [key, _summary_or_problem(run_dir)]
+        new[name] = entry
+        if "problem" in entry[1]:
+            if warn:
+                warn("warning: skipping %s: %s" % (os.path.join(run_dir, "run.json"), entry[1]["problem"]))
+            continue
+        runs.append(dict(entry[1], run_dir=run_dir))  # where this host sees it
+    if new != old:
+        _write_runs_index(log_dir, new)
+    return runs
+
+
+def _index_entry_ok(entry, key):
+    return isinstance(entry, list) and len(entry) == 2 and entry[0] == key and isinstance(
+        entry[1], dict) and ("problem" in entry[1] or all(f in entry[1] for f in RUN_FIELDS))
+
+
+def _summary_or_problem(run_dir):
+    """run_summary of run_dir's run.json, or {"problem": why it cannot be read}."""
+    import json
+    try:
+        with open(os.path.join(run_dir, "run.json"), "rb") as handle:
+            data = handle.read(RUN_JSON_MAX_BYTES + 1)
+        if len(data) > RUN_JSON_MAX_BYTES:
+            raise ValueError("bigger than %s" % _format_size(RUN_JSON_MAX_BYTES))
+        return run_summary(json.loads(data.decode("utf-8")), run_dir)
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError too
+        return {"problem": _clean(getattr(exc, "strerror", None) or exc, 200) or type(exc).__name__}
+
+
+def _read_runs_index(log_dir):
+    import json
+    try:
+        with open(os.path.join(log_dir, RUNS_INDEX_NAME), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != RUNS_INDEX_FORMAT \
+            or data.get("gpualert") != __version__ or not isinstance(data.get("runs"), dict):
+        return {}
+    return data["runs"]
+
+
+def _write_runs_index(log_dir, entries):
+    """Written whole and renamed (hosts sharing the directory may race: the last one wins);
+    private, as the records are. A failure leaves the next call slower, nothing else."""
+    import json
+    path = os.path.join(log_dir, RUNS_INDEX_NAME)
+    tmp = "%s.%s.%d.tmp" % (path, _claim_host(), os.getpid())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump({"format": RUNS_INDEX_FORMAT, "gpualert": __version__, "runs": entries},
+                      handle, separators=(",", ":"))
+        os.replace(tmp, path)
+    except (OSError, ValueError, TypeError):
+        _remove_quietly(tmp)
+
+
+def run_end(run_dir, warn=None):
+    """When a run directory's run ended: (epoch, None), or (None, why it counts as not ended).
+    With no run.json, its wrapper is still running or died; it is taken as ended (at its
+    newest file's time) only when its log's header names this host and a pid that is gone."""
+    path = os.path.join(run_dir, "run.json")
+    if os.path.exists(path):
+        summary = _summary_or_problem(run_dir)
+        if "problem" in summary:
+            if warn:
+                warn("warning: keeping %s: run.json unreadable (%s)" % (run_dir, summary["problem"]))
+            return None, "an unreadable run.json"
+        return summary["end"] or None, None if summary["end"] else "no end time in run.json"
+    header = _log_header(run_dir)
+    pid = header.get("pid", "")
+    if header.get("host") != short_hostname() or not pid.isdigit() or _pid_alive(int(pid)):
+        return None, "no end record (still running, or its wrapper was killed on another host)"
+    return _newest_mtime(run_dir), None
+
+
+def _log_header(run_dir):
+    """The key: value lines of gpualert's header at the top of a run's log; {} if none."""
+    import glob
+    for log in sorted(glob.glob(os.path.join(run_dir, "output*.log")))[:1]:
+        try:
+            with open(log, "rb") as handle:
+                lines = _decode(handle.read(16 * 1024)).split("\n")
+        except OSError:
+            return {}
+        if lines and lines[0].startswith(HEADER_MARK + " run started"):
+            return dict(line.split(": ", 1) for line in lines[1:12] if ": " in line)
+    return {}
+
+
+def _newest_mtime(folder):
+    newest = 0.0
+    for entry in _walk_files(folder):
+        newest = max(newest, entry[1].st_mtime)
+    return newest or None
+
+
+def _walk_files(folder):
+    """(path, lstat) of everything under folder, links not followed."""
+    for top, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(top, name)
+            try:
+                yield path, os.lstat(path)
+            except OSError:
+                continue
+
+
+def disk_usage(folder):
+    """Bytes a directory tree takes on disk (du), links not followed."""
+    total = 0
+    for _, st in _walk_files(folder):
+        total += getattr(st, "st_blocks", 0) * 512 or st.st_size
+    return total
+
+
+def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
+    """Remove the run directories under log_dir whose run ended before `cutoff` (epoch).
+    Never the outbox, a link, another user's directory, a run not known to have ended
+    (run_end) or one named in `keep` (a message still waiting names it).
+    -> {"removed": [(path, bytes, end)], "kept": {why: n}, "failed": [line]}"""
+    import shutil
+    out = {"removed": [], "kept": {}, "failed": []}
+    keep = set(os.path.realpath(k) for k in keep)
+    for name in run_dir_names(log_dir):
+        path = os.path.join(log_dir, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        end, why = run_end(path, warn)
+        if end is not None and end >= cutoff:
+            why = "newer"
+        elif end is not None and os.path.realpath(path) in keep:
+            why = "a message in the outbox names it"
+        if why:
+            out["kept"][why] = out["kept"].get(why, 0) + 1
+            continue
+        size = disk_usage(path)
+        if not dry_run:
+            try:
+                shutil.rmtree(path)
+            except OSError as exc:
+                out["failed"].append("%s: %s" % (path, exc.strerror or exc))
+                continue
+        out["removed"].append((path, size, end))
+    return out
 
 
 # ==== Notification policy: ranks, arrays, the hourly cap, early notices ====
