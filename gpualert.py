@@ -3982,7 +3982,7 @@ def _memory_notes(before, after, own=None):
 #: The stable names of `runs --json` (an interface: add names, never rename one).
 RUN_FIELDS = ("start", "end", "start_iso", "end_iso", "duration_s", "job", "job_id", "array_task",
               "name", "status", "class", "detail", "evidence", "exit_status", "signal", "host",
-              "gpus", "log", "run_dir", "delivery")
+              "gpus", "log", "run_dir", "delivery", "rank")
 OK_STATUSES = ("SUCCESS", "COMPLETED")  # `runs --failed` and the digest count every other end
 #: Classes that point at the node rather than the job. gpu_hardware always; nccl and segfault
 #: only when they repeat on one node and on no other (elsewhere too: the job's own bug).
@@ -4018,7 +4018,13 @@ def run_summary(record, run_dir):
             "signal": _text_or_none(record.get("signal_name")),
             "host": _clean(record.get("host"), 200) or None, "gpus": len(gpus) or None,
             "log": _text_or_none(record.get("log_path")), "run_dir": run_dir,
-            "delivery": _text_or_none(delivery.get("outcome"))}
+            "delivery": _text_or_none(delivery.get("outcome")), "rank": _rank_of(record.get("log_path"))}
+
+
+def _rank_of(log_path):
+    """The rank of a record that one rank's wrapper wrote (its log is output.rankN.log)."""
+    m = re.search(r"output\.rank(\d+)\.log$", str(log_path or ""))
+    return int(m.group(1)) if m else None
 
 
 def _number(value):
@@ -4043,7 +4049,7 @@ def select_runs(runs, now, since_s=None, *, failed=False, node=None, job=None):
         return host == node or host.split(".")[0] == node.split(".")[0]
     out = [r for r in runs if (since_s is None or when(r) >= now - since_s)
            and (not failed or run_failed(r)) and (node is None or on_node(r))
-           and (job is None or job in (r["job"], r["job_id"], (r["job"] or "").split("_")[0]))]
+           and (job is None or job in (r["job"], r["job_id"], re.split(r"[_.]", r["job"] or "")[0]))]
     return sorted(out, key=lambda r: (when(r), r["run_dir"] or ""), reverse=True)
 
 
@@ -4062,7 +4068,12 @@ def run_line(run):
 def make_digest(runs, now, since_s, undelivered=0):
     """The digest as one value (every rendering reads it): counts, groups with their newest
     example, time lost, nodes with failures (suspects flagged), the undelivered count.
-    runs: summaries, newest first (select_runs)."""
+    runs: summaries, newest first (select_runs). A job's rank 0 stands for its other ranks'
+    records in the counts (with `srun gpualert.py` every rank keeps one); the nodes are every
+    failed record's own."""
+    nodes = failing_nodes([r for r in runs if run_failed(r)])
+    leaders = set(r["job"] for r in runs if r["job"] and not r["rank"])
+    runs = [r for r in runs if not r["rank"] or r["job"] not in leaders]
     failed = [r for r in runs if run_failed(r)]
     groups = collections.OrderedDict()
     for r in runs:  # newest first: a group's first run is its newest example
@@ -4076,7 +4087,7 @@ def make_digest(runs, now, since_s, undelivered=0):
             "groups": [{"status": k[0], "class": k[1], "count": len(groups[k]), "newest": groups[k][0]}
                        for k in order],
             "lost_s": lost, "gpu_hours": sum(r["duration_s"] * r["gpus"] for r in known) / 3600.0,
-            "gpu_runs": len(known), "nodes": failing_nodes(failed), "undelivered": undelivered}
+            "gpu_runs": len(known), "nodes": nodes, "undelivered": undelivered}
 
 
 def _status_rank(status):

@@ -258,7 +258,7 @@ def _summary(name, status="FAILED", cls=None, host="n1", end=1000.0, gpus=None, 
             "job": job, "job_id": job, "array_task": None, "name": name, "status": status,
             "class": cls, "detail": "d-" + name, "evidence": "e-" + name, "exit_status": 1,
             "signal": None, "host": host, "gpus": gpus, "log": "/l/" + name, "run_dir": "/r/" + name,
-            "delivery": "sent"}
+            "delivery": "sent", "rank": None}
 
 
 def test_nccl_counts_against_a_node_only_when_it_repeats_there_and_nowhere_else():
@@ -287,6 +287,16 @@ def test_digest_counts_time_lost_and_gpu_hours_where_known():
     assert d["groups"][0]["newest"]["name"] == "a" and d["groups"][-1]["status"] == "SUCCESS"
 
 
+def test_a_job_s_other_ranks_count_as_one_run_but_their_nodes_still_count():
+    runs = [_summary("r0", cls="nccl", host="n1", job="77"), _summary("r1", cls="gpu_hardware", host="n2", job="77"),
+            _summary("r2", cls="gpu_hardware", host="n2", job="78")]
+    runs[1]["rank"], runs[2]["rank"] = 1, 3  # job 78's rank 0 left no record in the period
+    d = N.make_digest(runs, 1000.0, 86400)
+    assert (d["runs"], d["failed"], d["classes"]) == (2, 2, [("gpu_hardware", 1), ("nccl", 1)])
+    assert [(n["host"], n["suspect"]) for n in d["nodes"]] == [("n2", True), ("n1", False)]
+    assert N.run_summary({"status": "FAILED", "start": 1, "log_path": "/r/output.rank3.log"}, "/r")["rank"] == 3
+
+
 def test_select_runs_filters():
     runs = [_summary("a", job="4242_7", end=100.0), _summary("b", status="SUCCESS", job="4243", end=200.0),
             _summary("c", host="gpu17.cluster", end=300.0)]
@@ -296,6 +306,8 @@ def test_select_runs_filters():
     assert [r["name"] for r in N.select_runs(runs, 300.0, node="gpu17")] == ["c"]
     assert [r["name"] for r in N.select_runs(runs, 300.0, job="4242")] == ["a"]
     assert [r["name"] for r in N.select_runs(runs, 300.0, job="4242_7")] == ["a"]
+    sge = [_summary("t", job="5151.3")]  # an SGE array task
+    assert [r["name"] for r in N.select_runs(sge, 300.0, job="5151")] == ["t"]
 
 
 def _find_chromium():
