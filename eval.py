@@ -2,7 +2,7 @@
 """Experiments of the gpualert paper, reproduced (standard library only).
 
     python3 eval.py classify [--corpus DIR] [--module PATH] [--json] [--results DIR]
-    python3 eval.py survival|overhead|isolation|budget [--quick] [--results DIR]
+    python3 eval.py survival|overhead|isolation|budget|runs [--quick] [--results DIR]
     python3 eval.py soak [--runs N] [--jobs J]  spool/claims/dead letters under SIGKILL
     python3 eval.py all [--quick]       every experiment in order (then `report`)
     python3 eval.py report              rewrite README.md's Results section from results/
@@ -1980,7 +1980,8 @@ def add_reliability_commands(subparsers):
                              ("isolation", cmd_isolation, "relay faults never change the run's fate"),
                              ("budget", cmd_budget, "attachment budget and dispositions"),
                              ("metrics", cmd_metrics, "metrics from a 1 GiB log, bounded time"),
-                             ("exitpath", cmd_exitpath, "child exit -> message spooled; a cause under 1 GiB")):
+                             ("exitpath", cmd_exitpath, "child exit -> message spooled; a cause under 1 GiB"),
+                             ("runs", cmd_runs, "runs and digest over 5,000 run records")):
         p = subparsers.add_parser(name, help=text)
         p.add_argument("--quick", action="store_true", help="few trials, small volumes")
         p.add_argument("--results", default=RESULTS_DIR, help="output folder (results/)")
@@ -2159,6 +2160,89 @@ def cmd_metrics(args):
                  module.METRIC_SAMPLE_BLOCKS), "Target: <= 0.2 s for a 1 GiB log.", "",
              md_table(headers, rows)]
     print(write_rel_results("metrics", "Metrics from a large log", block, headers, rows))
+    return 0
+
+
+# ==== Experiment: `runs` and `digest` over 5,000 run records (issue 24) ====
+
+RUNS_RECORDS = 5000
+RUNS_CHILD = r"""
+import sys
+for step in range(1, 401):
+    print("step %d/400 loss %.4f lr 3e-4 tokens/s 51234.5" % (step, 2.5 / step ** 0.3), flush=True)
+sys.stderr.write("Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n"
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+sys.exit(1)
+"""
+RUNS_VARIANTS = (("FAILED", "cuda_oom", "tried to allocate 2.00 GiB"), ("SUCCESS", None, None),
+                 ("SUCCESS", None, None), ("SUCCESS", None, None), ("FAILED", "gpu_hardware", "Xid 79"),
+                 ("TIMEOUT", "walltime", "time limit reached"), ("SUCCESS", None, None),
+                 ("FAILED", "nccl", "watchdog timeout"))
+
+
+def _runs_records(work, env, count):
+    """One real run's run.json (a failed run with a 400-step curve), copied to `count` run
+    directories with different ends, statuses, classes, hosts and job ids."""
+    log_dir = os.path.join(work, "logs")
+    script = write_script(work, "train.py", RUNS_CHILD)
+    subprocess.run(gpualert_argv(log_dir, os.path.join(work, "outbox"), ["--quiet"], [REL_PY, script]),
+                   env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    _, template = find_run(log_dir)
+    now = time.time()
+    for i in range(count):
+        status, cls, detail = RUNS_VARIANTS[i % len(RUNS_VARIANTS)]
+        end = now - i * 600.0
+        record = dict(template, status=status, start=end - 3600.0, end=end, host="gpu%02d" % (i % 37),
+                      scheduler={"kind": "slurm", "job_id": str(100000 + i), "label": str(100000 + i)},
+                      classification=dict(template["classification"], cls=cls, detail=detail))
+        record["class"] = cls
+        run_dir = os.path.join(log_dir, "%s-train-%05d" % (time.strftime("%Y%m%d-%H%M%S", time.localtime(end)), i))
+        os.makedirs(run_dir)
+        record["run_dir"] = run_dir
+        with open(os.path.join(run_dir, "run.json"), "w") as f:
+            json.dump(record, f, indent=2)
+    size = os.path.getsize(os.path.join(run_dir, "run.json"))
+    return log_dir, size
+
+
+def cmd_runs(args):
+    """Wall time of `gpualert.py runs` (a new process each time, as a user runs it) over 5,000
+    run records: without the index (every run.json parsed) and with it, and of `digest`."""
+    work, env = start_experiment(args, "runs")
+    count = 500 if args.quick else RUNS_RECORDS
+    trials = 3 if args.quick else 7
+    try:
+        log_dir, size = _runs_records(work, env, count - 1)  # and the real run they copy
+        index = os.path.join(log_dir, load_module(_SNAPSHOT["path"]).RUNS_INDEX_NAME)
+        base = [REL_PY, _SNAPSHOT["path"], "--log-dir", log_dir, "--outbox", os.path.join(work, "outbox")]
+        cases = (("runs", "no index (every run.json parsed)", ["runs"], True),
+                 ("runs", "index present", ["runs"], False),
+                 ("runs --failed --json", "index present", ["runs", "--failed", "--json"], False),
+                 ("runs --since 24h --node gpu07", "index present", ["runs", "--since", "24h", "--node", "gpu07"], False),
+                 ("digest --since 7d --dry-run", "index present", ["digest", "--since", "7d", "--dry-run"], False))
+        rows = []
+        for name, state, argv, cold in cases:
+            times, lines = [], 0
+            for _ in range(trials):
+                if cold and os.path.exists(index):
+                    os.unlink(index)
+                t0 = time.perf_counter()
+                r = subprocess.run(base[:2] + argv[:1] + base[2:] + argv[1:], env=env, cwd=work,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                times.append(time.perf_counter() - t0)
+                lines = len(r.stdout.splitlines())
+            rows.append([name, state, count, trials, "%.3f" % statistics.median(times),
+                         "%.3f" % max(times), lines, _verdict(max(times) < 2.0)])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    headers = ["command", "index", "records", "trials", "median_s", "max_s", "stdout_lines", "under_2s"]
+    block = ["`gpualert.py runs` and `digest` over %d run records (each run.json %d bytes: a real" % (
+                 count, size),
+             "failed run's record with a 400-step curve, copied with other ends, statuses, classes and",
+             "37 hosts). Wall time of a new process each trial, Python's start included; the page",
+             "cache is warm (the records were just written). Target: under 2 s at 5,000 records.", "",
+             md_table(headers, rows)]
+    print(write_rel_results("runs", "Every run at a glance: runs and digest at scale", block, headers, rows))
     return 0
 
 
@@ -2415,7 +2499,8 @@ def cmd_all(args):
         codes.append(cmd_blind(argparse.Namespace(
             corpus=os.path.join(HERE, "corpus", "blind", name), name=name, before=before,
             results=args.results)))
-    for func in (cmd_survival, cmd_overhead, cmd_isolation, cmd_budget, cmd_metrics, cmd_exitpath):
+    for func in (cmd_survival, cmd_overhead, cmd_isolation, cmd_budget, cmd_metrics, cmd_exitpath,
+                 cmd_runs):
         codes.append(func(argparse.Namespace(quick=args.quick, results=args.results)))
     if not args.quick:  # 300 runs (the 1,000-run soak is `eval.py soak`); CI's quick run skips it
         codes.append(cmd_soak(argparse.Namespace(runs=300, jobs=3, kill_share=0.3, quick=False,
@@ -2448,7 +2533,8 @@ def results_section(folder):
     lines += _classify_table(folder)
     for name, title in (("overhead", "Speed and memory"), ("exitpath", "Child exit to the message"),
                         ("isolation", "Notifier isolation"), ("soak", "Soak: exactly once"),
-                        ("budget", "Attachment budget"), ("survival", "Log survival")):
+                        ("budget", "Attachment budget"), ("survival", "Log survival"),
+                        ("runs", "Every run at a glance, 5,000 records")):
         lines += ["", "### %s (`results/%s.md`)" % (title, name), ""]
         lines += _md_digest(os.path.join(folder, name + ".md"))
     return lines

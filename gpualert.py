@@ -6,6 +6,10 @@ Synopsis
     python3 gpualert.py classify [--exit-code N] [--json] LOG...
     python3 gpualert.py watch [OPTIONS] JOBID...     follow Slurm or SGE jobs, notify when each ends
     python3 gpualert.py resend                       retry every message in the outbox
+    python3 gpualert.py runs [--since DUR] [--failed] [--node NODE] [--job ID] [--json]
+                                                     every run's end, newest first
+    python3 gpualert.py digest [--since DUR] [--always]   one message about those runs (cron)
+    python3 gpualert.py prune --older-than DUR [--dry-run]  remove old run directories
     python3 gpualert.py test-email                   send a test message through the configured transport
     python3 gpualert.py test-notify [URL...]         post a test to every chat/push channel (or the given ones)
     python3 gpualert.py config                       print the effective configuration and its sources
@@ -46,6 +50,17 @@ https://ntfy.sh/TOPIC, ntfy(s)://, gotify(s)://, pover://, tgram://, matrix(s):/
 json(s)://, and any other scheme through the `apprise` command when it is installed.
 ?gpualert_when=always|failure|never in a URL overrides --notify for it. Tokens are shown
 as *** everywhere; failed posts wait in the outbox for `resend`.
+
+Every run at a glance
+    `runs` lists the run.json of every run under --log-dir, whichever host of a shared home
+    wrote it, newest first (filters: --since 24h, --failed, --node, --job; --json: one object
+    a line); a corrupt record is skipped with one warning. `digest` sends one message about
+    the runs of --since (24h): counts by status and class, time lost and GPU-hours, nodes
+    with failures (suspect: two or more that point at the node), messages still in the
+    outbox; none when there were no runs, unless --always. `prune --older-than 30d` removes
+    run directories whose run ended before then, never the outbox, a run still going, or
+    one a waiting message names (--dry-run lists them). Cron, on a login node:
+        0 7 * * *  gpualert.py resend; gpualert.py digest; gpualert.py prune --older-than 30d
 
 Examples
     python3 gpualert.py --to me@uni.edu -- python train.py --lr 3e-4
@@ -217,6 +232,7 @@ HTML_ROOM_BYTES = 64 * 1024  # below this much room for files, the HTML part giv
 SUBJECT_MAX_CHARS = 200
 TAIL_LINE_MAX_CHARS = 500
 RESEND_MAX_S = 300.0          # bound on one `resend` run
+DIGEST_SINCE_S = 86400.0      # `digest` covers this long by default
 RESEND_MAX_ITEMS = 1000       # messages one `resend` tries, at most
 RUN_FLUSH_MAX_S = 2.0         # a run's flush of earlier messages never delays its end more
 RUN_FLUSH_MAX_ITEMS = 20      # ... nor tries more messages than this
@@ -297,9 +313,10 @@ Classification = collections.namedtuple(
 
 RunResult = collections.namedtuple(
     "RunResult", "status name argv host cwd start end exit_code exit_status signal_name "
-    "classification log_path run_dir tail rusage scheduler notes gpu metrics array")
-# metrics: from the log after exit (metrics_from_chunks); array: an array summary (summarize_array)
-RunResult.__new__.__defaults__ = (None, None)
+    "classification log_path run_dir tail rusage scheduler notes gpu metrics array digest")
+# metrics: from the log after exit (metrics_from_chunks); array: an array summary (summarize_array);
+# digest: the runs of a period (make_digest), for `gpualert digest`
+RunResult.__new__.__defaults__ = (None, None, None)
 
 
 # signals: (name, epoch, sender) in arrival order; sender "kernel" (a terminal's Ctrl-C) or
@@ -329,7 +346,7 @@ def make_result(status, name, **fields):
               "signal_name": signal_name(-code) if code is not None and code < 0 else None,
               "classification": make_verdict(None), "log_path": None, "run_dir": None,
               "tail": [], "rusage": {}, "scheduler": {}, "notes": [], "gpu": {}, "metrics": None,
-              "array": None}
+              "array": None, "digest": None}
     values.update(fields, status=status, name=name)
     return RunResult(**values)
 
@@ -591,9 +608,9 @@ def _job_label(sched):
 
 #: The status words are an interface too (subjects, X-Gpualert-Status, run.json), worst
 #: first: the array summary's examples follow this order. Only status_for and the notices
-#: (STALLED, WARNING, TEST) make them.
+#: (STALLED, WARNING, TEST, DIGEST) make them.
 STATUSES = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED", "WARNING", "COMPLETED",
-            "SUCCESS", "TEST")
+            "SUCCESS", "TEST", "DIGEST")
 
 #: The class ids are an interface (subjects, mail filters, run.json): never rename.
 CLASS_IDS = (
@@ -3956,6 +3973,227 @@ def _memory_notes(before, after, own=None):
     return notes
 
 
+# ==== Pure core: runs and the digest ====
+# `runs`, `digest` and `prune` read the run.json of every run under --log-dir, whichever host
+# wrote it (the state directory is usually on the shared home). Each record becomes one small
+# summary with stable names (RUN_FIELDS): what `runs --json` prints, what the index caches and
+# what the digest counts. A record from a newer gpualert is read by the fields known here.
+
+#: The stable names of `runs --json` (an interface: add names, never rename one).
+RUN_FIELDS = ("start", "end", "start_iso", "end_iso", "duration_s", "job", "job_id", "array_task",
+              "name", "status", "class", "detail", "evidence", "exit_status", "signal", "host",
+              "gpus", "log", "run_dir", "delivery", "rank")
+OK_STATUSES = ("SUCCESS", "COMPLETED")  # `runs --failed` and the digest count every other end
+#: Classes that point at the node rather than the job. gpu_hardware always; nccl and segfault
+#: only when they repeat on one node and on no other (elsewhere too: the job's own bug).
+NODE_CLASSES = ("gpu_hardware",)
+NODE_IF_LOCAL_CLASSES = ("nccl", "segfault")
+SUSPECT_MIN_FAILURES = 2
+DIGEST_EXAMPLES = 3  # evidence lines shown per suspect node
+
+
+def run_summary(record, run_dir):
+    """A run.json's content -> the dict of RUN_FIELDS; ValueError (saying why) when it is
+    not a finished gpualert run record."""
+    if not isinstance(record, dict) or not isinstance(record.get("status"), str):
+        raise ValueError("not a gpualert run record (no status)")
+    start, end = _number(record.get("start")), _number(record.get("end"))
+    if start is None:
+        raise ValueError("not a gpualert run record (no start time)")
+    verdict = record.get("classification") if isinstance(record.get("classification"), dict) else {}
+    sched = record.get("scheduler") if isinstance(record.get("scheduler"), dict) else {}
+    gpu = record.get("gpu") if isinstance(record.get("gpu"), dict) else {}
+    delivery = record.get("delivery") if isinstance(record.get("delivery"), dict) else {}
+    gpus = gpu.get("gpus") if isinstance(gpu.get("gpus"), list) else []
+    return {"start": start, "end": end, "start_iso": iso_time(start),
+            "end_iso": iso_time(end) if end else None,
+            "duration_s": round(end - start, 3) if end else None,
+            "job": _job_label(sched) or None, "job_id": _text_or_none(sched.get("job_id")),
+            "array_task": _text_or_none(sched.get("array_task_id")),
+            "name": _clean(record.get("name"), 200), "status": _clean(record["status"], 20),
+            "class": _text_or_none(record.get("class") or verdict.get("cls")),
+            "detail": _text_or_none(verdict.get("detail")),
+            "evidence": _text_or_none(verdict.get("evidence")),
+            "exit_status": record.get("exit_status") if isinstance(record.get("exit_status"), int) else None,
+            "signal": _text_or_none(record.get("signal_name")),
+            "host": _clean(record.get("host"), 200) or None, "gpus": len(gpus) or None,
+            "log": _text_or_none(record.get("log_path")), "run_dir": run_dir,
+            "delivery": _text_or_none(delivery.get("outcome")), "rank": _rank_of(record.get("log_path"))}
+
+
+def _rank_of(log_path):
+    """The rank of a record that one rank's wrapper wrote (its log is output.rankN.log)."""
+    m = re.search(r"output\.rank(\d+)\.log$", str(log_path or ""))
+    return int(m.group(1)) if m else None
+
+
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _text_or_none(value):
+    return _clean(value, 2000) or None if value is not None else None
+
+
+def run_failed(run):
+    return run["status"] not in OK_STATUSES
+
+
+def select_runs(runs, now, since_s=None, *, failed=False, node=None, job=None):
+    """The runs that pass the filters, newest first (by end, else start)."""
+    def when(run):
+        return run["end"] or run["start"]
+
+    def on_node(run):
+        host = run["host"] or ""
+        return host == node or host.split(".")[0] == node.split(".")[0]
+    out = [r for r in runs if (since_s is None or when(r) >= now - since_s)
+           and (not failed or run_failed(r)) and (node is None or on_node(r))
+           and (job is None or job in (r["job"], r["job_id"], re.split(r"[_.]", r["job"] or "")[0]))]
+    return sorted(out, key=lambda r: (when(r), r["run_dir"] or ""), reverse=True)
+
+
+def run_line(run):
+    """One line of `runs`: when, job, name, status, class: detail, duration, node, log."""
+    what = run["class"] or "-"
+    if run["detail"] and run_failed(run):
+        what += ": " + run["detail"]
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run["end"] or run["start"]))
+    return "%s  %-10s %-20s %-11s %-50s %6s  %-12s %s" % (
+        when, _clean(run["job"] or "-", 10), _clean(run["name"] or "-", 20), run["status"],
+        _clean(what, 50), format_duration(run["duration_s"]), _clean(run["host"] or "?", 12),
+        run["log"] or run["run_dir"] or "-")
+
+
+def make_digest(runs, now, since_s, undelivered=0):
+    """The digest as one value (every rendering reads it): counts, groups with their newest
+    example, time lost, nodes with failures (suspects flagged), the undelivered count.
+    runs: summaries, newest first (select_runs). A job's rank 0 stands for its other ranks'
+    records in the counts (with `srun gpualert.py` every rank keeps one); the nodes are every
+    failed record's own."""
+    nodes = failing_nodes([r for r in runs if run_failed(r)])
+    leaders = set(r["job"] for r in runs if r["job"] and not r["rank"])
+    runs = [r for r in runs if not r["rank"] or r["job"] not in leaders]
+    failed = [r for r in runs if run_failed(r)]
+    groups = collections.OrderedDict()
+    for r in runs:  # newest first: a group's first run is its newest example
+        groups.setdefault((r["status"], r["class"]), []).append(r)
+    order = sorted(groups, key=lambda k: (k[0] in OK_STATUSES, _status_rank(k[0]), -len(groups[k])))
+    lost = sum(r["duration_s"] or 0.0 for r in failed)
+    known = [r for r in failed if r["gpus"] and r["duration_s"]]
+    return {"since_s": since_s, "from": now - since_s, "to": now, "runs": len(runs),
+            "failed": len(failed), "hosts": len(set(r["host"] for r in runs)),
+            "classes": _count_by(failed, "class"),
+            "groups": [{"status": k[0], "class": k[1], "count": len(groups[k]), "newest": groups[k][0]}
+                       for k in order],
+            "lost_s": lost, "gpu_hours": sum(r["duration_s"] * r["gpus"] for r in known) / 3600.0,
+            "gpu_runs": len(known), "nodes": nodes, "undelivered": undelivered}
+
+
+def _status_rank(status):
+    return STATUSES.index(status) if status in STATUSES else 0
+
+
+def _count_by(runs, key):
+    """[(value, count)] most first, then by name; runs without the value are left out."""
+    counts = {}
+    for r in runs:
+        if r[key]:
+            counts[r[key]] = counts.get(r[key], 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def failing_nodes(failed):
+    """Each node with failures, most first: {"host", "failures", "classes", "suspect",
+    "hardware": the runs that count against the node, newest first}. A node is suspect
+    with SUSPECT_MIN_FAILURES such runs (NODE_CLASSES; NODE_IF_LOCAL_CLASSES when they
+    repeat on this node and on no other)."""
+    by_host = collections.OrderedDict()
+    for r in failed:
+        by_host.setdefault(r["host"] or "?", []).append(r)
+    hosts_of = {}
+    for r in failed:
+        hosts_of.setdefault(r["class"], set()).add(r["host"] or "?")
+    nodes = []
+    for host, rs in by_host.items():
+        local = [c for c in NODE_IF_LOCAL_CLASSES if hosts_of.get(c) == set([host])
+                 and sum(1 for r in rs if r["class"] == c) >= SUSPECT_MIN_FAILURES]
+        hardware = [r for r in rs if r["class"] in NODE_CLASSES or r["class"] in local]
+        nodes.append({"host": host, "failures": len(rs), "classes": _count_by(rs, "class"),
+                      "suspect": len(hardware) >= SUSPECT_MIN_FAILURES, "hardware": hardware})
+    return sorted(nodes, key=lambda n: (not n["suspect"], -n["failures"], n["host"]))
+
+
+def digest_subject(digest):
+    """'[gpualert] digest: 12 runs, 4 failed (cuda_oom 2, gpu_hardware 2)', suspects last."""
+    text = "[gpualert] digest: %d run%s, %d failed" % (
+        digest["runs"], "" if digest["runs"] == 1 else "s", digest["failed"])
+    if digest["classes"]:
+        text += " (%s)" % ", ".join("%s %d" % kv for kv in digest["classes"])
+    suspects = [n["host"] for n in digest["nodes"] if n["suspect"]]
+    if suspects:
+        text += "; suspect node%s %s" % ("" if len(suspects) == 1 else "s", " ".join(suspects))
+    return _clean(text, SUBJECT_MAX_CHARS)
+
+
+def digest_sections(digest):
+    """What the digest says, once: [(heading, [(headline, [detail lines], alarm)])]; the text
+    and the HTML part both render this."""
+    span = "%s to %s" % (_format_time(digest["from"]), _format_time(digest["to"]))
+    runs = [("%d run%s, %d failed, on %d host%s" % (
+        digest["runs"], "" if digest["runs"] == 1 else "s", digest["failed"], digest["hosts"],
+        "" if digest["hosts"] == 1 else "s"), [span], False)]
+    for g in digest["groups"]:
+        runs.append(("%d %s%s" % (g["count"], g["status"], ": " + g["class"] if g["class"] else ""),
+                     _example_lines(g["newest"], g["count"]), False))
+    sections = [("Runs", runs), ("Time lost to failures", [(_lost_line(digest), [], False)])]
+    if digest["nodes"]:
+        sections.append(("Nodes with failures", [_node_item(n) for n in digest["nodes"]]))
+    outbox = "%d message%s not delivered yet (they wait in the outbox: gpualert.py resend)" % (
+        digest["undelivered"], "" if digest["undelivered"] == 1 else "s")
+    sections.append(("Outbox", [(outbox if digest["undelivered"] else "nothing waiting", [],
+                                 bool(digest["undelivered"]))]))
+    return sections
+
+
+def _example_lines(run, count):
+    where = "job %s %s" % (run["job"], run["name"]) if run["job"] else run["name"] or "?"
+    lines = ["%s%s on %s, ended %s after %s" % ("newest: " if count > 1 else "", where,
+                                                 run["host"] or "?", _format_time(run["end"]),
+                                                 format_duration(run["duration_s"]))]
+    if run["detail"] and run_failed(run):
+        lines.append(run["detail"])
+    lines.append("log: %s" % (run["log"] or run["run_dir"] or "-"))
+    return [_clean(line, 500) for line in lines]
+
+
+def _lost_line(digest):
+    if not digest["failed"]:
+        return "none: no run failed"
+    text = "%s of wall time in %d failed run%s" % (
+        format_duration(digest["lost_s"]), digest["failed"], "" if digest["failed"] == 1 else "s")
+    if digest["gpu_runs"]:
+        text += "; %.1f GPU-hours in the %d whose GPU count is known" % (
+            digest["gpu_hours"], digest["gpu_runs"])
+    else:
+        text += "; GPU-hours unknown (no GPU count recorded)"
+    return text
+
+
+def _node_item(node):
+    counts = ", ".join("%s %d" % kv for kv in node["classes"]) or "no class"
+    head = "%s: %d failure%s (%s)" % (node["host"], node["failures"],
+                                      "" if node["failures"] == 1 else "s", counts)
+    if not node["suspect"]:
+        return head, [], False
+    lines = ["SUSPECT: %d failures that point at the node; resubmit with --exclude=%s and tell "
+             "the admins" % (len(node["hardware"]), node["host"])]
+    for r in node["hardware"][:DIGEST_EXAMPLES]:
+        lines.append(_clean("%s %s: %s" % (_format_time(r["end"]), "job %s" % r["job"] if r["job"]
+                                           else r["name"], r["evidence"] or r["detail"] or r["class"]), 500))
+    return head + " - SUSPECT", lines, True
+
+
 # ==== Pure core: rendering ====
 
 SendResult = collections.namedtuple("SendResult", "ok detail size_rejected transport_down permanent")
@@ -3966,6 +4204,8 @@ def render_subject(result):
     """One filterable line whose first 50 characters tell runs apart (mailx and phones cut
     there): [gpualert] STATUS job ID name: class on host (exit|signal, duration). A success
     names its main metric's last value instead of a class."""
+    if result.digest:
+        return digest_subject(result.digest)
     status = _clean(result.status or "UNKNOWN", 20).upper().replace(" ", "_")
     if result.array:  # counts first: they are what tells one array's summary from another
         return _clean("[gpualert] %s %s on %s" % (status, array_subject(result.array),
@@ -4329,6 +4569,8 @@ def plot_alt_text(metrics, gpu):
 def render_text(result, manifest):
     """The plain-text body (pure)."""
     c = _classification(result)
+    if result.digest:
+        return render_digest_text(result.digest)
     lines = [render_subject(result)[len("[gpualert] "):], ""]
     if result.array:  # a summary: the table of tasks is the message
         lines += ["Tasks:"] + _array_text_table(result.array) + [""] + _array_facts(result.array)
@@ -4413,6 +4655,8 @@ def render_html(result, manifest, image_cid=None):
     when image_cid is given), details, the tail. Wraps at any width: nothing scrolls sideways."""
     import html
     esc = html.escape
+    if result.digest:
+        return render_digest_html(result.digest)
     c = _classification(result)
     color = {"SUCCESS": "#1a7f37", "COMPLETED": "#9a6700", "TEST": "#0969da"}.get(
         result.status, "#cf222e")
@@ -4459,6 +4703,38 @@ def _manifest_html(manifest):
     return ('<table cellpadding="3" border="1" style="border-collapse:collapse;%s">'
             "<tr><th>file</th><th>size</th><th>disposition</th></tr>%s</table>" % (
                 _HTML_WRAP, "".join(rows)))
+
+
+def render_digest_text(digest):
+    """The digest's plain part (pure), from digest_sections."""
+    lines = [digest_subject(digest)[len("[gpualert] "):], ""]
+    for heading, items in digest_sections(digest):
+        lines.append(heading + ":")
+        for head, details, alarm in items:
+            lines.append(("  !! " if alarm else "  ") + head)
+            lines += ["      " + d for d in details]
+        lines.append("")
+    lines.append("Every run of the period: gpualert.py runs --since %s" % format_duration(
+        digest["since_s"]))
+    return "\n".join(lines) + "\n"
+
+
+def render_digest_html(digest):
+    """The digest's HTML part (pure): the same sections; wraps at any width."""
+    import html
+    esc = html.escape
+    color = "#cf222e" if digest["failed"] else "#1a7f37"
+    out = ['<html><head><meta name="viewport" content="width=device-width, initial-scale=1">'
+           '</head><body style="font-family:sans-serif;margin:8px;%s">' % _HTML_WRAP,
+           '<h2 style="color:%s">%s</h2>' % (color, esc(digest_subject(digest)[11:]))]
+    for heading, items in digest_sections(digest):
+        out.append('<h3>%s</h3><ul style="padding-left:1.2em;margin:0">' % esc(heading))
+        for head, details, alarm in items:
+            style = ' style="background:#fff3b0;padding:4px"' if alarm else ' style="padding:2px 0"'
+            body = "".join('<br><span style="font-size:13px">%s</span>' % esc(d) for d in details)
+            out.append("<li%s><b>%s</b>%s</li>" % (style, esc(head), body))
+        out.append("</ul>")
+    return "\n".join(out + ["</body></html>"]) + "\n"
 
 
 # ==== Pure core: attachment planning ====
@@ -4769,7 +5045,7 @@ def _build_full(result, cfg):
 
 def _collect_artifacts(result, cfg):
     """-> (artifact paths, None) or ([], a note saying why discovery failed)."""
-    if result.status in ("TEST", "STALLED") or result.array:
+    if result.status in ("TEST", "STALLED") or result.array or result.digest:
         return [], None
     asked = list(cfg.get("artifacts") or ())
     if not asked:  # the log only, unless asked: never other people's files, never secrets
@@ -8228,9 +8504,30 @@ def _channel_from_record(data):
 
 def channel_record_count(cfg):
     """Records waiting (claimed or not) in every place of the spool; dead ones excluded."""
-    places = search_places(cfg)[0]
-    return sum(1 for place in places for name in _listdir(place)
-               if _claim_parts(name)[0].endswith("." + CHANNEL_KIND) and not name.startswith("."))
+    return len(waiting_items(cfg, (CHANNEL_KIND,)))
+
+
+def waiting_items(cfg, kinds=("eml", CHANNEL_KIND)):
+    """Paths of the items not delivered yet (claimed or not) in every place of the spool;
+    dead ones excluded."""
+    return [os.path.join(place, name) for place in search_places(cfg)[0] for name in _listdir(place)
+            if _claim_parts(name)[0].rsplit(".", 1)[-1] in kinds and not name.startswith(".")]
+
+
+def waiting_run_dirs(cfg):
+    """The run directories that messages still in the outbox name (X-Gpualert-Run-Dir)."""
+    dirs = set()
+    for path in waiting_items(cfg, ("eml",)):
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(64 * 1024)
+        except OSError:
+            continue
+        head = data.split(b"\r\n\r\n", 1)[0].split(b"\n\n", 1)[0]
+        found = _header_from_bytes(head + b"\n\n", "X-Gpualert-Run-Dir")
+        if found:
+            dirs.add(found)
+    return dirs
 
 
 def _listdir(place):
@@ -9010,6 +9307,193 @@ def run_metrics(log_path, cwd, start, run_dir, wanted=None):
     if out:
         metrics["job_output"] = out
     return metrics
+
+
+# ==== Edges: the run records ====
+# Every run's run.json read back (`runs`, `digest`) and old run directories removed (`prune`).
+
+RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
+RUNS_INDEX_FORMAT = 1
+RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
+
+
+def run_dir_names(log_dir):
+    """The entries of log_dir that can be run directories (not the outbox, not dot files)."""
+    try:
+        names = os.listdir(log_dir)
+    except OSError:
+        return []
+    return sorted(n for n in names if not n.startswith(".") and n != "outbox")
+
+
+def read_runs(log_dir, warn=None):
+    """Every finished run under log_dir, whichever host wrote it, as run_summary dicts (in no
+    order). A run.json that cannot be read or is not a run record is skipped with one warn()
+    line naming it. The index beside them caches each summary under its run.json's inode,
+    mtime and size, so only new or rewritten records are parsed; a missing, stale or broken
+    index costs time, never a wrong answer."""
+    old = _read_runs_index(log_dir)
+    new, runs = {}, []
+    for name in run_dir_names(log_dir):
+        run_dir = os.path.join(log_dir, name)
+        try:
+            st = os.stat(os.path.join(run_dir, "run.json"))
+        except OSError:
+            continue  # still running, or its wrapper died before the end: no record
+        key = [st.st_ino, st.st_mtime_ns, st.st_size]
+        entry = old.get(name)
+        if not _index_entry_ok(entry, key):
+            entry = [key, _summary_or_problem(run_dir)]
+        new[name] = entry
+        if "problem" in entry[1]:
+            if warn:
+                warn("warning: skipping %s: %s" % (os.path.join(run_dir, "run.json"), entry[1]["problem"]))
+            continue
+        runs.append(dict(entry[1], run_dir=run_dir))  # where this host sees it
+    if new != old:
+        _write_runs_index(log_dir, new)
+    return runs
+
+
+def _index_entry_ok(entry, key):
+    return isinstance(entry, list) and len(entry) == 2 and entry[0] == key and isinstance(
+        entry[1], dict) and ("problem" in entry[1] or all(f in entry[1] for f in RUN_FIELDS))
+
+
+def _summary_or_problem(run_dir):
+    """run_summary of run_dir's run.json, or {"problem": why it cannot be read}."""
+    import json
+    try:
+        with open(os.path.join(run_dir, "run.json"), "rb") as handle:
+            data = handle.read(RUN_JSON_MAX_BYTES + 1)
+        if len(data) > RUN_JSON_MAX_BYTES:
+            raise ValueError("bigger than %s" % _format_size(RUN_JSON_MAX_BYTES))
+        return run_summary(json.loads(data.decode("utf-8")), run_dir)
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError too
+        return {"problem": _clean(getattr(exc, "strerror", None) or exc, 200) or type(exc).__name__}
+
+
+def _read_runs_index(log_dir):
+    import json
+    try:
+        with open(os.path.join(log_dir, RUNS_INDEX_NAME), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != RUNS_INDEX_FORMAT \
+            or data.get("gpualert") != __version__ or not isinstance(data.get("runs"), dict):
+        return {}
+    return data["runs"]
+
+
+def _write_runs_index(log_dir, entries):
+    """Written whole and renamed (hosts sharing the directory may race: the last one wins);
+    private, as the records are. A failure leaves the next call slower, nothing else."""
+    import json
+    path = os.path.join(log_dir, RUNS_INDEX_NAME)
+    tmp = "%s.%s.%d.tmp" % (path, _claim_host(), os.getpid())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump({"format": RUNS_INDEX_FORMAT, "gpualert": __version__, "runs": entries},
+                      handle, separators=(",", ":"))
+        os.replace(tmp, path)
+    except (OSError, ValueError, TypeError):
+        _remove_quietly(tmp)
+
+
+def run_end(run_dir, warn=None):
+    """When a run directory's run ended: (epoch, None), or (None, why it counts as not ended).
+    With no run.json, its wrapper is still running or died; it is taken as ended (at its
+    newest file's time) only when its log's header names this host and a pid that is gone."""
+    path = os.path.join(run_dir, "run.json")
+    if os.path.exists(path):
+        summary = _summary_or_problem(run_dir)
+        if "problem" in summary:
+            if warn:
+                warn("warning: keeping %s: run.json unreadable (%s)" % (run_dir, summary["problem"]))
+            return None, "an unreadable run.json"
+        return summary["end"] or None, None if summary["end"] else "no end time in run.json"
+    header = _log_header(run_dir)
+    pid = header.get("pid", "")
+    if header.get("host") != short_hostname() or not pid.isdigit() or _pid_alive(int(pid)):
+        return None, "no end record (still running, or its wrapper was killed on another host)"
+    return _newest_mtime(run_dir), None
+
+
+def _log_header(run_dir):
+    """The key: value lines of gpualert's header at the top of a run's log; {} if none."""
+    import glob
+    for log in sorted(glob.glob(os.path.join(run_dir, "output*.log")))[:1]:
+        try:
+            with open(log, "rb") as handle:
+                lines = _decode(handle.read(16 * 1024)).split("\n")
+        except OSError:
+            return {}
+        if lines and lines[0].startswith(HEADER_MARK + " run started"):
+            return dict(line.split(": ", 1) for line in lines[1:12] if ": " in line)
+    return {}
+
+
+def _newest_mtime(folder):
+    newest = 0.0
+    for entry in _walk_files(folder):
+        newest = max(newest, entry[1].st_mtime)
+    return newest or None
+
+
+def _walk_files(folder):
+    """(path, lstat) of everything under folder, links not followed."""
+    for top, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(top, name)
+            try:
+                yield path, os.lstat(path)
+            except OSError:
+                continue
+
+
+def disk_usage(folder):
+    """Bytes a directory tree takes on disk (du), links not followed."""
+    total = 0
+    for _, st in _walk_files(folder):
+        total += getattr(st, "st_blocks", 0) * 512 or st.st_size
+    return total
+
+
+def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
+    """Remove the run directories under log_dir whose run ended before `cutoff` (epoch).
+    Never the outbox, a link, another user's directory, a run not known to have ended
+    (run_end) or one named in `keep` (a message still waiting names it).
+    -> {"removed": [(path, bytes, end)], "kept": {why: n}, "failed": [line]}"""
+    import shutil
+    out = {"removed": [], "kept": {}, "failed": []}
+    keep = set(os.path.realpath(k) for k in keep)
+    for name in run_dir_names(log_dir):
+        path = os.path.join(log_dir, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        end, why = run_end(path, warn)
+        if end is not None and end >= cutoff:
+            why = "newer"
+        elif end is not None and os.path.realpath(path) in keep:
+            why = "a message in the outbox names it"
+        if why:
+            out["kept"][why] = out["kept"].get(why, 0) + 1
+            continue
+        size = disk_usage(path)
+        if not dry_run:
+            try:
+                shutil.rmtree(path)
+            except OSError as exc:
+                out["failed"].append("%s: %s" % (path, exc.strerror or exc))
+                continue
+        out["removed"].append((path, size, end))
+    return out
 
 
 # ==== Notification policy: ranks, arrays, the hourly cap, early notices ====
@@ -10009,6 +10493,8 @@ def result_record(result, delivery=None, manifest=None):
     record["manifest"] = manifest or []
     record["delivery"] = delivery or {"outcome": "pending"}
     record["gpualert_version"] = __version__
+    if record["digest"] is None:  # a run's record has none
+        del record["digest"]
     return record
 
 
@@ -10756,6 +11242,66 @@ def cmd_watch(args, cfg):
                  scheduler=getattr(args, "scheduler", None)).run()
 
 
+def cmd_runs(args, cfg):
+    """`gpualert runs`: the runs under --log-dir, newest first, one line (or --json object)
+    each; a record that cannot be read is one warning. 0, also when none matched."""
+    import json
+    runs = select_runs(read_runs(cfg["log_dir"], _warn), time.time(), args.since, failed=args.failed,
+                       node=args.node, job=args.job)
+    for run in runs:
+        if args.json:
+            print(json.dumps(dict((k, run[k]) for k in RUN_FIELDS), sort_keys=False))
+        else:
+            print(run_line(run))
+    if not runs and not cfg["quiet"]:
+        _warn("runs: none%s under %s" % (
+            " in the last %s" % format_duration(args.since) if args.since is not None else "",
+            cfg["log_dir"]))
+    return 0
+
+
+def cmd_digest(args, cfg):
+    """`gpualert digest`: one message about the runs of the last --since (24h): counts, time
+    lost, suspect nodes, what still waits in the outbox; through the run messages' path
+    (build_message, then the transport, or the outbox). Nothing is sent when there were no
+    runs, unless --always. 0 if sent (or saved by --dry-run) or nothing to send, else 1."""
+    now, since = time.time(), (DIGEST_SINCE_S if args.since is None else args.since)
+    runs = select_runs(read_runs(cfg["log_dir"], _warn), now, since)
+    digest = make_digest(runs, now, since, undelivered=len(waiting_items(cfg)))
+    subject = digest_subject(digest)
+    if not runs and not args.always:
+        print("gpualert: digest: no runs in the last %s; nothing sent (--always sends one)" %
+              format_duration(since))
+        return 0
+    result = make_result("DIGEST", "digest", argv=["gpualert", "digest"], host=short_hostname(),
+                         cwd=_getcwd(), start=now - since, end=now, digest=digest)
+    msg, _ = build_message(result, cfg)
+    out = deliver_capped(msg, cfg, capped=False)  # a daily digest is never held by the cap
+    print("gpualert: %s: %s" % (subject[len("[gpualert] "):], _delivery_where(out)))
+    return 0 if out["outcome"] in ("sent", "dry-run") else 1
+
+
+def cmd_prune(args, cfg):
+    """`gpualert prune --older-than DUR`: remove the run directories whose run ended longer
+    ago than DUR (see prune_runs: never the outbox, a running run, or one a waiting message
+    names); --dry-run lists them. 0, or 1 if some could not be removed."""
+    done = prune_runs(cfg["log_dir"], time.time() - args.older_than, keep=waiting_run_dirs(cfg),
+                      dry_run=cfg["dry_run"], warn=_warn)
+    verb = "would remove" if cfg["dry_run"] else "removed"
+    for path, size, end in done["removed"]:
+        if cfg["dry_run"]:
+            print("%s %s (ended %s, %s)" % (verb, path, _format_time(end), _format_size(size)))
+    freed = sum(size for _, size, _ in done["removed"])
+    kept = "; ".join("%d %s" % (n, why) for why, n in sorted(done["kept"].items()))
+    print("gpualert: prune: %s %d run director%s older than %s, %s %s%s" % (
+        verb, len(done["removed"]), "y" if len(done["removed"]) == 1 else "ies",
+        format_duration(args.older_than), "freeing" if cfg["dry_run"] else "freed",
+        _format_size(freed), "; kept %s" % kept if kept else ""))
+    for line in done["failed"]:
+        _warn("prune: could not remove %s" % line)
+    return 1 if done["failed"] else 0
+
+
 def cmd_run(cli, cfg, sources, problems):
     """Run the command; return its exit status whatever happens to the notification."""
     run = Run(cli.command, cfg, problems)
@@ -10800,7 +11346,8 @@ def cmd_help(cli, cfg, sources, problems):
 
 # ==== CLI: command line ====
 
-SUBCOMMANDS = ("run", "classify", "watch", "resend", "test-email", "test-notify", "config", "help")
+SUBCOMMANDS = ("run", "classify", "watch", "resend", "runs", "digest", "prune", "test-email",
+               "test-notify", "config", "help")
 # Extra options of some subcommands: (flag, key, kind, metavar, help).
 SUB_OPTIONS = {
     "classify": (("--exit-code", "exit_code", "int", "N", "the exit code (negative: signal)"),
@@ -10810,6 +11357,15 @@ SUB_OPTIONS = {
                "stop after the scheduler fails to answer this long (10m)"),
               ("--scheduler", "scheduler", "choice:auto|slurm|sge", "KIND",
                "slurm, sge, or auto (default: the first that knows the job)")),
+    "runs": (("--since", "since", "duration", "DURATION", "only runs that ended in the last DURATION (24h, 7d)"),
+             ("--failed", "failed", "flag", "", "only runs that did not end well"),
+             ("--node", "node", "str", "NODE", "only runs on NODE"),
+             ("--job", "job", "str", "ID", "only the runs of scheduler job ID (4242, 4242_7)"),
+             ("--json", "json", "flag", "", "one JSON object a line")),
+    "digest": (("--since", "since", "duration", "DURATION", "the period (24h)"),
+               ("--always", "always", "flag", "", "send a digest even with no runs")),
+    "prune": (("--older-than", "older_than", "duration", "DURATION",
+               "remove run directories that ended longer ago (30d)"),),
 }
 
 
@@ -10919,6 +11475,13 @@ def _check_positional(cli):
             _check_job_ids(cli.positional)
         for key, kind in (("exit_code", None), ("json", False), ("interval", 60.0)):
             cli.extra.setdefault(key, kind)
+    elif cli.sub in ("runs", "digest", "prune") and not cli.positional:
+        if cli.sub == "prune" and "older_than" not in cli.extra:
+            raise UsageError("prune needs --older-than DURATION (e.g. 30d)")
+        for key in ("since", "node", "job", "older_than"):
+            cli.extra.setdefault(key, None)
+        for key in ("failed", "json", "always"):
+            cli.extra.setdefault(key, False)
     elif cli.sub == "test-notify":
         for url in cli.positional:
             try:
@@ -10950,7 +11513,10 @@ def _dispatch(cli, cfg, sources, problems):
                 "resend": lambda c, cfg, *_: cmd_resend(c, cfg),
                 "test-email": lambda c, cfg, *_: cmd_test_email(c, cfg),
                 "test-notify": lambda c, cfg, *_: cmd_test_notify(c, cfg),
-                "watch": lambda c, cfg, *_: cmd_watch(c, cfg)}
+                "watch": lambda c, cfg, *_: cmd_watch(c, cfg),
+                "runs": lambda c, cfg, *_: cmd_runs(c, cfg),
+                "digest": lambda c, cfg, *_: cmd_digest(c, cfg),
+                "prune": lambda c, cfg, *_: cmd_prune(c, cfg)}
     return handlers[cli.sub](cli, cfg, sources, problems)
 
 
@@ -10990,7 +11556,7 @@ def main(argv=None):
     for problem in problems:
         if not cfg["quiet"]:
             _warn("warning: %s" % problem)
-    if cli.sub in ("run", "test-email", "resend"):  # before the child: never at the end
+    if cli.sub in ("run", "test-email", "resend", "digest"):  # before the child: never at the end
         cfg = check_settings(cfg, None if cfg["quiet"] else _warn)
     try:
         return _dispatch(cli, cfg, sources, problems)
