@@ -1,0 +1,5 @@
+#!/bin/bash
+echo "[ram_numpy] start: $(date -u '+%Y-%m-%d %H:%M:%S') host=$(hostname) user=$(whoami)"
+cd /tmp/b9-cap
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
+python3 numpy_oom.py
