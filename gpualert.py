@@ -2258,7 +2258,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
                             reraised)
 
 
-MESSAGE_LOOKUP_LINES = 50  # how far up a message's first line (or an error's first repeat) is sought
+MESSAGE_LOOKUP_LINES = 1000  # how far up a message's first line (or an error's first repeat) is sought
 
 
 def _first_nan(log, hit):

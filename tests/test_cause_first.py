@@ -181,3 +181,71 @@ def test_an_lsf_verdict_at_the_top_beats_output_that_just_stops(tmp_path):
     import json
     got = json.loads(out.stdout)
     assert (got["class"], got["line"]) == ("walltime", 5), out
+
+
+# ---- the evidence line: where the error starts ----
+
+def test_a_two_line_nccl_error_shows_the_line_that_says_what_failed():
+    # pytorch ProcessGroupNCCL's "NCCL error in: ..., unhandled system error" followed by NCCL's
+    # ncclGetErrorString gloss (vllm-project/vllm#10523, NVIDIA/nccl#1381)
+    log = "\n".join([training(), TB, '  File "train.py", line 30, in <module>', "    dist.all_reduce(t)",
+                     "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                     "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), "
+                     "NCCL version 2.19.3",
+                     "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device "
+                     "error. ", "Last error:", "socketStartConnect: Connect to 10.0.0.2<35000> failed"])
+    c = classify(log)
+    assert (c.cls, c.line) == ("nccl", 44), c
+    # NCCL's own WARN line "... failed: ncclSystemError" before the same gloss
+    log = "\n".join([training(), "node02:3468:3905 [0] bootstrap.cc:275 NCCL WARN Bootstrap : ncclCommInitRank "
+                                 "failed: ncclSystemError",
+                     "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device "
+                     "error."])
+    assert classify(log).line == 41
+
+
+def test_repeated_device_side_asserts_show_the_first():
+    # pytorch aten/src/ATen/native/cuda/IndexKernel.cu: one line per failing thread, often hundreds
+    asserts = ["../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [5,0,0], thread: [%d,0,0] "
+               "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed." % t
+               for t in range(300)]
+    log = "\n".join([training()] + asserts + [TB, '  File "train.py", line 30, in <module>', "    y = emb(x)",
+                                              "RuntimeError: CUDA error: device-side assert triggered"])
+    c = classify(log)
+    assert (c.cls, c.line) == ("cuda_runtime", 41), c
+
+
+def test_an_exception_group_shows_the_exception_not_the_group_header():
+    # CPython 3.11+ traceback.py: a group's tracebacks drawn inside "  | " margins
+    log = "\n".join([training(), "  + Exception Group Traceback (most recent call last):",
+                     '  |   File "/home/u/run.py", line 20, in <module>', "  |     asyncio.run(main())",
+                     "  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)",
+                     "  +-+---------------- 1 ----------------", "    | Traceback (most recent call last):",
+                     '    |   File "/home/u/run.py", line 12, in fetch', "    |     raise ValueError('bad shard 7')",
+                     "    | ValueError: bad shard 7", "    +------------------------------------"])
+    c = classify(log)
+    assert (c.line, c.rule) == (49, "py_exception"), c
+    assert "bad shard 7" in c.detail
+
+
+def test_a_nan_stop_message_shows_the_first_nan_of_the_streak():
+    # a loop's own guard ("Loss is nan, stopping training") after the NaN reports that led to it
+    log = "\n".join([training(20)] + ["epoch 0 step %d loss=nan lr=1e-4" % s for s in range(21, 25)]
+                    + [TB, '  File "train.py", line 3, in <module>',
+                       "ValueError: Monitored metric train_loss = nan is not finite. Previous best value was inf."])
+    c = classify(log)
+    assert (c.cls, c.line) == ("nan_loss", 21), c
+
+
+# ---- "Killed" with no word of memory: one decision, everywhere ----
+
+def test_a_kill_with_no_memory_evidence_reads_as_the_oom_killer_unless_the_cgroup_says_otherwise():
+    # bash's job report, srun's task report, the bare line, and no line at all with exit 137
+    for line in ("/var/spool/slurmd/job1/slurm_script: line 12:  3468 Killed   python train.py",
+                 "srun: error: n1: task 0: Killed", "Killed", ""):
+        log = training() + "\n" + line
+        assert classify(log, 137).cls == "oom_killer", line
+        assert classify(log, -9).cls == "oom_killer", line
+        assert classify(log, 137, oom_kill_delta=0).cls == "unknown", line  # measured: no OOM kill
+        assert classify(log, 137, oom_kill_delta=1).cls == "oom_killer", line
+    assert "OOM killer assumed" in classify(training(), 137).detail  # the detail says it is a guess
