@@ -2562,7 +2562,10 @@ def _classify_table(folder):
               "That is what the blind held-out sets measure: logs written from cited public wording "
               "by someone who never saw the rules, each frozen before any fix made while looking at it "
               "(the frozen set's logs are never read; only its aggregate score is kept). "
-              "`python3 eval.py blind --corpus DIR --name NAME` scores one before and after."]
+              "`python3 eval.py blind --corpus DIR --name NAME` scores one before and after: class macro-F1, "
+              "and on sets that label them the evidence line (the labelled line or an equally good "
+              "alternative) and the failing rank (the first rank the detail names), each with a 95% "
+              "bootstrap interval; sets written before those labels existed show '-'."]
     lines += _blind_table(folder)
     return lines
 
