@@ -2242,7 +2242,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
             and ranks[hit.line - first_line] not in (None, root_rank):
         hit = _with_launcher_root(hit, bodies, root_rank)
     if hit is not None and hit.rule in AFTERMATH_RULES:
-        hit = _fault_before(log, start, hit) or hit
+        hit = _fault_of_aftermath(log, start, hit) or hit
     if hit is None or hit.cls not in _RANK_BLIND:
         # an Xid or ECC error a little before: other ranks' NCCL errors, CUDA errors or
         # interruptions are its consequences
@@ -2465,10 +2465,12 @@ def _may_match_above(log, keep):
     return False
 
 
-def _fault_before(log, start, hit):
+def _fault_of_aftermath(log, start, hit):
     """The hit is an aftermath (an abort, a cancel, a kill, a peer's abort): the first
-    infrastructure fault above it is the cause, in the region or in the lines shortly above
-    it with no progress in between (as _scheduler_end_before walks back)."""
+    infrastructure fault in the log's end is the cause: in the region, or in the lines shortly
+    above it with no progress in between (as _scheduler_end_before walks back). One printed
+    after the aftermath counts too: an epilogue's dmesg shows the Xid after the step's cancel,
+    a shell step's ENOSPC explains the iostream abort before it."""
     idx = hit.line - log.first_line
     keep = [r for r in log.rules if r.rule_id in FAULT_RULES]
     if not _may_match_above(log, lambda rule: rule.rule_id in FAULT_RULES):
@@ -2482,9 +2484,7 @@ def _fault_before(log, start, hit):
                 break
             shapes.add(_TEMPLATE_RE.sub("0", bodies[j]))
         lo = j
-    if lo >= idx:
-        return None
-    region = _Region(log.lines[:idx], log.kinds[:idx], lo, log.first_line)
+    region = _Region(log.lines, log.kinds, lo, log.first_line)
     found = [h for h in (_match_rule(region, rule) for rule in keep) if h is not None]
     return min(found, key=lambda h: h.line) if found else None
 

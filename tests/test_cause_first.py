@@ -114,6 +114,19 @@ def test_a_kernel_xid_line_after_the_watchdog_timeouts_is_gpu_hardware():
     assert (c.cls, c.rule) == ("gpu_hardware", "xid_hardware"), c
 
 
+def test_an_epilogues_xid_printed_after_the_step_cancel_is_still_the_cause():
+    # the job's epilogue dumps dmesg after srun's abort and slurmstepd's cancel
+    timeout = ("[rank0]:[E1016 03:33:45.317 ProcessGroupNCCL.cpp:568] [Rank 0] Watchdog caught collective "
+               "operation timeout: WorkNCCL(SeqNum=50, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+               "Timeout(ms)=600000) ran for 600011 milliseconds before timing out.")
+    log = "\n".join([training(prefix="[rank0]:"), timeout, TERMINATE, "srun: error: n1: tasks 0-7: Aborted (core dumped)",
+                     STEP_CANCELLED, "[ 1843.3] NVRM: Xid (PCI:0000:b3:00): 79, pid='<unknown>', name=<unknown>, "
+                     "GPU has fallen off the bus."])
+    for code in (134, 1):
+        c = classify(log, code)
+        assert (c.cls, c.line) == ("gpu_hardware", 45), (code, c)
+
+
 def test_timeout_exit_124_with_the_keyboardinterrupt_of_its_sigint_is_a_time_limit():
     # GNU coreutils manual, "timeout invocation": exit 124 if COMMAND times out; -s INT sends
     # SIGINT, which Python reports as a KeyboardInterrupt traceback.
