@@ -243,12 +243,14 @@ def line_right(row, verdict):
 
 def rank_right(row, verdict):
     """None when the row labels no failing rank (single-process runs, old sets); else whether
-    the first rank the detail names is the labelled one ('rank 3: ...')."""
+    the verdict names the labelled rank: its rank, or a 'rank N' in its detail ('rank 3: ...',
+    '... the launcher names rank 1 as the first failure')."""
     want = row.get("rank")
     if want is None:
         return None
-    m = _NAMED_RANK_RE.search(verdict.detail or "")
-    return m is not None and int(m.group(1)) == int(want)
+    if getattr(verdict, "rank", None) is not None and int(verdict.rank) == int(want):
+        return True
+    return int(want) in [int(n) for n in _NAMED_RANK_RE.findall(verdict.detail or "")]
 
 
 def bootstrap_share(hits, resamples=BOOTSTRAP_RESAMPLES, seed=SEED):
@@ -2564,7 +2566,7 @@ def _classify_table(folder):
               "(the frozen set's logs are never read; only its aggregate score is kept). "
               "`python3 eval.py blind --corpus DIR --name NAME` scores one before and after: class macro-F1, "
               "and on sets that label them the evidence line (the labelled line or an equally good "
-              "alternative) and the failing rank (the first rank the detail names), each with a 95% "
+              "alternative) and the failing rank (named by the verdict or its detail), each with a 95% "
               "bootstrap interval; sets written before those labels existed show '-'."]
     lines += _blind_table(folder)
     return lines

@@ -89,7 +89,9 @@ def test_line_and_rank_judges():
     assert EVAL.line_right({"evidence_line": 11, "evidence_alts": [12]}, v) is True
     assert EVAL.line_right({"evidence_line": 13, "evidence_alts": []}, v) is False
     assert EVAL.rank_right({"rank": 3}, v) is True
-    assert EVAL.rank_right({"rank": 1}, v) is False  # the first rank named is the one that counts
+    assert EVAL.rank_right({"rank": 1}, v) is True  # named in the detail: the launcher's first failure
+    assert EVAL.rank_right({"rank": 2}, v) is False
+    assert EVAL.rank_right({"rank": 13}, v) is False  # "rank 1" and "rank 3" are not rank 13
     assert EVAL.rank_right({"rank": None}, v) is None
 
 
