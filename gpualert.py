@@ -911,11 +911,13 @@ FAILURE_RULES = (
      r"|Timeout at NCCL work: \d+|Exception \(either an error or timeout\) detected by watchdog at work",
      "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", _H_WATCHDOG),
     # NCCL's own report of a failed InfiniBand/RoCE or socket transfer (transport/net_ib.cc,
-    # ib_plugin.c; misc/socket.cc): printed at WARN level, the first sign of a network fault.
+    # ib_plugin.c; misc/socket.cc) or verbs call (misc/ibvwrap.cc "Call to ibv_... failed with
+    # error ..."): printed at WARN level, the first sign of a network fault.
     ("nccl_transport", "nccl",
      r"NET/IB ?: Got completion from peer (?P<peer>\S+) with (?:error |status=)(?P<status>\d+)"
-     r"|NET/(?:IB|Socket) ?: (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]{0,80})",
-     "NCCL network transport error|status {status} from peer {peer}|{what}", _H_NCCL),
+     r"|NET/(?:IB|Socket) ?: (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]{0,80})"
+     r"|Call to (?P<verb>ibv_\w+) failed(?: with error (?P<err>[^\n]{1,60}))?",
+     "NCCL network transport error|status {status} from peer {peer}|{what}|{verb} failed|{err}", _H_NCCL),
     ("nccl_result", "nccl",
      r"\b(?P<code>ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
      r"|ncclInvalidUsage|ncclRemoteError)\b",
@@ -1451,7 +1453,7 @@ TRIGGER_WORDS = (
     "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c", "check fail", "corrupt", "invalid pointer",
     "invalid size", "invalid next size", "double free", "stack smashing", "rminitadapter",
     "primary config", "could not override", "valid checkpoint", "_dynamo.exc.", "tensor for argument",
-    "exited unexpectedly", "net/ib", "net/socket", "wrote only",
+    "exited unexpectedly", "net/ib", "net/socket", "wrote only", "ibv_",
 )
 
 

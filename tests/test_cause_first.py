@@ -76,6 +76,14 @@ def test_an_infiniband_transport_error_beats_the_terminate_sigabrt_and_step_canc
         assert "status 12" in c.detail
 
 
+def test_a_failed_verbs_call_is_the_transport_fault_too():
+    # NCCL misc/ibvwrap.cc's wrapper: "Call to ibv_modify_qp failed with error %s"
+    log = "\n".join([training(), "n1:3468:3905 [0] misc/ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed "
+                                 "with error Connection timed out errno 110", TERMINATE, "Aborted (core dumped)"])
+    c = classify(log, 134)
+    assert (c.cls, c.rule, c.line) == ("nccl", "nccl_transport", 41), c
+
+
 def test_an_illegal_memory_access_beats_the_distbackenderror_terminate_it_causes():
     # InternLM/lmdeploy#3258, vllm-project/vllm#8177: the watchdog rethrows the CUDA error.
     log = "\n".join([training(prefix="[rank2]:"),
