@@ -10837,7 +10837,7 @@ def cmd_classify(args):
             continue
         if getattr(args, "json", False):
             print(json.dumps({"path": path, "class": c.cls, "detail": c.detail, "line": c.line,
-                              "evidence": c.evidence, "remediation": c.remediation}))
+                              "evidence": c.evidence, "remediation": c.remediation, "rank": c.rank}))
         else:
             print(_format_plain(path, c))
     return status

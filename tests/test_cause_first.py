@@ -201,7 +201,7 @@ def test_an_lsf_verdict_at_the_top_beats_output_that_just_stops(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
     import json
     got = json.loads(out.stdout)
-    assert (got["class"], got["line"]) == ("walltime", 5), out
+    assert (got["class"], got["line"], got["rank"]) == ("walltime", 5, None), out
 
 
 # ---- the evidence line: where the error starts ----
@@ -270,3 +270,16 @@ def test_a_kill_with_no_memory_evidence_reads_as_the_oom_killer_unless_the_cgrou
         assert classify(log, 137, oom_kill_delta=0).cls == "unknown", line  # measured: no OOM kill
         assert classify(log, 137, oom_kill_delta=1).cls == "oom_killer", line
     assert "OOM killer assumed" in classify(training(), 137).detail  # the detail says it is a guess
+
+
+def test_classify_json_names_the_failing_rank(tmp_path):
+    import json
+    import subprocess
+    path = tmp_path / "ranks.log"
+    path.write_text(training(prefix="[1,0]<stdout>:") + "\n" + "\n".join(
+        "[1,3]<stderr>:" + line for line in (TB, '  File "/home/u/train.py", line 41, in <module>',
+                                             "KeyError: 'input_ids'")) + "\n")
+    out = subprocess.run([sys.executable, str(ga.__file__), "classify", "--json", "--exit-code", "1", str(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    got = json.loads(out.stdout)
+    assert (got["rank"], got["line"]) == (3, 43) and got["detail"].startswith("rank 3: "), out
