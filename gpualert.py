@@ -1048,7 +1048,7 @@ FAILURE_RULES = (
      r"|invalid next size[^\n]*|double free[^\n]*|corrupt[^\n]*|memory corruption[^\n]*)"
      r"|double free or corruption(?: \(\w+\))?|corrupted (?:double-linked list|size vs\. prev_size)[^\n]*"
      r"|\*\*\* stack smashing detected \*\*\*)"
-     r"|^\S+: \S+:\d+: [^\n]+: Assertion `(?P<cassert>[^'\n]+)' failed\.$"
+     r"|^(?:\S+: )?\S+:\d+: [^\n]+: Assertion `(?P<cassert>[^'\n]+)' failed\.$"
      r"|^F(?:\d{4} [\d:.]+ +\d+| external/\S+|\S*) \S*\] Check failed: (?P<check>[^\n]+)"
      r"|\*\*\* Check failure stack trace: \*\*\*",
      "uncaught {type}|{glibc}|C assertion `{cassert}`|check failed: {check}",
@@ -1470,12 +1470,18 @@ _HINT_BY_ID = dict((row[0], row[4]) for row in FAILURE_RULES)
 _RANK_PREFIX = (r"\[(?:rank|default|RANK)?(\d+)\]:"
                 r"|\[\d+,(?:mpirank:)?(\d+)(?:,[^\]\n]{0,70})?\]<std(?:out|err)>:"
                 r"|\[[^\]\n]{1,80}\]<std(?:out|err)>:|\s*(\d+): ")
-_RANK_PREFIX_RE = re.compile(_RANK_PREFIX)
+#: pdsh's "host: " (DeepSpeed's multi-node launcher, `pdsh -w`): a host name has a digit or a
+#: hyphen ("gpu-node-1", "worker-0", "a085"); a tool's "tar: " or "bash: " has neither, and an
+#: exception's name ("Py4JJavaError: ") is not a host.
+_HOST_PREFIX = r"[A-Za-z][\w.]*[\d-][\w.-]*(?<!Error)(?<!Exception)(?<!Warning): "
+_HOST_PREFIX_RE = re.compile(_HOST_PREFIX)
+_RANK_PREFIX_RE = re.compile("(?:%s)?(?:%s)" % (_HOST_PREFIX, _RANK_PREFIX))
 
 
 def rank_prefix(line, pos=0):
-    """(rank or None, where the prefix ends) of a rank prefix at line[pos:]; (None, pos) when
-    there is none. A prefix without a rank number ([host]<stdout>:) gives (None, its end)."""
+    """(rank or None, where the prefix ends) of a rank prefix at line[pos:], a pdsh host before
+    it included; (None, pos) when there is none. A prefix without a rank number
+    ([host]<stdout>:) gives (None, its end)."""
     m = _RANK_PREFIX_RE.match(line, pos)
     if m is None:
         return None, pos
@@ -1484,8 +1490,12 @@ def rank_prefix(line, pos=0):
 
 
 def strip_rank_prefix(line):
-    """The line without its leading rank prefix (what the program itself printed)."""
-    return line[rank_prefix(line)[1]:]
+    """The line without its leading rank prefix, or pdsh's host (what the program printed)."""
+    end = rank_prefix(line)[1]
+    if not end:
+        m = _HOST_PREFIX_RE.match(line)
+        end = m.end() if m else 0
+    return line[end:]
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
@@ -1495,10 +1505,11 @@ _ERASE_RE = re.compile(r"^(?:\x1b\[[0-9;]*[A-HJf])*\x1b\[[02]?K")
 #: and leading timestamps (ISO 8601 / RFC 3339 as kubectl --timestamps and docker logs -t
 #: write them, Python logging's asctime, [bracketed] ones) with an optional log level, and
 #: vLLM's "ERROR 03-10 08:07:20 [core.py:302] " / "INFO 11-18 18:07:28 engine.py:366] " headers,
-#: and the "  | " margin Python 3.11+ draws around an exception group's tracebacks.
+#: the "  | " margin Python 3.11+ draws around an exception group's tracebacks, and pdsh's host.
 #: WARNING/WARN levels are kept: they mark the line as noise.
 _PREFIX_RE = re.compile(r"^(?:(?:" + _RANK_PREFIX + r")(?:(?<=\]:) )?"  # "[rank3]: " too
                         r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) | {2,}\| "  # Ray's tags; an exception group's margin
+                        r"|" + _HOST_PREFIX +
                         r"|\[?(?:\d{4}-\d\d-\d\d[T ]|\d\d/\d\d/\d{4} )\d\d:\d\d:\d\d(?:[.,]\d+)?"
                         r"(?:Z|[+-]\d\d:?\d\d)?\]?(?: -)? +"
                         r"(?:\[?(?:INFO|DEBUG|ERROR|CRITICAL|FATAL|NOTICE)\]?(?::| -)? +)?"
@@ -1625,7 +1636,7 @@ def _prepare(text, raws=None):
         if len(raw) > MAX_LINE_CHARS:
             raw = _cap_line(raw)
         body = raw
-        if raw[:1] in _PREFIX_START:
+        if raw[:1] in _PREFIX_START or ": " in raw[:80] and _HOST_PREFIX_RE.match(raw):
             for _ in range(3):
                 m = _PREFIX_RE.match(body)
                 if not m:

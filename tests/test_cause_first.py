@@ -283,3 +283,17 @@ def test_classify_json_names_the_failing_rank(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
     got = json.loads(out.stdout)
     assert (got["rank"], got["line"]) == (3, 43) and got["detail"].startswith("rank 3: "), out
+
+
+def test_pdsh_host_prefixes_are_read_through_and_the_rank_behind_them_named():
+    # DeepSpeed's multi-node launcher runs ranks through pdsh (deepspeed/launcher/multinode_runner.py
+    # PDSHRunner), which prefixes every remote line with "host: "; torchrun's [rankN]: may follow.
+    lines = [TB, '  File "/home/u/train.py", line 41, in <module>', "    main()", "KeyError: 'input_ids'"]
+    for prefix, rank in (("worker-1: [rank3]:", 3), ("gpu-node-1: ", None)):
+        log = training(prefix="worker-0: [rank0]:") + "\n" + "\n".join(prefix + line for line in lines)
+        c = classify(log)
+        assert (c.cls, c.rule, c.line, c.rank) == ("traceback", "py_exception", 44, rank), (prefix, c)
+    assert ga.strip_rank_prefix('worker-1: [rank3]:  File "/home/u/train.py", line 41, in main').startswith("  File")
+    # a tool's own name (no digit or hyphen) and an exception's name stay part of the line
+    assert classify(training() + "\nbash: line 1: foo: command not found").rule == "cmd_not_found"
+    assert classify(training() + "\nPy4JJavaError: An error occurred while calling o42.save").rule == "py_exception"
