@@ -219,10 +219,63 @@ def predict_last_exception(row, text):
     return EXCEPTION_MAP.get(names[-1].split(".")[-1], "traceback")
 
 
-def predict_gpualert(module, corpus, row):
+def verdict_gpualert(module, corpus, row):
+    """gpualert's whole verdict on one labelled log (class, line, detail, ...)."""
     facts = {"exit_code": row.get("true_exit_code")}
-    c = module.classify_log(os.path.join(corpus, row["log_path"]), facts)
-    return c.cls or SUCCESS
+    return module.classify_log(os.path.join(corpus, row["log_path"]), facts)
+
+
+def predict_gpualert(module, corpus, row):
+    return verdict_gpualert(module, corpus, row).cls or SUCCESS
+
+
+_NAMED_RANK_RE = re.compile(r"\brank (\d+)\b")
+
+
+def line_right(row, verdict):
+    """None when the row labels no evidence line; else whether the verdict's line (1-based, in
+    the log file) is the labelled one or one of its equally good alternatives."""
+    want = row.get("evidence_line")
+    if want is None:
+        return None
+    return verdict.line is not None and (verdict.line == want or verdict.line in (row.get("evidence_alts") or ()))
+
+
+def rank_right(row, verdict):
+    """None when the row labels no failing rank (single-process runs, old sets); else whether
+    the verdict names the labelled rank: its rank, or a 'rank N' in its detail ('rank 3: ...',
+    '... the launcher names rank 1 as the first failure')."""
+    want = row.get("rank")
+    if want is None:
+        return None
+    if getattr(verdict, "rank", None) is not None and int(verdict.rank) == int(want):
+        return True
+    return int(want) in [int(n) for n in _NAMED_RANK_RE.findall(verdict.detail or "")]
+
+
+def bootstrap_share(hits, resamples=BOOTSTRAP_RESAMPLES, seed=SEED):
+    """95% percentile interval of the share of True in hits over item resamples (deterministic)."""
+    import random
+    if not hits:
+        return 0.0, 0.0
+    rng = random.Random(seed)
+    n, values = len(hits), []
+    for _ in range(resamples):
+        values.append(sum(1 for _ in range(n) if hits[rng.randrange(n)]) / float(n))
+    values.sort()
+    return values[int(0.025 * (resamples - 1))], values[int(0.975 * (resamples - 1))]
+
+
+def locate_scores(rows, verdicts):
+    """Evidence-line and rank accuracy over the rows that label them: {"line": {...}, "rank":
+    {...}}, each with right, n, share and its bootstrap interval; n 0 for a set without labels."""
+    out = {}
+    for name, judge in (("line", line_right), ("rank", rank_right)):
+        hits = [h for h in (judge(r, v) for r, v in zip(rows, verdicts)) if h is not None]
+        lo, hi = bootstrap_share(hits)
+        out[name] = {"right": sum(hits), "n": len(hits), "share": sum(hits) / float(len(hits)) if hits else None,
+                     "ci95": [lo, hi]}
+    return out
 
 
 def score_method(truth, pred, keyword_pred):
@@ -240,8 +293,9 @@ def run_classify(corpus, module_path):
     truth = [r["mode"] for r in rows]
     texts = [read_log(corpus, r) for r in rows]
     t0 = time.time()
-    preds = {"gpualert": [predict_gpualert(module, corpus, r) for r in rows]}
+    verdicts = [verdict_gpualert(module, corpus, r) for r in rows]
     elapsed = time.time() - t0
+    preds = {"gpualert": [v.cls or SUCCESS for v in verdicts]}
     preds["keyword"] = [predict_keyword(r, t) for r, t in zip(rows, texts)]
     preds["last_exception"] = [predict_last_exception(r, t) for r, t in zip(rows, texts)]
     preds["exit_code"] = [predict_exit_code(r, t) for r, t in zip(rows, texts)]
@@ -253,6 +307,7 @@ def run_classify(corpus, module_path):
                               for c, v in per_class_scores(truth, pred, classes).items())
         m["confusion"] = [[t, p, n] for (t, p), n in sorted(confusion(truth, pred).items())]
         methods[name] = m
+    methods["gpualert"]["locate"] = locate_scores(rows, verdicts)
     errors = [{"id": r.get("id"), "true": t, "pred": p}
               for r, t, p in zip(rows, truth, preds["gpualert"]) if t != p]
     return {"corpus": os.path.abspath(corpus), "module": os.path.abspath(module_path), "items": len(rows),
@@ -376,19 +431,45 @@ def cmd_blind(args):
         for label, module, commit in (("before", before, args.before),
                                       ("after", os.path.join(HERE, "gpualert.py"), after_commit + ("+" if dirty else ""))):
             m = run_classify(args.corpus, module)["methods"]["gpualert"]
-            rows.append((args.name, label, commit, m["successes"], "%.4f" % m["macro_f1"],
+            rows.append([args.name, label, commit, m["successes"], "%.4f" % m["macro_f1"],
                          "%.4f" % m["macro_f1_ci95"][0], "%.4f" % m["macro_f1_ci95"][1],
-                         "%.4f" % m["false_alarm_rate"], time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+                         "%.4f" % m["false_alarm_rate"], time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())]
+                        + _locate_cells(m["locate"]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     items = len(read_labels(args.corpus))
-    write_csv(os.path.join(args.results, "classify_blind_%s.csv" % args.name),
-              ("set", "classifier", "commit", "successes", "macro_f1", "ci_low", "ci_high", "false_alarm_rate",
-               "measured"), rows)
+    write_csv(os.path.join(args.results, "classify_blind_%s.csv" % args.name), BLIND_CSV_HEADER, rows)
     for row in rows:
-        print("blind set %s (%d logs, %s successes): %s (%s) macro-F1 %s [%s, %s], false alarms %s"
-              % (row[0], items, row[3], row[1], row[2], row[4], row[5], row[6], row[7]))
+        print("blind set %s (%d logs, %s successes): %s (%s) macro-F1 %s [%s, %s], false alarms %s; "
+              "evidence line %s; rank %s"
+              % (row[0], items, row[3], row[1], row[2], row[4], row[5], row[6], row[7],
+                 _share_text(row[9:14]), _share_text(row[14:19])))
     return 0
+
+
+BLIND_CSV_HEADER = ("set", "classifier", "commit", "successes", "macro_f1", "ci_low", "ci_high",
+                    "false_alarm_rate", "measured", "line_right", "line_n", "line_acc", "line_ci_low",
+                    "line_ci_high", "rank_right", "rank_n", "rank_acc", "rank_ci_low", "rank_ci_high")
+
+
+def _locate_cells(locate):
+    """The CSV cells of locate_scores: right, n, share, interval per measure; blank without labels."""
+    cells = []
+    for name in ("line", "rank"):
+        s = locate[name]
+        if not s["n"]:
+            cells += ["", "0", "", "", ""]
+        else:
+            cells += [s["right"], s["n"], "%.4f" % s["share"], "%.4f" % s["ci95"][0], "%.4f" % s["ci95"][1]]
+    return cells
+
+
+def _share_text(cells):
+    """'0.9500 [0.91, 0.98] (171/180)' from right, n, share, low, high; 'not labelled' without."""
+    right, n, share, lo, hi = [str(c) for c in cells]
+    if not share:
+        return "not labelled"
+    return "%s [%s, %s] (%s/%s)" % (share, lo, hi, right, n)
 
 
 # ==== Reliability and performance experiments ====
@@ -2569,7 +2650,10 @@ def _classify_table(folder):
               "That is what the blind held-out sets measure: logs written from cited public wording "
               "by someone who never saw the rules, each frozen before any fix made while looking at it "
               "(the frozen set's logs are never read; only its aggregate score is kept). "
-              "`python3 eval.py blind --corpus DIR --name NAME` scores one before and after."]
+              "`python3 eval.py blind --corpus DIR --name NAME` scores one before and after: class macro-F1, "
+              "and on sets that label them the evidence line (the labelled line or an equally good "
+              "alternative) and the failing rank (named by the verdict or its detail), each with a 95% "
+              "bootstrap interval; sets written before those labels existed show '-'."]
     lines += _blind_table(folder)
     return lines
 
@@ -2582,12 +2666,24 @@ def _blind_table(folder):
         by = dict((row["classifier"], row) for row in found)
         if "before" in by and "after" in by:
             b, a = by["before"], by["after"]
-            rows.append("| %s | %s (%s) | %s (%s) | %s | %s |" % (
-                b["set"], _f1(b), b["commit"], _f1(a), a["commit"], a["false_alarm_rate"], a["measured"]))
+            rows.append("| %s | %s (%s) | %s (%s) | %s | %s | %s | %s |" % (
+                b["set"], _f1(b), b["commit"], _f1(a), a["commit"], _located(b, a, "line"),
+                _located(b, a, "rank"), a["false_alarm_rate"], a["measured"]))
     if not rows:
         return []
-    return ["", "| blind set | macro-F1 before | macro-F1 after | false alarms after | measured |",
-            "|---|---|---|---|---|"] + rows
+    return ["", "| blind set | macro-F1 before | macro-F1 after | evidence line before -> after "
+            "| failing rank before -> after | false alarms after | measured |",
+            "|---|---|---|---|---|---|---|"] + rows
+
+
+def _located(before, after, name):
+    """'0.8950 [0.85, 0.94] -> 0.9600 [...]' for a set that labels lines or ranks; '-' else
+    (sets written before those labels existed, and CSVs written before the columns did)."""
+    if not after.get(name + "_acc"):
+        return "-"
+    return "%s -> %s" % tuple("%s [%s, %s] (%s/%s)" % (r.get(name + "_acc") or "-", r.get(name + "_ci_low"),
+                                                        r.get(name + "_ci_high"), r.get(name + "_right"),
+                                                        r.get(name + "_n")) for r in (before, after))
 
 
 def _summary_rows(path):

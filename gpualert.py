@@ -113,8 +113,11 @@ TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the c
 #: in INFO, "nccl", "gpu"), which would fill the bounded list before a decisive line far down.
 #: For the same reason a name used as a key (`train/MeanSquaredError=0.3`, `'Error': 2`) is no
 #: evidence: a log's metric lines would use up the list before its one exception line.
+# A scheduler's verdict may stand at the top of the file (LSF's job report before the output,
+# TERM_RUNLIMIT), so its words are markers too: it beats the silence of a log that just stops.
+SCHEDULER_MARKERS = ("CANCELLED", "TERM_[A-Z]+:", "PBS: job killed", "wallclock")
 EVIDENCE_MARKERS = ("Error([^='\"]|$)", "Exception", "Traceback", "Killed", "Segmentation fault", "Root Cause",
-                    "CANCELLED", "FATAL", "out of memory")
+                    "FATAL", "out of memory") + SCHEDULER_MARKERS
 EVIDENCE_MAX_LINES = 1000  # the first ones: a root cause comes before its consequences
 EVIDENCE_READ_BYTES = 4 << 20
 EVIDENCE_SCAN_S = 2.0
@@ -307,8 +310,11 @@ def default_config():
 
 # ==== Records and errors ====
 
+# rank: the rank whose line the verdict rests on (or that a launcher named), None when the
+# log shows none; every renderer reads it from here.
 Classification = collections.namedtuple(
-    "Classification", "cls rule detail line evidence remediation")
+    "Classification", "cls rule detail line evidence remediation rank")
+Classification.__new__.__defaults__ = (None,)
 
 
 RunResult = collections.namedtuple(
@@ -856,7 +862,7 @@ FAILURE_RULES = (
     # The command could not be started.
     ("cmd_not_found", "exec_failure",
      r"^(?:\S+: line \d+|(?:\S*/)?(?:ba|da|z"
-     r"|k)?sh(?:: line \d+)?): (?P<cmd>[^:\n]+): (?P<why>command not found|Permission denied"
+     r"|k)?sh(?:: line \d+)?): (?P<cmd>[^:\n]+): (?P<why>command not found"
      r"|No such file or directory"
      r"|cannot execute: required file not found|cannot execute binary file(?:: Exec format error)?)\s*$"
      r"|^(?:\S*/)?(?:da)?sh: \d+: (?:exec: )?(?P<cmd2>\S+): not found|bad interpreter: (?P<why2>[^\n]+)"
@@ -874,6 +880,14 @@ FAILURE_RULES = (
      "|{cmd10}: {why10}|{cmd11}: unknown command|execvp {cmd9}|{why9}",
      "Check the command name, PATH, the #! line and the execute bit, and the environment your job "
      "script activates."),
+    # The shell could not open a path: a redirect's target (`> /shared/metrics.log`) or a script
+    # without the execute bit. A permission error; exit 126 (the command itself could not run)
+    # makes it exec_failure (_as_exec_failure), as bash's own status says.
+    ("shell_permission", "permission",
+     r"^(?:\S+: line \d+|(?:\S*/)?(?:ba|da|z|k)?sh(?:: line \d+)?): (?P<path>[^:\n]+): Permission denied\s*$",
+     "permission denied: {path}",
+     "The shell could not open {path}: check the permissions of the file and its directory (a redirect "
+     "target must be writable), or write somewhere you own."),
     # The interpreter started and could not open the script: a missing file (an unreadable one is
     # a permission error, left to the permission rule). Both blind sets label it by its errno.
     ("script_not_found", "file_not_found",
@@ -913,6 +927,14 @@ FAILURE_RULES = (
      r"|ProcessGroupNCCL's watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
      r"|Timeout at NCCL work: \d+|Exception \(either an error or timeout\) detected by watchdog at work",
      "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", _H_WATCHDOG),
+    # NCCL's own report of a failed InfiniBand/RoCE or socket transfer (transport/net_ib.cc,
+    # ib_plugin.c; misc/socket.cc) or verbs call (misc/ibvwrap.cc "Call to ibv_... failed with
+    # error ..."): printed at WARN level, the first sign of a network fault.
+    ("nccl_transport", "nccl",
+     r"NET/IB ?: Got completion from peer (?P<peer>\S+) with (?:error |status=)(?P<status>\d+)"
+     r"|NET/(?:IB|Socket) ?: (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]{0,80})"
+     r"|Call to (?P<verb>ibv_\w+) failed(?: with error (?P<err>[^\n]{1,60}))?",
+     "NCCL network transport error|status {status} from peer {peer}|{what}|{verb} failed|{err}", _H_NCCL),
     ("nccl_result", "nccl",
      r"\b(?P<code>ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
      r"|ncclInvalidUsage|ncclRemoteError)\b",
@@ -1006,6 +1028,12 @@ FAILURE_RULES = (
     ("no_space_left", "disk_full",
      r"[Nn]o space left on device|\[Errno 28\]|\bENOSPC\b|\bdatabase or disk is full\b",
      "no space left on device", _H_DISK),
+    # A write the device took only part of (tar's "Wrote only 4096 of 10240 bytes"): the
+    # file system is full (GNU tar, src/system.c, sys_write_archive_error / write_error_details).
+    ("short_write", "disk_full", r"\bWrote only (?P<got>\d+) of (?P<want>\d+) bytes",
+     "short write: only {got} of {want} bytes written (file system full?)",
+     "A write stopped part-way: the file system is most likely full (check df). A per-file size limit "
+     "(CephFS's max_file_size, ulimit -f) writes the same words."),
     ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
      "disk quota exceeded", _H_DISK),
     # A program that checks free space before writing (datasets, installers, checkpointers).
@@ -1037,7 +1065,7 @@ FAILURE_RULES = (
      r"|invalid next size[^\n]*|double free[^\n]*|corrupt[^\n]*|memory corruption[^\n]*)"
      r"|double free or corruption(?: \(\w+\))?|corrupted (?:double-linked list|size vs\. prev_size)[^\n]*"
      r"|\*\*\* stack smashing detected \*\*\*)"
-     r"|^\S+: \S+:\d+: [^\n]+: Assertion `(?P<cassert>[^'\n]+)' failed\.$"
+     r"|^(?:\S+: )?\S+:\d+: [^\n]+: Assertion `(?P<cassert>[^'\n]+)' failed\.$"
      r"|^F(?:\d{4} [\d:.]+ +\d+| external/\S+|\S*) \S*\] Check failed: (?P<check>[^\n]+)"
      r"|\*\*\* Check failure stack trace: \*\*\*",
      "uncaught {type}|{glibc}|C assertion `{cassert}`|check failed: {check}",
@@ -1088,7 +1116,7 @@ FAILURE_RULES = (
     # integer division by zero (FPE_INTDIV); floating-point operations do not trap by default.
     ("div_zero", "div_zero",
      r"ZeroDivisionError(?:: (?P<msg>.+))?|\b(?:integer |float )?division(?: or modulo)? by zero\b"
-     r"|Floating point exception|(?<!or )\bSIGFPE\b(?!,| or )|exitcode\s*: -8\b|failed \(exitcode: -8\)"
+     r"|Floating point exception(?! trapping)|(?<!or )\bSIGFPE\b(?!,| or )|exitcode\s*: -8\b|failed \(exitcode: -8\)"
      r"|exits with return code = -8\b|exited on signal 8\b",
      "{msg}", "A division by zero, often an empty batch, dataset split or metric denominator. "
               "Guard the denominator."),
@@ -1214,6 +1242,20 @@ SIDE_STOP_RULES = frozenset(("timeout_cmd",))
 CLEAN_EXIT_CLASSES = frozenset(("walltime", "preempted", "interrupted"))
 #: Rules searched only when the run exited 0 (a handler that caught the stop signal).
 CLEAN_EXIT_RULES = frozenset(("graceful_signal",))
+#: Infrastructure faults (the GPU, its memory, the interconnect, the disk, the host's memory):
+#: the first one is the cause of the aftermath that follows it (AFTERMATH_RULES). A peer's
+#: disappearance (ncclRemoteError, gloo's reset by peer) is not one: it follows a rank's death.
+FAULT_RULES = frozenset(("nccl_transport", "xid_hardware", "gpu_off_bus", "ecc_uncorrectable", "nvlink_uncorrectable",
+                         "cuda_error", "cuda_lib_error", "cuda_device_assert", "cuda_oom", "cuda_error_oom",
+                         "kernel_oom_kill", "slurm_oom_kill", "sched_mem_limit", "no_space_left",
+                         "disk_quota", "short_write", "checkpoint_write"))
+#: What follows a cause rather than being one: an abort, a cancel, a kill, a peer's abort, a
+#: stop signal's own report (its KeyboardInterrupt traceback). An infrastructure fault shortly
+#: before one is the cause; timeout(1)'s exit 124 names who sent the stop signal.
+AFTERMATH_RULES = frozenset(("slurm_cancelled", "native_abort", "shell_killed", "sigkill_seen", "nccl_aborted",
+                             "nccl_watchdog", "keyboard_interrupt", "graceful_signal", "launcher_signal"))
+#: Rules that also read lines logged at WARN level (NCCL prints its transport faults as "NCCL WARN").
+_WARNED_RULES = SCHEDULER_END_RULES | CLEAN_EXIT_RULES | frozenset(("nccl_transport",))
 
 
 SCHEDULER_LOOKBACK_LINES = 100
@@ -1224,6 +1266,9 @@ TIMEOUT_EXIT_CODE = 124
 _EXEC_LOOKALIKE = frozenset(("file_not_found", "permission"))
 #: Rules whose lines need the "last loss reported" check.
 LOSS_REPORT_RULES = frozenset(("nan_loss_report",))
+#: A training loop's stop message about a non-finite loss: the first NaN report before it is
+#: where the run diverged (its evidence line).
+NAN_STOP_RULES = frozenset(("nan_metric_stop", "nan_detectron"))
 NAN_GRAD_REPORTS = 3  # non-finite gradient norms a run ends on that are divergence, whatever the loss
 
 Rule = collections.namedtuple("Rule", "rule_id cls regex detail hint")
@@ -1425,7 +1470,7 @@ TRIGGER_WORDS = (
     "mps tensor", "xpu tensor", "hpu tensor", "btl_tcp", "ctrl-c", "check fail", "corrupt", "invalid pointer",
     "invalid size", "invalid next size", "double free", "stack smashing", "rminitadapter",
     "primary config", "could not override", "valid checkpoint", "_dynamo.exc.", "tensor for argument",
-    "exited unexpectedly",
+    "exited unexpectedly", "net/ib", "net/socket", "wrote only", "ibv_",
 )
 
 
@@ -1434,16 +1479,54 @@ _HINT_BY_ID = dict((row[0], row[4]) for row in FAILURE_RULES)
 
 # ==== Pure core: classification ====
 
+#: The one grammar of the rank prefixes launchers put on a line, read by the classifier, the
+#: metrics parser and the renderers: torchrun's --tee/-l and `--redirects` ([3]:, [rank3]:,
+#: [default3]:, [RANK3]:), Open MPI's --tag-output ([1,3]<stderr>: jobid,rank) and SageMaker's
+#: ([1,mpirank:3,algo-1]<stdout>:), srun --label ("3: ", padded with spaces). A bracketed
+#: <stdout>/<stderr> tag without a rank in that place is a prefix with no rank.
+_RANK_PREFIX = (r"\[(?:rank|default|RANK)?(\d+)\]:"
+                r"|\[\d+,(?:mpirank:)?(\d+)(?:,[^\]\n]{0,70})?\]<std(?:out|err)>:"
+                r"|\[[^\]\n]{1,80}\]<std(?:out|err)>:|\s*(\d+): ")
+#: pdsh's "host: " (DeepSpeed's multi-node launcher, `pdsh -w`): a host name has a digit or a
+#: hyphen ("gpu-node-1", "worker-0", "a085"); a tool's "tar: " or "bash: " has neither, and an
+#: exception's name ("Py4JJavaError: ") is not a host.
+_HOST_PREFIX = r"[A-Za-z][\w.]*[\d-][\w.-]*(?<!Error)(?<!Exception)(?<!Warning): "
+_HOST_PREFIX_RE = re.compile(_HOST_PREFIX)
+_RANK_PREFIX_RE = re.compile("(?:%s)?(?:%s)" % (_HOST_PREFIX, _RANK_PREFIX))
+
+
+def rank_prefix(line, pos=0):
+    """(rank or None, where the prefix ends) of a rank prefix at line[pos:], a pdsh host before
+    it included; (None, pos) when there is none. A prefix without a rank number
+    ([host]<stdout>:) gives (None, its end)."""
+    m = _RANK_PREFIX_RE.match(line, pos)
+    if m is None:
+        return None, pos
+    number = m.group(1) or m.group(2) or m.group(3)
+    return (int(number) if number is not None else None), m.end()
+
+
+def strip_rank_prefix(line):
+    """The line without its leading rank prefix, or pdsh's host (what the program printed)."""
+    end = rank_prefix(line)[1]
+    if not end:
+        m = _HOST_PREFIX_RE.match(line)
+        end = m.end() if m else 0
+    return line[end:]
+
+
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _ERASE_RE = re.compile(r"^(?:\x1b\[[0-9;]*[A-HJf])*\x1b\[[02]?K")
 #: Line prefixes that launchers and log collectors add: rank tags ([rank3]:, [default3]:, 3: ),
 #: MPI/SageMaker tags ([1,0]<stderr>:, [1,mpirank:0,algo-1]<stdout>:), Ray's (pid=...) tags,
 #: and leading timestamps (ISO 8601 / RFC 3339 as kubectl --timestamps and docker logs -t
 #: write them, Python logging's asctime, [bracketed] ones) with an optional log level, and
-#: vLLM's "ERROR 03-10 08:07:20 [core.py:302] " / "INFO 11-18 18:07:28 engine.py:366] " headers.
+#: vLLM's "ERROR 03-10 08:07:20 [core.py:302] " / "INFO 11-18 18:07:28 engine.py:366] " headers,
+#: the "  | " margin Python 3.11+ draws around an exception group's tracebacks, and pdsh's host.
 #: WARNING/WARN levels are kept: they mark the line as noise.
-_PREFIX_RE = re.compile(r"^(?:\[(?:rank|default|RANK)?\d+\]: ?|\s*\d+: |\[[^\]\n]{1,80}\]<std(?:out|err)>:"
-                        r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) "
+_PREFIX_RE = re.compile(r"^(?:(?:" + _RANK_PREFIX + r")(?:(?<=\]:) )?"  # "[rank3]: " too
+                        r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) | {2,}\| "  # Ray's tags; an exception group's margin
+                        r"|" + _HOST_PREFIX +
                         r"|\[?(?:\d{4}-\d\d-\d\d[T ]|\d\d/\d\d/\d{4} )\d\d:\d\d:\d\d(?:[.,]\d+)?"
                         r"(?:Z|[+-]\d\d:?\d\d)?\]?(?: -)? +"
                         r"(?:\[?(?:INFO|DEBUG|ERROR|CRITICAL|FATAL|NOTICE)\]?(?::| -)? +)?"
@@ -1534,8 +1617,8 @@ def _teardown_only(raws, header):
     launcher's summary and other ranks' NCCL chatter, watchdog aborts and faulthandler
     stacks (64 ranks print thousands of lines) repeat a few shapes (numbers blanked), and
     the traceback's own rank reports no progress."""
-    tag = _RANK_TAG_RE.match(raws[header])
-    tag = tag.group(0) if tag else None
+    end = rank_prefix(raws[header])[1]
+    tag = raws[header][:end] if end else None
     shapes, progress, seen = set(), 0, 0
     for raw in raws[header + 1:]:
         if "NCCL " in raw:
@@ -1570,7 +1653,7 @@ def _prepare(text, raws=None):
         if len(raw) > MAX_LINE_CHARS:
             raw = _cap_line(raw)
         body = raw
-        if raw[:1] in _PREFIX_START:
+        if raw[:1] in _PREFIX_START or ": " in raw[:80] and _HOST_PREFIX_RE.match(raw):
             for _ in range(3):
                 m = _PREFIX_RE.match(body)
                 if not m:
@@ -1752,16 +1835,25 @@ def _decisive_start(bodies, kinds, tbs, tags):
     return max(floor, _tail_start(kinds, REGION_TAIL_LINES))
 
 
-_RANK_TAG_RE = re.compile(r"\[(?:rank|default|RANK)?\d+\]:|^\s*\d+: |\[[^\]\n]{1,80}\]<std(?:out|err)>:")
+def _rank_tag(display, end):
+    """The rank prefix (as printed) among the prefixes that display[:end] holds, or None: the
+    prefixes are walked as _prepare stripped them (a timestamp may come first)."""
+    rest = display[:end]
+    for _ in range(3):  # as many prefixes as _prepare strips
+        tag_end = rank_prefix(rest)[1]
+        if tag_end:
+            return rest[:tag_end].strip()
+        m = _PREFIX_RE.match(rest)
+        if m is None or not m.end():
+            return None
+        rest = rest[m.end():]
+    return None
 
 
 def _rank_tags(lines):
     """Per line, the rank prefix it carries (as printed), or None."""
-    tags = []
-    for display, body in lines:
-        m = _RANK_TAG_RE.search(display, 0, len(display) - len(body)) if len(display) != len(body) else None
-        tags.append(m.group(0).strip() if m else None)
-    return tags
+    return [_rank_tag(display, len(display) - len(body)) if len(display) != len(body) else None
+            for display, body in lines]
 
 
 def _look_back(bodies, kinds, start):
@@ -2076,7 +2168,7 @@ def _match_rule(region, rule, skip_text=None):
         return _match_loss_report(region, rule)
     if skip_text is not None:
         text, words = skip_text, region.words  # generic_text: text with some lines blanked
-    elif rule.rule_id in SCHEDULER_END_RULES or rule.rule_id in CLEAN_EXIT_RULES:
+    elif rule.rule_id in _WARNED_RULES:
         text = region.end_text
         words = region.end_words
     else:
@@ -2179,6 +2271,8 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     if hit is not None and hit.rule in CONSEQUENCE_RULES and root_rank is not None \
             and ranks[hit.line - first_line] not in (None, root_rank):
         hit = _with_launcher_root(hit, bodies, root_rank)
+    if hit is not None and hit.rule in AFTERMATH_RULES:
+        hit = _fault_of_aftermath(log, start, hit) or hit
     if hit is None or hit.cls not in _RANK_BLIND:
         # an Xid or ECC error a little before: other ranks' NCCL errors, CUDA errors or
         # interruptions are its consequences
@@ -2190,7 +2284,51 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
             and not _inside_traceback(tbs, hit.line - first_line):
         hit = _as_exec_failure(hit, code)
-    return _name_the_source(hit, first_line, ranks, root_rank, reraised)
+    return _name_the_source(_first_nan(log, _first_line_of_message(log, hit)), first_line, ranks, root_rank,
+                            reraised)
+
+
+MESSAGE_LOOKUP_LINES = 1000  # how far up a message's first line (or an error's first repeat) is sought
+
+
+def _first_nan(log, hit):
+    """A NaN verdict from a stop message (Lightning's "is not finite", "Loss is nan, stopping")
+    shows the first non-finite loss of the streak the run ended on, where it diverged, when the
+    log reports one before the message."""
+    if hit is None or hit.rule not in NAN_STOP_RULES or hit.line is None:
+        return hit
+    idx = hit.line - log.first_line
+    region = _Region(log.lines[:idx], log.kinds[:idx], 0, log.first_line)
+    for rule in log.rules:
+        if rule.rule_id in LOSS_REPORT_RULES:
+            first = _match_loss_report(region, rule)
+            if first is not None:
+                return hit._replace(line=first.line, evidence=first.evidence)
+    return hit
+
+
+def _first_line_of_message(log, hit):
+    """The evidence line moved up to the first line of its message: while the line just above
+    (same rank prefix; a WARN-level library line counts) also matches a rule of the hit's class,
+    it is the start of the same error (NCCL's "... failed: ncclSystemError" before its
+    "ncclSystemError: System call ..." gloss; the first of a run of device-side asserts)."""
+    if hit is None or hit.line is None or hit.cls in _TERMINAL or hit.cls == "exec_failure":
+        return hit  # the shell, the scheduler, the kernel say it once each; each command fails on its own
+    idx = hit.line - log.first_line
+    same = [r for r in log.rules if r.cls == hit.cls and r.rule_id not in LOSS_REPORT_RULES]
+    i = idx
+    while i > 0 and idx - i < MESSAGE_LOOKUP_LINES:
+        display, body = log.lines[i - 1]
+        if log.tags[i - 1] != log.tags[idx] or not body.strip() or log.kinds[i - 1] == "frame" \
+                or (log.kinds[i - 1] == "noise" and "WARN" not in body):
+            break
+        if not any(r.regex.search(body) for r in same):
+            break
+        i -= 1
+    if i == idx:
+        return hit
+    display, body = log.lines[i]
+    return hit._replace(line=log.first_line + i, evidence=_evidence(display, body, 0))
 
 
 # ---- the source of the failure: which rank, which worker ----
@@ -2199,7 +2337,6 @@ def _classify_lines(lines, rules, first_line, success, code=None):
 #: followed by "Original Traceback ..."): the original exception is the cause.
 _RERAISE_RE = re.compile(r"\bCaught \w+ (in (?:DataLoader worker process \d+|pin memory thread for device \d+"
                          r"|replica \d+ on device \d+))")
-_RANK_NUM_RE = re.compile(r"^\[(?:rank|default|RANK)?(\d+)\]:|^(\d+):|^\[\d+,(\d+)\]")
 #: Launchers' words for the first rank that failed: torchrun's "Root Cause (first observed
 #: failure)" block, mpirun's first non-zero process, DeepSpeed's launcher.
 _ROOT_BLOCK_RE = re.compile(r"^\s*rank\s*: (\d+) \(local_rank: \d+\)")
@@ -2227,10 +2364,7 @@ def _mark_reraises(bodies, kinds, tbs):
 
 
 def _rank_number(tag):
-    m = _RANK_NUM_RE.match(tag.strip()) if tag else None
-    if m is None:
-        return None
-    return int(next(g for g in m.groups() if g is not None))
+    return rank_prefix(tag.strip() + " ")[0] if tag else None
 
 
 def _line_ranks(bodies, tags):
@@ -2325,7 +2459,7 @@ def _name_the_source(hit, first_line, ranks, root_rank, reraised):
         rank = root_rank
     if rank is not None and not detail.startswith("rank "):
         detail = "rank %d: %s" % (rank, detail)
-    return hit._replace(detail=detail[:200])
+    return hit._replace(detail=detail[:200], rank=rank)
 
 
 def _scheduler_end_before(log, start, keep=lambda rule: rule.rule_id in SCHEDULER_END_RULES):
@@ -2359,6 +2493,30 @@ def _may_match_above(log, keep):
             if needed is None or any(word in log.low for word in needed):
                 return True
     return False
+
+
+def _fault_of_aftermath(log, start, hit):
+    """The hit is an aftermath (an abort, a cancel, a kill, a peer's abort): the first
+    infrastructure fault in the log's end is the cause: in the region, or in the lines shortly
+    above it with no progress in between (as _scheduler_end_before walks back). One printed
+    after the aftermath counts too: an epilogue's dmesg shows the Xid after the step's cancel,
+    a shell step's ENOSPC explains the iostream abort before it."""
+    idx = hit.line - log.first_line
+    keep = [r for r in log.rules if r.rule_id in FAULT_RULES]
+    if not _may_match_above(log, lambda rule: rule.rule_id in FAULT_RULES):
+        return None
+    kinds, bodies = log.kinds, [b for _, b in log.lines]
+    lo, shapes = min(start, idx), set()
+    while lo > 0 and len(shapes) < SCHEDULER_LOOKBACK_LINES:
+        j = lo - 1
+        if kinds[j] == "text":
+            if _LOSS_VALUE_RE.search(bodies[j]) or _CARRY_ON_RE.search(bodies[j]):
+                break
+            shapes.add(_TEMPLATE_RE.sub("0", bodies[j]))
+        lo = j
+    region = _Region(log.lines, log.kinds, lo, log.first_line)
+    found = [h for h in (_match_rule(region, rule) for rule in keep) if h is not None]
+    return min(found, key=lambda h: h.line) if found else None
 
 
 def _cause_before_bare_traceback(log, start):
@@ -2489,6 +2647,8 @@ def _resolve_signal(sig, log, facts):
         return _check_weak_kill(log, facts)
     if log is not None and log.cls == "exec_failure" and sig != 9:
         return log  # nothing ran after it: the signal status is the launcher's (mpirun aborts)
+    if log is not None and log.rule in FAULT_RULES and not _count(facts, "oom_kill_delta"):
+        return log  # the fault came first; the kill or abort (a launcher's, a scheduler's) followed it
     if sig == 9:
         if _count(facts, "oom_kill_delta") > 0:
             return _fact("oom_killer", "cgroup_oom_kill",
@@ -2545,12 +2705,14 @@ def _resolve(log, facts):
         return _check_weak_kill(log, facts)
     if sig is not None:
         return _resolve_signal(sig, log, facts)
+    if code == TIMEOUT_EXIT_CODE and (log is None or log.rule in AFTERMATH_RULES):
+        # timeout(1) sent the stop signal whose report (a KeyboardInterrupt traceback) the log shows
+        verdict = _fact("walltime", "timeout_exit_code", "exit code 124: timeout(1) stopped the command at its limit",
+                        hint="coreutils timeout exits 124 when the command ran out of time. Give it more time or "
+                             "checkpoint before the limit; resume from the last checkpoint.")
+        return verdict if log is None else verdict._replace(line=log.line, evidence=log.evidence, rank=log.rank)
     if log is not None:
         return _check_weak_kill(log, facts)
-    if code == TIMEOUT_EXIT_CODE:
-        return _fact("walltime", "timeout_exit_code", "exit code 124: timeout(1) stopped the command at its limit",
-                     hint="coreutils timeout exits 124 when the command ran out of time. Give it more time or "
-                          "checkpoint before the limit; resume from the last checkpoint.")
     if code in EXEC_EXIT_CODES:
         what = "found" if code == 127 else "executed"
         return _fact("exec_failure", "exec_exit_code", "exit code %d: the command could not be %s" % (code, what),
@@ -2619,6 +2781,8 @@ def classify_text(text, facts=None, rules=None, first_line=None):
             first_line = _first_line_of_tail(text, facts.get("total_lines"))
         raws = text.split("\n")
         skip = _analysis_start(text, raws)
+        if skip and "noted_lines" not in facts:  # a scheduler's verdict in the text's own head
+            facts = dict(facts, noted_lines=_marked_lines(raws[:skip], first_line))
         first_line += skip
         code = facts.get("exit_code")
         log = _classify_lines(_prepare(text, raws[skip:]), rules, first_line, success, code)
@@ -2632,6 +2796,28 @@ def classify_text(text, facts=None, rules=None, first_line=None):
         return verdict
     except Exception as exc:  # a notifier must still notify: degrade to the facts alone
         return _fallback(facts, exc)
+
+
+_SCHEDULER_MARKER_RE = re.compile("|".join(SCHEDULER_MARKERS), re.M)
+
+
+def _marked_lines(raws, first_line):
+    """[(line number, line)] of the lines holding a SCHEDULER_MARKERS string (the first
+    EVIDENCE_MAX_LINES), in find_evidence's form: a text's head that the analysis skips may
+    hold the scheduler's verdict (other errors up there were handled: the run went on)."""
+    text, found, pos, number = "\n".join(raws), [], 0, first_line
+    for m in _SCHEDULER_MARKER_RE.finditer(text):
+        if m.start() < pos:
+            continue  # a second marker on a line already taken
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end < 0 else end
+        number += text.count("\n", pos, start)
+        found.append((number, text[start:end][:MAX_LINE_CHARS]))
+        if len(found) >= EVIDENCE_MAX_LINES:
+            break
+        pos = end
+    return found
 
 
 #: A line a program prints at error level in its own words (logging's "ERROR", glog's "E1203",
@@ -2808,7 +2994,6 @@ _EPOCH_OF_RE = re.compile(r"\bepoch\s*[:=]?\s*(\d+)\s*/\s*\d+", re.I)   # Keras 
 # tqdm "| 450/1000 [", Keras "1875/1875 [===" and "1875/1875 ━━", PyTorch examples "[640/60000 ("
 _PROGRESS_COUNT_RE = re.compile(r"(?:^\s*|\|\s*|\[)(\d+)/(\d+)(?:\s+\[|\s+\S*\u2501|\s+\()")
 _DIGIT_RE = re.compile(r"\d")
-_RANK_PREFIX_RE = re.compile(r"^\s*(?:\[(?:rank|default)?(\d+)\]:|(\d+): )")
 _RATE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(it/s|s/it|samples/s|tokens/s|tok/s|img/s|images/s)")
 _STEP_KEYS = frozenset(("step", "global_step", "steps", "iter", "iters", "iteration", "it",
                         "batch", "update", "updates", "num_updates", "trainer/global_step"))
@@ -2876,11 +3061,8 @@ def _is_epoch_key(key):
 
 def parse_metric_line(line):
     """One output line -> (rank or None, {name: float}) of the metric-like pairs on it."""
-    rank = None
-    m = _RANK_PREFIX_RE.match(line)
-    if m:
-        rank = int(m.group(1) or m.group(2))
-        line = line[m.end():]
+    rank, end = rank_prefix(line)
+    line = line[end:]
     pairs = {}
     for raw, sep, value in _METRIC_PAIR_RE.findall(line):
         key = _KEY_CACHE.get(raw)
@@ -4322,7 +4504,6 @@ def gpu_summary_lines(gpu):
 
 
 _CARET_LINE_RE = re.compile(r"^\s*[\^~]+[\s\^~]*$")
-_STRIP_RANK = lambda line: _RANK_IN_LINE_RE.sub("", line)  # noqa: E731
 
 
 def _tail_without_noise(tail):
@@ -4331,7 +4512,7 @@ def _tail_without_noise(tail):
     out, skipped, frame_code = [], 0, False
     for line in tail or ():
         line = str(line)
-        bare = _STRIP_RANK(line)
+        bare = strip_rank_prefix(line)
         if _CARET_LINE_RE.match(bare):
             continue
         m = _FRAME_PARTS_RE.match(bare)
@@ -4373,7 +4554,6 @@ def _manifest_lines(manifest):
 
 _FRAME_PARTS_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')  # path, line, function
 _LIBRARY_PATH_RE = re.compile(r"(site-packages|dist-packages|/lib/python\d|^<frozen|/usr/lib/)")
-_RANK_IN_LINE_RE = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:|^(\d+): ")
 _ROOT_CAUSE_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d+) \(local_rank")
 
 
@@ -4381,24 +4561,28 @@ def user_frame(tail):
     """The last traceback frame in the user's own code (not a library's): 'train.py:123 in step'."""
     found = None
     for line in tail or ():
-        m = _FRAME_PARTS_RE.match(_RANK_IN_LINE_RE.sub("", str(line)))
+        m = _FRAME_PARTS_RE.match(strip_rank_prefix(str(line)))
         if m and not _LIBRARY_PATH_RE.search(m.group(1)):
             found = "%s:%s in %s" % (m.group(1), m.group(2), m.group(3))
     return found
 
 
 def failing_rank(result):
-    """The rank that failed: torchrun's root-cause block, else the evidence line's prefix."""
+    """The rank that failed: the classifier's, else torchrun's root-cause block, else the
+    evidence line's prefix (a verdict made without the log's lines)."""
+    c = _classification(result)
+    if c.rank is not None:
+        return c.rank
     for line in result.tail or ():
         m = _ROOT_CAUSE_RANK_RE.match(str(line))
         if m:
             return int(m.group(1))
-    evidence = _classification(result).evidence or ""
-    m = _RANK_IN_LINE_RE.match(evidence)
+    evidence = c.evidence or ""
+    rank = rank_prefix(evidence)[0]
     for line in result.tail or ():
-        if evidence and evidence.strip() in str(line):
-            m = m or _RANK_IN_LINE_RE.match(str(line))
-    return int(m.group(1) or m.group(2)) if m else None
+        if rank is None and evidence and evidence.strip() in str(line):
+            rank = rank_prefix(str(line))[0]
+    return rank
 
 
 def progress_text(metrics, limit=3):
@@ -5559,8 +5743,14 @@ def channel_summary(result):
     status = _clean(result.status or "UNKNOWN", 20).upper()
     job = _clean(result.name, 80) or "job"
     label = _job_label(result.scheduler)
-    fields = [("Status", status + (" (%s)" % c.cls if c.cls else "")),
+    ok = result.status in ("SUCCESS", "TEST")
+    rank = None if ok else failing_rank(result)  # the same rank and frame as the e-mail's rows
+    fields = [("Status", status + (" (%s%s)" % (c.cls, "" if rank is None else " on rank %d" % rank)
+                                   if c.cls else "")),
               ("Job", job + (" (job %s)" % label if label else ""))]
+    frame = None if ok else user_frame(result.tail)
+    if frame:
+        fields.append(("Where", _clean(frame, 300)))
     evidence = _clean(c.evidence or c.detail, 500)
     if evidence:
         fields.append(("Decisive line", ("line %s: " % c.line if c.line else "") + evidence))
@@ -11172,7 +11362,7 @@ def cmd_classify(args):
             continue
         if getattr(args, "json", False):
             print(json.dumps({"path": path, "class": c.cls, "detail": c.detail, "line": c.line,
-                              "evidence": c.evidence, "remediation": c.remediation}))
+                              "evidence": c.evidence, "remediation": c.remediation, "rank": c.rank}))
         else:
             print(_format_plain(path, c))
     return status

@@ -2053,6 +2053,24 @@ R4_BACKING = [
                           "RuntimeError: DataLoader worker (pid 13518) exited unexpectedly with exit code 3. Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace."],
      "pytorch torch/utils/data/dataloader.py _try_get_data 'DataLoader worker (pid(s) ...) exited unexpectedly' raised "
      "from the queue's ConnectionResetError, as a worker calling os._exit(3) gave it on this machine (torch 2.13 CPU)"),
+    # round five (issue 22): the cause before its consequences
+    ("nccl", 134, ["{host}:44110:44520 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.1.4.8<43210> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+                   "[rank1]:[E1016 03:33:45.319 ProcessGroupNCCL.cpp:1583] [PG 0 Rank 1] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5",
+                   "terminate called after throwing an instance of 'c10::DistBackendError'",
+                   "srun: error: {host}: task 1: Aborted (core dumped)",
+                   "slurmstepd: error: *** STEP {job}.0 ON {host} CANCELLED AT {ts} ***"],
+     "issue 22: NCCL's InfiniBand plugin 'NET/IB : Got completion from peer ... with status=12 ... vendor err 129' "
+     "(NVIDIA/nccl#1405, #1664), then ProcessGroupNCCL's watchdog terminate (pytorch/pytorch#118369) and srun's abort "
+     "and step cancel: the transport error is the cause"),
+    ("disk_full", 2, ["tar: /scratch/{host}/archive/run.tar: Wrote only 4096 of 10240 bytes",
+                      "tar: Error is not recoverable: exiting now",
+                      "Filesystem      Size  Used Avail Use% Mounted on",
+                      "/dev/nvme0n1p1  1.8T  1.8T     0 100% /scratch"],
+     "issue 22: GNU tar's short write 'Wrote only 4096 of 10240 bytes' then 'Error is not recoverable: exiting now' "
+     "(engineering.adjust.com 'CephFS and max file size'), with df's row of a full file system"),
+    ("permission", 1, ["/var/spool/slurmd/job{job}/slurm_script: line 21: /project/shared/runs/metrics.log: Permission denied"],
+     "issue 22: bash's redirection error (redir.c: the target path, then strerror(EACCES)) for a log file in a "
+     "directory the job cannot write"),
 ]
 
 

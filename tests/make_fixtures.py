@@ -338,6 +338,15 @@ def failure_blocks():
                          " clients. "
                          "1/2 clients joined.")
     # torch gloo transport (third_party/gloo/gloo/transport/tcp/pair.cc) as a rank sees a peer die
+    # NCCL's InfiniBand plugin (NVIDIA/nccl#1405), then the watchdog's abort (SIGABRT)
+    f["nccl_transport"] = ["gpu-a100-07:44110:44520 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion"
+                           " from peer 10.1.4.8<43210> with error 12, opcode 0, len 0, vendor err 129",
+                           "[rank0]:[E1016 03:33:45.319 ProcessGroupNCCL.cpp:1583] [PG 0 Rank 0] Process group"
+                           " watchdog thread terminated with exception: NCCL error: remote process exited or"
+                           " there was a network error, NCCL version 2.21.5",
+                           "terminate called after throwing an instance of 'c10::DistBackendError'",
+                           "/var/spool/slurmd/job88231/slurm_script: line 17: 44110 Aborted                "
+                           " (core dumped) python train.py"]
     f["gloo_peer_lost"] = ranked(tb("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection"
                                     " closed by peer [10.1.4.8]:6132"), 1)
     f["cuda_device_assert"] = [
@@ -392,6 +401,14 @@ def failure_blocks():
     f["no_space_left"] = tb("OSError: [Errno 28] No space left on device",
                             frames=frames(("/home/akim/proj/train.py", 390, "main", "save_checkpoint(state,"
                                                                                     " path)")))
+    # GNU tar's short write (engineering.adjust.com, "CephFS and max file size"), then df
+    f["short_write"] = ["tar: /scratch/akim/archive/run7.tar: Wrote only 4096 of 10240 bytes",
+                        "tar: Error is not recoverable: exiting now",
+                        "Filesystem      Size  Used Avail Use% Mounted on",
+                        "/dev/nvme0n1p1  1.8T  1.8T     0 100% /scratch"]
+    # bash's redirection error (redir.c): a log file in a directory the job cannot write
+    f["shell_permission"] = ["/var/spool/slurmd/job88231/slurm_script: line 21: /project/shared/runs/metrics.log:"
+                             " Permission denied"]
     f["disk_quota"] = tb("OSError: [Errno 122] Disk quota exceeded: '/home/akim/ckpt/step_1000.pt'",
                          frames=frames(("/home/akim/proj/train.py", 390, "main", "save_checkpoint(state,"
                                                                                  " path)")))

@@ -878,3 +878,35 @@ def test_watch_posts_an_ended_job_to_the_channels(servers, tmp_path, monkeypatch
     assert [c["outcome"] for c in delivery["channels"]] == ["sent"]
     body = server.wait_for(1)[0].json
     assert body["status"] == "FAILED" and body["name"] == "train"
+
+
+# torchrun --tee ([3]:), its rank template ([RANK3]:), Open MPI --tag-output ([1,3]<stderr>:),
+# srun --label (" 3: "): one grammar, so the e-mail's first rows and the chat post agree.
+RANK_TRACEBACK = ("import sys\n"
+                  "for line in ('step 10 loss 2.1', 'Traceback (most recent call last):',\n"
+                  "             '  File \"/home/ana/proj/train.py\", line 61, in main',\n"
+                  "             \"    batch = data['input_ids']\", \"KeyError: 'input_ids'\"):\n"
+                  "    sys.stderr.write(%r + line + '\\n')\n"
+                  "sys.exit(1)\n")
+
+
+@pytest.mark.parametrize("prefix", ["[3]:", "[RANK3]:", "[1,3]<stderr>:", " 3: "])
+def test_a_rank_prefixed_failure_names_the_rank_and_frame_in_the_email_and_the_chat_post(
+        tmp_path, servers, prefix):
+    import email
+    import email.policy
+    server = servers(tls=False)
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/hook" % server.port],
+                          child=RANK_TRACEBACK % prefix)
+    assert proc.returncode == 1, proc.stderr
+    post = json.loads(server.wait_for(1)[0].body.decode("utf-8"))
+    assert "on rank 3" in post["text"] and "Where: /home/ana/proj/train.py:61 in main" in post["text"], post["text"]
+    assert post["classification"]["rank"] == 3
+    eml = list((state_dir(tmp_path) / "outbox").glob("*.eml"))
+    assert len(eml) == 1
+    msg = email.message_from_bytes(eml[0].read_bytes(), policy=email.policy.default)
+    text = msg.get_body(("plain",)).get_content()
+    what = next(line for line in text.splitlines() if line.strip().startswith("What:"))
+    where = next(line for line in text.splitlines() if line.strip().startswith("Where:"))
+    assert "on rank 3" in what and "KeyError" in what, text
+    assert "/home/ana/proj/train.py:61 in main" in where

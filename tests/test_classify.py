@@ -765,7 +765,7 @@ class TestCmdClassify(unittest.TestCase):
         rc, out, err = self.run_cmd(logs=[path], exit_code=1, json=True)
         self.assertEqual(rc, 0)
         row = json.loads(out.strip())
-        self.assertEqual(set(row), {"path", "class", "detail", "line", "evidence", "remediation"})
+        self.assertEqual(set(row), {"path", "class", "detail", "line", "evidence", "remediation", "rank"})
         self.assertEqual((row["path"], row["class"]), (path, "cuda_oom"))
 
     def test_unreadable_path_returns_2_after_the_others(self):
