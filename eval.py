@@ -404,7 +404,8 @@ BLIND_BEFORE = "4ee024a"
 #: Each blind set's "before": the main it was first scored on, before anyone looked at it
 #: (dev2's is the round-three rules, written before dev2 existed).
 BLIND_SETS = (("frozen", BLIND_BEFORE), ("dev", BLIND_BEFORE), ("dev2", "2e19f6d"), ("dev3", "822697b"),
-              ("dev4", "9469e3f"), ("dev5", "72694bc"), ("dev6", "21e595a"), ("dev7", "b90822e"))
+              ("dev4", "9469e3f"), ("dev5", "72694bc"), ("dev6", "21e595a"), ("dev7", "b90822e"),
+              ("dev8", "63330e7"), ("dev9", "63330e7"))
 
 
 def _add_blind_args(sub):
