@@ -2787,12 +2787,32 @@ _METRIC_PAIR_RE = re.compile(
     r"""(\s*[:=]\s*|[ ]+)(?:tensor\(|['"])?"""
     r"""([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|[-+]?nan|[-+]?inf)"""
     r"""(?![\w.]|[:/]\S)""", re.I)
-_EPOCH_OF_RE = re.compile(r"\bepoch\s*[:=]?\s*(\d+)\s*/\s*\d+", re.I)   # Keras "Epoch 3/10"
+_EPOCH_OF_RE = re.compile(r"\bepoch\s*[:=]?\s*\[?(\d+)\s*/\s*(\d+)", re.I)  # Keras "Epoch 3/10"
+# "Step 50/500", "iter: 50/500", "global_step [50/500]": a count of the whole run (a batch
+# count is the epoch's, so it is not one)
+_STEP_OF_RE = re.compile(r"\b(?:global[_ ]?)?(?:step|iter(?:ation)?|update)s?\s*[:=#]?\s*\[?\s*"
+                         r"(\d+)\s*/\s*(\d+)(?![\d./])", re.I)
 # tqdm "| 450/1000 [", Keras "1875/1875 [===" and "1875/1875 ━━", PyTorch examples "[640/60000 ("
 _PROGRESS_COUNT_RE = re.compile(r"(?:^\s*|\|\s*|\[)(\d+)/(\d+)(?:\s+\[|\s+\S*\u2501|\s+\()")
 _DIGIT_RE = re.compile(r"\d")
 _RANK_PREFIX_RE = re.compile(r"^\s*(?:\[(?:rank|default)?(\d+)\]:|(\d+): )")
-_RATE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(it/s|s/it|samples/s|tokens/s|tok/s|img/s|images/s)")
+# A speed is a number bound to a unit that means speed. The unit is bound to the number
+# written against it ("9.8it/s", tqdm), else to the number that follows it as a label does
+# ("it/s 9.8", "ms/batch 25.03", "samples/sec: 310"), else to the number before it across a
+# space ("speed 9.8 it/s"): in "loss 0.3586 it/s 9.8" the 0.3586 is the loss's.
+_RATE_UNIT = (r"(?:(?:it|samples?|tokens?|toks?|img|images?|seqs?|ex|examples?|steps?|"
+              r"batch(?:es)?|frames?)/s(?:ec)?|(?:m?s)/(?:it(?:er)?|steps?|batch|sample))")
+_RATE_NUMBER = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_RATE_UNIT_RE = re.compile(r"(?<![A-Za-z_/])%s(?![\w/])" % _RATE_UNIT, re.I)
+_RATE_ATTACHED_RE = re.compile(r"(?<![\w.])%s$" % _RATE_NUMBER)
+_RATE_AFTER_RE = re.compile(r"""['"]?\s*[:=]?\s*['"]?%s(?![\w./]|:\d)""" % _RATE_NUMBER)
+_RATE_BEFORE_RE = re.compile(r"(?<![\w.:/])%s\s*[:=]?\s+$" % _RATE_NUMBER)
+# HF Trainer's and others' keys: 'train_samples_per_second': 40.0, tokens_per_sec=1234
+# (an evaluation's speed, eval_samples_per_second, is not the training's)
+_RATE_KEY_RE = re.compile(
+    r"(?<![\w-])(?!(?:eval|val|valid|validation|test|predict)_)(?:\w+_)?"
+    r"(samples|steps|tokens|tok|it|images|examples)_per_sec(?:ond)?['\"]?\s*[:=]\s*"
+    + _RATE_NUMBER + r"(?![\w.])", re.I)
 _STEP_KEYS = frozenset(("step", "global_step", "steps", "iter", "iters", "iteration", "it",
                         "batch", "update", "updates", "num_updates", "trainer/global_step"))
 # A bare `name value` pair (no ':' or '=') counts only for these words: elsewhere it is prose.
@@ -2882,6 +2902,58 @@ def parse_metric_line(line):
 _KEY_CACHE = {}
 
 
+# A line that says a checkpoint was written: HF Trainer's "Saving model checkpoint to DIR",
+# Lightning's "saving model to '...ckpt'", DeepSpeed's "Saving model checkpoint: PATH", and
+# a loop's own print("saved", path). Its checkpoint-like path tokens are the paths written.
+_SAVE_WORD_RE = re.compile(r"\b(?:sav(?:e|ed|es|ing)|wr(?:ote|itten|iting)|stored|dump(?:ed|ing))\b", re.I)
+_PATH_TOKEN_RE = re.compile(r"""(?:^|[\s'"(\[=,:])((?:[~\w.+=@-]*/)*[\w.+=@-]*[\w=-])(?=$|[\s'")\],;:]|\.\s|\.$)""")
+CHECKPOINT_SAVES_MAX = 50  # save lines remembered per log (the newest)
+
+
+def saved_checkpoint_paths(line):
+    """The checkpoint paths a log line says were written (as written: maybe relative)."""
+    if not _SAVE_WORD_RE.search(line):
+        return []
+    out = []
+    for token in _PATH_TOKEN_RE.findall(line):
+        path = checkpoint_root(token) if "/" in token or "." in token else None
+        if path and path not in out:
+            out.append(path)
+    return out
+
+
+def checkpoint_root(path):
+    """The checkpoint a path is or lies in ('.../checkpoint-600/model.safetensors' ->
+    '.../checkpoint-600'), or None when nothing in it looks like a checkpoint."""
+    import fnmatch
+    parts = path.split("/")
+    for n, part in enumerate(parts):
+        name = part.lower()
+        if not any(fnmatch.fnmatchcase(name, p) for p in CHECKPOINT_PATTERNS):
+            continue
+        last = n == len(parts) - 1
+        if last or re.search(r"\d", name):  # "checkpoints/" holds checkpoints; "checkpoint-600/" is one
+            return "/".join(parts[:n + 1]) or None
+    return None
+
+
+def parse_rate(line):
+    """The speed a line states, as 'number unit' ('9.8 it/s'), or None. A unit takes the
+    number written against it, else the number after it (a label), else the one before it."""
+    if "/s" not in line and "_per_sec" not in line and "s/" not in line:
+        return None
+    for unit in _RATE_UNIT_RE.finditer(line):
+        before, after = line[:unit.start()], line[unit.end():]
+        m = (_RATE_ATTACHED_RE.search(before) or _RATE_AFTER_RE.match(after)
+             or _RATE_BEFORE_RE.search(before))
+        if m:
+            return "%s %s" % (m.group(1), unit.group(0))
+    m = _RATE_KEY_RE.search(line)
+    if m:
+        return "%s %s/s" % (m.group(2), m.group(1).lower())
+    return None
+
+
 class MetricParser(object):
     """Accumulates metric records from log lines; the step/epoch context carries over lines
     (Keras prints 'Epoch 3/10' on a line of its own). One parser per run; pure."""
@@ -2889,24 +2961,37 @@ class MetricParser(object):
     def __init__(self):
         self.records = {}   # rank -> [(step, epoch, {name: value})]
         self.rate = None
+        self.totals = {}    # "step"/"epoch" -> the run's stated total (Step 50/500, Epoch 3/10)
         self._epoch = None
         self._epoch_one_based = False
+        self.lines = 0          # lines fed: the order of saves and of the first non-finite loss
+        self.saves = []         # [(line, path)] checkpoints the log says it wrote
+        self.first_nonfinite = None   # (line, step, epoch) of the first non-finite loss
 
     def reset_context(self):
         """A gap in the sample: the epoch seen before it says nothing about what follows."""
         self._epoch = None
 
     def feed(self, line):
-        if len(line) > METRIC_LINE_MAX_CHARS or not _DIGIT_RE.search(line):
+        self.lines += 1
+        if len(line) > METRIC_LINE_MAX_CHARS:
+            return
+        for path in saved_checkpoint_paths(line):
+            self.saves = self.saves[-(CHECKPOINT_SAVES_MAX - 1):] + [(self.lines, path)]
+        if not _DIGIT_RE.search(line):
             return
         m = _EPOCH_OF_RE.search(line)
         if m:
             self._epoch, self._epoch_one_based = float(m.group(1)), True
-        rate = _RATE_RE.search(line)
+            self.totals["epoch"] = int(m.group(2))
+        rate = parse_rate(line)
         if rate:
-            self.rate = "%s %s" % rate.groups()
+            self.rate = rate
         rank, pairs = parse_metric_line(line)
         step = epoch = None
+        m = _STEP_OF_RE.search(line)
+        if m:
+            step, self.totals["step"] = float(m.group(1)), int(m.group(2))
         for key in list(pairs):
             if _is_step_key(key):
                 step = pairs.pop(key)
@@ -2916,6 +3001,9 @@ class MetricParser(object):
             epoch = self._epoch_with_fraction(line)
         if any(_direction_cached(k) for k in pairs):
             self.records.setdefault(rank, []).append((step, epoch, pairs))
+            if self.first_nonfinite is None and any(
+                    not _finite(v) and _direction_cached(k) == "min" for k, v in pairs.items()):
+                self.first_nonfinite = (self.lines, step, epoch)
 
     def _epoch_with_fraction(self, line):
         """Inside an epoch a progress count (450/1000) gives the fraction done."""
@@ -2939,10 +3027,11 @@ def _finite(value):
     return value == value and value not in (float("inf"), float("-inf"))
 
 
-def summarize_metrics(records, wanted=None, rate=None):
+def summarize_metrics(records, wanted=None, rate=None, totals=None):
     """Records [(step, epoch, {name: value})] -> the metrics dict of run.json.
     wanted: names from --metric (plotted in that order); else the main loss-like and
-    accuracy-like names. Each series: x kind, <= METRIC_POINTS_MAX points, first/best/last."""
+    accuracy-like names. Each series: x kind, <= METRIC_POINTS_MAX points, first/best/last.
+    totals: {"step"/"epoch": the total the log stated} for progress's "step_total"..."""
     names = _metric_names(records)
     chosen, missing = _choose_metrics(names, wanted)
     series = dict((name, _series(records, name)) for name in chosen)
@@ -2955,6 +3044,9 @@ def summarize_metrics(records, wanted=None, rate=None):
     steps = [s for s, _, _ in records if s is not None]
     epochs = [e for _, e, _ in records if e is not None]
     out["progress"] = {"step": steps[-1] if steps else None, "epoch": epochs[-1] if epochs else None}
+    for kind, total in sorted((totals or {}).items()):
+        if out["progress"][kind] is not None and 0 < out["progress"][kind] <= total:
+            out["progress"][kind + "_total"] = total
     if rate:
         out["throughput"] = rate
     if missing:
@@ -3009,6 +3101,9 @@ def _series(records, name):
     if points:
         out["first"] = {"x": _round(points[0][0]), "value": _round(points[0][1])}
         out["last"] = {"x": _round(points[-1][0]), "value": _round(points[-1][1])}
+    bad = [x for x, y in points if not _finite(y)]
+    if bad:  # where the picture marks the divergence (the points drawn are finite ones)
+        out["first_nonfinite_x"] = _round(bad[0])
     if finite and direction:
         pick = min if direction == "min" else max
         best = pick(finite, key=lambda p: p[1])
@@ -3074,7 +3169,14 @@ def metrics_from_chunks(chunks, wanted=None):
                 continue
             in_record = False
             parser.feed(line)
-    return summarize_metrics(parser.main_records(), wanted, parser.rate)
+    out = summarize_metrics(parser.main_records(), wanted, parser.rate, parser.totals)
+    bad = parser.first_nonfinite
+    if bad:
+        out["first_nonfinite"] = {"step": bad[1], "epoch": bad[2]}
+    if parser.saves:  # in the log's order; "after_nonfinite": saved after the loss went bad
+        out["saved"] = [{"path": path, "after_nonfinite": bool(bad and line > bad[0])}
+                        for line, path in parser.saves]
+    return out
 
 
 # ==== Pure core: the run as a picture ====
@@ -3089,8 +3191,8 @@ PLOT_MAX_PANELS = 4
 PLOT_MAX_BYTES = 40 * 1024
 PLOT_PALETTE = ((255, 255, 255), (34, 34, 34), (153, 153, 153), (232, 232, 232),
                 (0, 114, 178), (213, 94, 0), (0, 158, 115), (230, 159, 0), (204, 121, 167),
-                (86, 180, 233))
-_INK, _AXIS, _GRID = 1, 2, 3
+                (86, 180, 233), (253, 226, 212))
+_INK, _AXIS, _GRID, _SHADE = 1, 2, 3, 10
 PLOT_SERIES_COLOURS = (4, 5, 6, 7, 8, 9)
 _PLOT_LEFT, _PLOT_RIGHT, _PLOT_TOP, _PLOT_BOTTOM = 84, 14, 34, 30
 _TEXT_SCALE = 2
@@ -3232,7 +3334,9 @@ def plot_panels(metrics, gpu):
     for (_, x_kind), names in groups:
         series = [(n, next(colours), [(p[0], p[1]) for p in metrics["series"][n]["points"]])
                   for n in names]
-        panels.append({"title": " ".join(names), "x_label": x_kind, "series": series})
+        panel = {"title": " ".join(names), "x_label": x_kind, "series": series}
+        panel.update(_nonfinite_span([metrics["series"][n] for n in names]))
+        panels.append(panel)
     rows = (gpu or {}).get("series") or []
     if len(rows) >= 2:
         util = [(r[0] / 60.0, r[1]) for r in rows if r[1] is not None]
@@ -3242,6 +3346,17 @@ def plot_panels(metrics, gpu):
             panels.append({"title": "gpu", "x_label": "minutes", "series": series,
                            "y_range": (0.0, 100.0)})
     return panels[:PLOT_MAX_PANELS]
+
+
+def _nonfinite_span(series):
+    """{"nan_from": x, "x_end": x}: where a curve first went non-finite and the last step
+    reported, so the picture runs to the end and marks the span it cannot draw; or {}."""
+    starts = [s["first_nonfinite_x"] for s in series
+              if isinstance(s.get("first_nonfinite_x"), (int, float))]
+    ends = [s["last"]["x"] for s in series if isinstance((s.get("last") or {}).get("x"), (int, float))]
+    if not starts:
+        return {}
+    return {"nan_from": min(starts), "x_end": max(ends + starts)}
 
 
 def render_plot(metrics, gpu, width=PLOT_WIDTH):
@@ -3262,7 +3377,8 @@ def _draw_panel(canvas, panel, top):
     box = {"x0": _PLOT_LEFT, "x1": canvas.width - _PLOT_RIGHT, "y0": top + _PLOT_TOP,
            "y1": top + PLOT_PANEL_HEIGHT - _PLOT_BOTTOM}
     points = [p for _, _, pts in panel["series"] for p in pts]
-    xmin, xmax = min(p[0] for p in points), max(p[0] for p in points)
+    xs = [p[0] for p in points] + ([panel["x_end"]] if panel.get("x_end") is not None else [])
+    xmin, xmax = min(xs), max(xs)  # to the last step reported, past the last finite point
     ymin, ymax = panel.get("y_range") or (min(p[1] for p in points), max(p[1] for p in points))
     if ymax == ymin:
         ymin, ymax = ymin - 1.0, ymax + 1.0
@@ -3275,6 +3391,8 @@ def _draw_panel(canvas, panel, top):
         py = box["y1"] - (y - ymin) * (box["y1"] - box["y0"]) / float(ymax - ymin)
         return int(round(px)), int(round(py))
     box["to_px"] = to_px
+    if panel.get("nan_from") is not None:
+        _draw_nonfinite(canvas, box, panel["nan_from"])
     _draw_axes(canvas, box, panel)
     x = 8
     for name, colour, pts in panel["series"]:  # legend: the title, each name in its colour
@@ -3284,6 +3402,17 @@ def _draw_panel(canvas, panel, top):
         if len(pts) == 1:
             canvas.dot(*(to_px(*pts[0]) + (colour, 3)))
     return box
+
+
+def _draw_nonfinite(canvas, box, x):
+    """A shaded span from the first non-finite value to the end, a marker line at its start
+    and the word NAN: the curve stops there, the run did not."""
+    px = max(box["x0"], min(box["x1"], box["to_px"](x, box["ymin"])[0]))
+    for y in range(box["y0"], box["y1"] + 1):
+        canvas.hline(px, box["x1"], y, _SHADE)
+    canvas.line(px, box["y0"], px, box["y1"], PLOT_SERIES_COLOURS[1])
+    label_x = px + 4 if px + 4 + text_width("NAN") <= box["x1"] else px - 4 - text_width("NAN")
+    canvas.text(label_x, box["y0"] + 2, "NAN", PLOT_SERIES_COLOURS[1])
 
 
 def _draw_axes(canvas, box, panel):
@@ -4162,10 +4291,11 @@ def failing_rank(result):
 
 
 def progress_text(metrics, limit=3):
-    """'step 9000, epoch 2.3; loss 0.412 (best 0.398 at step 8500), acc 0.91'."""
+    """'step 9000/20000 (45%), epoch 2.3; loss 0.412 (best 0.398 at step 8500), acc 0.91'."""
     metrics = metrics or {}
-    where = ["%s %s" % (k, format_number(v)) for k, v in
-             sorted((metrics.get("progress") or {}).items(), reverse=True) if v is not None]
+    progress = metrics.get("progress") or {}
+    where = [_count_text(k, progress[k], progress.get(k + "_total"))
+             for k in ("step", "epoch") if progress.get(k) is not None]
     values = []
     for name in (metrics.get("main") or [])[:limit]:
         s = metrics["series"][name]
@@ -4180,8 +4310,19 @@ def progress_text(metrics, limit=3):
     return "; ".join(p for p in (", ".join(where), ", ".join(values)) if p)
 
 
-def checkpoint_text(ckpt, end):
-    """'ckpt/step_9000.pt (1.2 GiB), written 08:12, 1h12m before the end: work since then lost'."""
+def _count_text(kind, value, total):
+    """'step 50/500 (10%)', 'epoch 3/10', 'step 9000' (no total stated)."""
+    if not total:
+        return "%s %s" % (kind, format_number(value))
+    text = "%s %s/%s" % (kind, format_number(value), format_number(total))
+    return text if kind == "epoch" else text + " (%d%%)" % (100.0 * value / total)
+
+
+def checkpoint_text(ckpt, end, metrics=None):
+    """'ckpt/step_9000.pt (1.2 GiB), written 08:12, 1h12m before the end: work since then lost';
+    after a non-finite loss, the newest written before it, and why not the later ones."""
+    if ckpt and ckpt.get("later_nonfinite"):
+        return _nonfinite_checkpoint_text(ckpt, end, (metrics or {}).get("first_nonfinite"))
     if not ckpt or not ckpt.get("path"):
         return None
     text = ckpt["path"]
@@ -4191,6 +4332,16 @@ def checkpoint_text(ckpt, end):
     if end and end - ckpt["mtime"] >= 60:
         text += ", %s before the end" % format_duration(end - ckpt["mtime"])
     return text
+
+
+def _nonfinite_checkpoint_text(ckpt, end, bad):
+    where = ", ".join(_count_text(k, (bad or {})[k], None) for k in ("step", "epoch")
+                      if (bad or {}).get(k) is not None)
+    why = "the first non-finite loss%s" % (" (%s)" % where if where else "")
+    later = "%d written after %s" % (ckpt["later_nonfinite"], why)
+    if not ckpt.get("path"):
+        return "none written before %s; do not resume from the %s" % (why, later)
+    return "%s; the %s are not offered" % (checkpoint_text(dict(ckpt, later_nonfinite=0), end), later)
 
 
 def _time_limit_text(result):
@@ -4267,9 +4418,10 @@ def essentials(result):
         rows.append(("Speed", "%s (last stated in the log)" % m["throughput"]))
     if ok and _gpu_brief(result.gpu):
         rows.append(("GPUs", _gpu_brief(result.gpu)))
-    ckpt = checkpoint_text(m.get("checkpoint"), result.end)
+    ckpt = checkpoint_text(m.get("checkpoint"), result.end, m)
     if ckpt:
-        rows.append(("Checkpoint", ckpt + ("" if ok or "before the end" not in ckpt
+        poisoned = (m.get("checkpoint") or {}).get("later_nonfinite")
+        rows.append(("Checkpoint", ckpt + ("" if ok or poisoned or "before the end" not in ckpt
                                             else ": work since then is lost")))
     if _time_limit_text(result):
         rows.append(("Time", _time_limit_text(result)))
@@ -4321,6 +4473,8 @@ def plot_alt_text(metrics, gpu):
             parts.append("%s from %s to %s over %s %s" % (
                 name, format_number(s["first"]["value"]), format_number(s["last"]["value"]),
                 s["x"], format_number(s["last"]["x"])))
+            if s.get("first_nonfinite_x") is not None:
+                parts[-1] += ", non-finite from %s %s" % (s["x"], format_number(s["first_nonfinite_x"]))
     if len((gpu or {}).get("series") or []) >= 2:
         parts.append("GPU utilisation and memory over time")
     return "Curves: " + "; ".join(parts) if parts else "Curves of the run"
@@ -4920,9 +5074,10 @@ def warning_signal_note(signals, checkpoint):
         return None
     name, at = warned[0]
     note = "%s at %s was passed on to the job" % (name, time.strftime("%H:%M:%S", time.localtime(at)))
-    if checkpoint and checkpoint.get("mtime", 0) >= at:
+    answer = (checkpoint or {}).get("answer")  # the first written after it, not a later save
+    if answer and answer.get("mtime", 0) >= at:
         return note + "; it then wrote %s at %s" % (
-            checkpoint["path"], time.strftime("%H:%M:%S", time.localtime(checkpoint["mtime"])))
+            answer["path"], time.strftime("%H:%M:%S", time.localtime(answer["mtime"])))
     return note + "; no checkpoint was written after it"
 
 
@@ -6090,7 +6245,7 @@ def extract_log_metrics(path, wanted=None):
     chunks, size = read_log_sample(path)
     metrics = metrics_from_chunks(chunks, wanted)
     if not metrics["records"] and not metrics.get("notes"):
-        return {}
+        return {"saved": metrics["saved"]} if metrics.get("saved") else {}  # the checkpoints still count
     metrics["log_bytes"] = size
     metrics["sampled_bytes"] = sum(len(c) for c in chunks)
     metrics["sampled"] = len(chunks) > 1
@@ -8926,14 +9081,21 @@ CHECKPOINT_MAX_SCAN = 3000
 
 
 def newest_checkpoint(cwd, since, exclude=()):
-    """The newest checkpoint-like file or folder under cwd written at/after `since`:
-    {"path", "mtime", "size"} or None. Bounded like find_artifacts; never follows links."""
+    """The newest checkpoint-like file or folder under cwd written during the run (see
+    find_checkpoints): {"path", "mtime", "size"} or None."""
+    found = find_checkpoints(cwd, since, exclude)
+    return max(found, key=lambda c: c["mtime"]) if found else None
+
+
+def find_checkpoints(cwd, since, exclude=()):
+    """Checkpoint-like files and folders under cwd written at/after `since`, as
+    [{"path", "mtime", "size"}]. Bounded like find_artifacts; never follows links."""
     import fnmatch
     import itertools
     if not cwd or not os.path.isdir(cwd):
-        return None
+        return []
     skip = [os.path.realpath(p) for p in exclude if p]
-    best, queue, scanned = None, collections.deque([(cwd, 0)]), 0
+    found, queue, scanned = [], collections.deque([(cwd, 0)]), 0
     while queue and scanned < CHECKPOINT_MAX_SCAN:
         folder, depth = queue.popleft()
         try:
@@ -8956,11 +9118,78 @@ def newest_checkpoint(cwd, since, exclude=()):
                 st = entry.stat()
             except OSError:
                 continue
-            if hit and st.st_mtime >= (since or 0) - ARTIFACT_MTIME_SLACK_S and (
-                    best is None or st.st_mtime > best["mtime"]):
-                best = {"path": os.path.abspath(entry.path), "mtime": st.st_mtime,
-                        "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
+            if hit and written_since(st.st_mtime, since):
+                found.append(_checkpoint_record(entry.path, st))
+    return found
+
+
+def written_since(mtime, since):
+    """True when a file's mtime falls in the run. No slack that reaches into the job before
+    (a checkpoint it wrote a second before our start is not ours); a whole-second mtime
+    (FAT, some NFS round down) counts from the start's second."""
+    since = since or 0
+    return mtime >= since or (mtime == int(mtime) and mtime >= int(since))
+
+
+def _checkpoint_record(path, st):
+    return {"path": os.path.abspath(path), "mtime": st.st_mtime,
+            "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
+
+
+def named_checkpoints(saved, cwd, since):
+    """The checkpoints the log says it saved ([{"path", "after_nonfinite"}], relative to
+    cwd), that exist and were written during the run: records as find_checkpoints gives,
+    plus "named" and "after_nonfinite"."""
+    out = []
+    for item in saved or ():
+        path = os.path.join(cwd or "", os.path.expanduser(item["path"]))
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if written_since(st.st_mtime, since):
+            record = _checkpoint_record(path, st)
+            record.update(named=True, after_nonfinite=item.get("after_nonfinite", False))
+            out.append(record)
+    return out
+
+
+_NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+)(?!.*\d)", re.I)
+
+
+def choose_checkpoint(candidates, metrics, signals=()):
+    """The checkpoint to offer, from this run's candidates (found and named): the newest,
+    or after a non-finite loss the newest written before it, with "later_nonfinite"
+    counting those skipped; "answer": the first written after a forwarded warning signal
+    (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
+    by_path = {}
+    for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
+        by_path.setdefault(os.path.realpath(c["path"]), dict(c))
+    found = sorted(by_path.values(), key=lambda c: c["mtime"])
+    if not found:
+        return None
+    bad = (metrics or {}).get("first_nonfinite")
+    if bad:
+        for c in found:
+            c["after_nonfinite"] = c.get("after_nonfinite") or _saved_after_step(c["path"], bad)
+    good = [c for c in found if not c.get("after_nonfinite")]
+    best = dict(good[-1]) if good else {"path": None}
+    if bad and len(good) < len(found):
+        best["later_nonfinite"] = len(found) - len(good)
+    warned = [at for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2", "SIGTERM")]
+    answer = [c for c in found if warned and c["mtime"] >= warned[0]]
+    if answer:
+        best["answer"] = {"path": answer[0]["path"], "mtime": answer[0]["mtime"]}
+    best.pop("named", None)
+    best.pop("after_nonfinite", None)
     return best
+
+
+def _saved_after_step(path, bad):
+    """A checkpoint named for a step past the first non-finite loss's step (checkpoint-400
+    after a NaN at step 340) was saved after it."""
+    m = _NAME_STEP_RE.search(os.path.basename(path.rstrip("/")))
+    return bool(m and bad.get("step") is not None and int(m.group(1)) > bad["step"])
 
 
 def job_output_file():
@@ -8972,10 +9201,13 @@ def job_output_file():
         return None
 
 
-def run_metrics(log_path, cwd, start, run_dir, wanted=None):
-    """After exit: the log's metrics, plus the newest checkpoint and the job's output file."""
+def run_metrics(log_path, cwd, start, run_dir, wanted=None, signals=()):
+    """After exit: the log's metrics, plus the checkpoint to resume from (the run's own:
+    named by its log or found under cwd, written since the start) and the job's output file."""
     metrics = _safely(lambda: extract_log_metrics(log_path, wanted), {}) or {}
-    ckpt = _safely(lambda: newest_checkpoint(cwd, start, [run_dir]), None)
+    found = _safely(lambda: find_checkpoints(cwd, start, [run_dir]), []) or []
+    found += _safely(lambda: named_checkpoints(metrics.get("saved"), cwd, start), []) or []
+    ckpt = _safely(lambda: choose_checkpoint(found, metrics, signals), None)
     if ckpt:
         metrics["checkpoint"] = ckpt
     out = _safely(job_output_file, None)
@@ -9659,7 +9891,7 @@ class Run(object):
         reason = self._end_reason(min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0)))
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
-                                              self.cfg.get("metric")), {})
+                                              self.cfg.get("metric"), child.signals), {})
         evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
                              metrics=metrics, evidence=evidence)
