@@ -4410,7 +4410,8 @@ def essentials(result):
     if frame:
         rows.append(("Where", frame))
     if c.evidence:
-        rows.append(("Line", ("line %s: " % c.line if c.line else "") + str(c.evidence)))
+        place = evidence_place(result, c.line)
+        rows.append(("Line", (place + ": " if place else "") + str(c.evidence)))
     progress = progress_text(m)
     if progress:
         rows.append(("Result" if ok else "Progress", progress))
@@ -4431,6 +4432,18 @@ def essentials(result):
     if _resubmit_text(result):
         rows.append(("Resubmit", _resubmit_text(result)))
     return [(label, _clean(value, 2000)) for label, value in rows]
+
+
+def evidence_place(result, line):
+    """Where the evidence line is, as file:line in a file the user has: the job's own output
+    file ('slurm-15.out:91') when the log's line maps to it, else the run log's
+    ('output.log:97', which has gpualert's header above the output). None without a line."""
+    if not line:
+        return None
+    mapped = (result.metrics or {}).get("job_output_map") or {}
+    if mapped and mapped["first"] <= line <= mapped["last"]:
+        return "%s:%d" % (os.path.basename(result.metrics["job_output"]), line + mapped["offset"])
+    return "%s:%d" % (os.path.basename(result.log_path or "output.log"), line)
 
 
 def _file_rows(result, metrics):
@@ -5442,7 +5455,8 @@ def channel_summary(result):
               ("Job", job + (" (job %s)" % label if label else ""))]
     evidence = _clean(c.evidence or c.detail, 500)
     if evidence:
-        fields.append(("Decisive line", ("line %s: " % c.line if c.line else "") + evidence))
+        place = evidence_place(result, c.line)
+        fields.append(("Decisive line", (place + ": " if place else "") + evidence))
     progress = last_progress(result.tail or [])
     if progress:
         fields.append(("Progress", progress))
@@ -9201,6 +9215,35 @@ def job_output_file():
         return None
 
 
+JOB_OUTPUT_COUNT_MAX_BYTES = 64 * 1024 * 1024  # a bigger output file is not counted through
+
+
+def job_output_mark():
+    """(dev, ino, lines) of the job's output file before the child writes to it, when stdout
+    and stderr are that one regular file (sbatch's slurm-%j.out, `> out.log 2>&1`): it then
+    gets the child's output in the log's order, so a log line maps to a line of it."""
+    path = job_output_file()
+    if not path or not same_output(1, 2):
+        return None
+    st = os.fstat(1)
+    if st.st_size > JOB_OUTPUT_COUNT_MAX_BYTES:
+        return None
+    lines = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            lines += block.count(b"\n")
+    return (st.st_dev, st.st_ino, lines)
+
+
+def job_output_map(mark, header_lines, total_lines):
+    """How the log's lines header_lines+1..total_lines map to the job output file's:
+    {"offset", "first", "last"}, when stdout is still the file marked at the start."""
+    st = os.fstat(1)
+    if not mark or (st.st_dev, st.st_ino) != mark[:2]:
+        return None
+    return {"offset": mark[2] - header_lines, "first": header_lines + 1, "last": total_lines}
+
+
 def run_metrics(log_path, cwd, start, run_dir, wanted=None, signals=()):
     """After exit: the log's metrics, plus the checkpoint to resume from (the run's own:
     named by its log or found under cwd, written since the start) and the job's output file."""
@@ -9506,7 +9549,7 @@ def _summary_line(result, delivery):
     if verdict.detail:
         cause += ": %s" % verdict.detail
     if verdict.line:
-        cause += " (log line %s)" % verdict.line
+        cause += " (%s)" % evidence_place(result, verdict.line)
     lines = ["%s %s" % (result.status, cause), "gpualert: log: %s" % result.log_path,
              "gpualert: message: %s" % _delivery_where(delivery)] + ["gpualert: " + c for c in _channel_lines(delivery)]
     return "\n".join(lines)
@@ -9641,6 +9684,7 @@ class Run(object):
         self.name = job_name_for(self.shown_argv, cfg["name"], self.scheduler)
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
+        self.output_mark = None  # the job output file before the child wrote (job_output_mark)
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
         self.follower = None  # the evidence grep that reads the log while the child runs
         self.term_at = None  # when a scheduler's SIGTERM came
@@ -9661,6 +9705,7 @@ class Run(object):
         """Run the command; -> its exit status, whatever happens to the notification."""
         self.log.record("run started (gpualert %s)" % __version__, header_fields(self))
         self.header_lines = self.log.lines
+        self.output_mark = _safely(job_output_mark, None)
         self.mem_before = _safely(read_cgroup_memory, {})
         self.mem_before["own"] = own_cgroup_kind(self.mem_before.get("path"), os.environ)
         child = self._run_child()
@@ -9893,6 +9938,10 @@ class Run(object):
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric"), child.signals), {})
         evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
+        lines = self.header_lines + (self.pump.output_lines if self.pump else 0)
+        mapped = _safely(lambda: job_output_map(self.output_mark, self.header_lines, lines), None)
+        if mapped and metrics.get("job_output"):
+            metrics["job_output_map"] = mapped
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
                              metrics=metrics, evidence=evidence)
 

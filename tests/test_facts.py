@@ -194,3 +194,42 @@ class TestCheckpointFromTheRun(object):
         record = run_json(tmp_path)["metrics"]["checkpoint"]
         assert record["answer"]["path"] == str(tmp_path / "step_24.pt")
 
+
+
+class TestLineInYourFile(object):
+    CODE = "print('hello')\nprint('step=1 loss=2.0')\nimport nosuchmodule_i21\n"
+
+    def test_the_line_is_the_job_output_files_line(self, tmp_path):
+        out = tmp_path / "slurm-777.out"
+        out.write_text("module load cuda\nrunning on node7\n")  # the batch script's lines first
+        with open(str(out), "ab") as handle:
+            subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--"] + child(self.CODE),
+                           env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=handle,
+                           stderr=subprocess.STDOUT, timeout=60)
+        screen = first_screen(tmp_path)
+        place, evidence = row(screen, "Line").split(": ", 1)
+        name, number = place.split(":")
+        assert name == "slurm-777.out", screen
+        assert out.read_text().splitlines()[int(number) - 1] == evidence
+        assert "(slurm-777.out:%s)" % number in out.read_text()  # the stderr summary too
+
+    def test_without_an_output_file_the_run_logs_line_says_so(self, tmp_path):
+        run_in(tmp_path, self.CODE)  # stdout and stderr are pipes
+        place, evidence = row(first_screen(tmp_path), "Line").split(": ", 1)
+        name, number = place.split(":")
+        assert name == "output.log"
+        log = [l for l in open(os.path.join(os.path.dirname(run_json_path(tmp_path)), "output.log"))]
+        assert log[int(number) - 1].rstrip("\n") == evidence
+
+    def test_stderr_elsewhere_is_not_mapped(self, tmp_path):
+        out, err = tmp_path / "slurm-5.out", tmp_path / "slurm-5.err"
+        with open(str(out), "wb") as o, open(str(err), "wb") as e:
+            subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--"] + child(self.CODE),
+                           env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=o, stderr=e,
+                           timeout=60)
+        assert row(first_screen(tmp_path), "Line").startswith("output.log:")
+
+
+def run_json_path(tmp):
+    from wrapper_helpers import run_dir
+    return os.path.join(run_dir(tmp), "run.json")
