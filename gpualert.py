@@ -4160,20 +4160,29 @@ def _exit_long(result):
 
 
 def _resource_rows(rusage):
-    rows = []
-    whose = " (%s's own)" % rusage["launcher"] if rusage.get("launcher") else ""
-    if rusage.get("maxrss_kib"):
-        rows.append(("Peak RSS" + whose, _format_size(int(rusage["maxrss_kib"]) * 1024)))
-    if "utime_s" in rusage or "stime_s" in rusage:
+    """One memory and one CPU line for the job, each saying its source. The kernel's peak
+    (ru_maxrss) starts from the wrapper's own memory at the fork: at or under it, it is the
+    wrapper's figure, not the job's. A remote launcher's (srun's) figures are its own."""
+    rows, sampled = [], rusage.get("tree_samples")
+    launcher = rusage.get("launcher")
+    whose = " (%s's own)" % launcher if launcher else ""
+    every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
+    maxrss, fork = int(rusage.get("maxrss_kib") or 0), int(rusage.get("fork_rss_kib") or 0)
+    if maxrss and maxrss > fork * 1.05:
+        rows.append(("Peak RSS" + whose, _format_size(maxrss * 1024) + ("" if whose else " (largest process)")))
+    elif maxrss and not sampled:
+        rows.append(("Peak RSS", "not measured: below the wrapper's own %s, which the kernel's "
+                                 "figure starts from" % _format_size(fork * 1024)))
+    if sampled:
+        rows.append(("Peak memory, process tree", "%s (summed RSS, %s)" % (
+            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every)))
+    if sampled and launcher:
+        rows.append(("CPU time, process tree", "%s (%s)" % (
+            format_duration(float(rusage.get("tree_cpu_s") or 0)), every)))
+    elif "utime_s" in rusage or "stime_s" in rusage:
         user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
         rows.append(("CPU time" + whose, "user %.1f s, system %.1f s (%s in all)" % (
             user, system, format_duration(user + system))))
-    if rusage.get("tree_samples"):
-        every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
-        rows.append(("Peak memory, process tree", "%s (summed RSS, %s)" % (
-            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every)))
-        rows.append(("CPU time, process tree", "%s (%s)" % (
-            format_duration(float(rusage.get("tree_cpu_s") or 0)), every)))
     return rows
 
 
@@ -9206,6 +9215,16 @@ def _saved_after_step(path, bad):
     return bool(m and bad.get("step") is not None and int(m.group(1)) > bad["step"])
 
 
+def own_rss_kib():
+    """This process's resident memory now (KiB, /proc/self/status VmRSS), or None. A child's
+    ru_maxrss starts from it: fork copies it, and exec keeps the high-water mark."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
 def job_output_file():
     """The regular file this process's stdout goes to (sbatch's slurm-%j.out), else None."""
     try:
@@ -9776,6 +9795,7 @@ class Run(object):
             out_r, out_w = _pipe()
             err_r, err_w = (out_r, out_w) if merged else _pipe()
             env = child_env(os.environ, not self.cfg["no_env_tweaks"])
+            fork_kib = _safely(own_rss_kib, None)
             pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty,
                                           own_group=own_group)
         except OSError as exc:  # out of file descriptors or processes: the command never ran
@@ -9806,6 +9826,8 @@ class Run(object):
         exited.set()
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
         rusage = dict(self.pump.rusage, **(_safely(tree.stop, {}) if tree else {}))
+        if fork_kib:
+            rusage["fork_rss_kib"] = fork_kib
         if os.path.basename(self.argv[0]) in REMOTE_LAUNCHERS:
             rusage["launcher"] = os.path.basename(self.argv[0])
         return ChildExit(self.pump.exit_code, rusage, None, self.pump.timed_out,

@@ -233,3 +233,54 @@ class TestLineInYourFile(object):
 def run_json_path(tmp):
     from wrapper_helpers import run_dir
     return os.path.join(run_dir(tmp), "run.json")
+
+
+class TestJobsOwnMemory(object):
+    def details(self, tmp_path):
+        text = plain_text(tmp_path)
+        return text[text.index("Details:"):]
+
+    def test_bin_true_is_not_given_the_wrappers_peak(self, tmp_path):
+        subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--notify", "always", "--", "/bin/true"],
+                       env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+        usage = run_json_rusage(tmp_path)
+        details = self.details(tmp_path)
+        peak = row(details, "Peak RSS")
+        assert peak.startswith("not measured: below the wrapper's own"), details
+        assert usage["maxrss_kib"] <= usage["fork_rss_kib"] * 1.05  # what the kernel said
+        assert len([l for l in details.splitlines() if l.strip().startswith("CPU time")]) == 1
+
+    def test_a_10_mib_job_gets_its_own_peak(self, tmp_path):
+        code = "import time\nx = bytearray(10 << 20)\ntime.sleep(3)\n"
+        subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--notify", "always", "--"] + child(code),
+                       env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+        usage = run_json_rusage(tmp_path)
+        details = self.details(tmp_path)
+        fork_mib = usage["fork_rss_kib"] / 1024.0
+        for line in details.splitlines():
+            if "Peak" in line and "MiB" in line and "wrapper's own" not in line:
+                mib = float(line.split("MiB")[0].split()[-1])
+                assert mib < fork_mib * 0.95 or mib > fork_mib * 1.05, (line, fork_mib)
+        assert row(details, "Peak memory, process tree"), details
+        assert len([l for l in details.splitlines() if l.strip().startswith("CPU time")]) == 1
+
+    def test_one_cpu_line_and_the_launchers_figures_are_its_own(self):
+        rows = dict(N._resource_rows({"maxrss_kib": 26 << 10, "fork_rss_kib": 40 << 10,
+                                      "utime_s": 0.01, "launcher": "srun", "tree_samples": 3,
+                                      "tree_peak_rss_kib": 5 << 20, "tree_cpu_s": 3600}))
+        assert [k for k in rows if "CPU" in k] == ["CPU time, process tree"]
+        assert "Peak RSS" not in rows and "Peak RSS (srun's own)" not in rows
+        rows = dict(N._resource_rows({"maxrss_kib": 12 << 20, "fork_rss_kib": 40 << 10,
+                                      "utime_s": 5, "tree_samples": 3, "tree_cpu_s": 4,
+                                      "tree_peak_rss_kib": 11 << 20}))
+        assert rows["Peak RSS"] == "12.0 GiB (largest process)"
+        assert [k for k in rows if "CPU" in k] == ["CPU time"]
+
+
+def run_json_rusage(tmp):
+    import json
+    with open(run_json_path(tmp)) as handle:
+        record = json.load(handle)
+    return record["rusage"]
