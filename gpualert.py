@@ -2505,7 +2505,9 @@ def _resolve(log, facts):
     """Combine the log finding with the facts (see classify_text for the precedence)."""
     code = facts.get("exit_code")
     if facts.get("timed_out"):
-        return _fact("walltime", "wrapper_timeout", "stopped by gpualert --timeout")
+        return _fact("walltime", "wrapper_timeout", "stopped by gpualert --timeout",
+                     hint="gpualert's own --timeout stopped the command, not the scheduler. Rerun "
+                          "with a longer --timeout (or none) and resume from the last checkpoint.")
     sched = _scheduler_fact(facts)
     if log is not None and log.cls in ("walltime", "preempted", "gpu_hardware"):
         return log
@@ -2609,7 +2611,7 @@ def classify_text(text, facts=None, rules=None, first_line=None):
             log = _earlier_cause(log, _noted_finding(facts, rules, _noted_limit(log, first_line), success))
         if log is not None and isinstance(code, int) and code > 128 and _TASK_FAILED_RE.search(text):
             facts = dict(facts, srun_ended_step=True)
-        verdict = _with_run_time(_resolve(log, facts), facts)
+        verdict = _with_memory_limit(_with_run_time(_resolve(log, facts), facts), facts)
         if verdict.rule == "exit_code":  # no known cause: the program's own last error line
             verdict = _with_last_error_line(verdict, raws, first_line - skip)
         return verdict
@@ -2648,6 +2650,23 @@ def _with_run_time(c, facts):
     if not said:
         return c
     return c._replace(remediation="%s %s." % (c.remediation, "; ".join(said)))
+
+
+def _with_memory_limit(c, facts):
+    """A host-memory failure names the limit that bit: the address-space limit (ulimit -v)
+    the job inherited, where "request more memory" would not help; else the cgroup's."""
+    if c.cls not in ("ram_oom", "oom_killer"):
+        return c
+    rlimit_as, cgroup = facts.get("rlimit_as_bytes"), facts.get("memory_limit_bytes")
+    if c.cls == "ram_oom" and _count(facts, "rlimit_as_bytes") > 0:
+        return c._replace(remediation=(
+            "The process hit its address-space limit (ulimit -v: %s), not the node's RAM: raise or "
+            "remove `ulimit -v` where the job sets it (CUDA and PyTorch map far more address space "
+            "than they use); --mem does not change it." % _format_size(rlimit_as)))
+    if _count(facts, "memory_limit_bytes") > 0:
+        return c._replace(remediation="%s The limit that bit: the job's cgroup memory limit, %s "
+                                      "(Slurm's --mem)." % (c.remediation, _format_size(cgroup)))
+    return c
 
 
 def _fallback(facts, exc):
@@ -4027,6 +4046,10 @@ def facts_for(outcome):
         facts["noted_lines"] = list(outcome.evidence)
     if before.get("oom_kill") is not None and after.get("oom_kill") is not None:
         facts["oom_kill_delta"] = after["oom_kill"] - before["oom_kill"]
+    if before.get("rlimit_as"):
+        facts["rlimit_as_bytes"] = before["rlimit_as"]
+    if before.get("own") and after.get("limit_bytes"):  # the job's own cgroup's limit
+        facts["memory_limit_bytes"] = after["limit_bytes"]
     if outcome.end_reason and outcome.end_reason[0]:
         facts["scheduler_reason"], facts["scheduler_evidence"] = outcome.end_reason
     if outcome.gpu.get("ecc_delta"):
@@ -4369,15 +4392,58 @@ def _time_limit_text(result):
                                           format_duration(max(0.0, left)))
 
 
+#: Classes a plain requeue may cure (the cause was outside the program); any other class
+#: fails again the same way until something is changed.
+REQUEUE_CLASSES = frozenset(("preempted", "interrupted", "nccl"))
+
+
 def _resubmit_text(result):
-    sched = result.scheduler or {}
+    """How to run it again, by cause: a requeue only where nothing needs changing; more time
+    for a time limit (with the figure); another node for a GPU fault; else fix it first."""
+    sched, c = result.scheduler or {}, _classification(result)
     if sched.get("kind") != "slurm" or not sched.get("job_id") or result.end is None \
             or result.status == "SUCCESS":
         return None
+    where = " from %s" % sched["submit_dir"] if sched.get("submit_dir") else ""
+    if c.rule == "wrapper_timeout":
+        return "sbatch again%s with a longer gpualert --timeout than the %s it had" % (
+            where, format_duration(_duration_s(result) or 0))
+    if c.cls == "walltime":
+        return _more_time_text(result, where)
+    if c.cls == "gpu_hardware":
+        return "sbatch --exclude=%s again%s (a requeue may land on the same GPU)" % (
+            result.host or sched.get("nodelist") or "NODE", where)
+    if c.cls not in REQUEUE_CLASSES:
+        return "sbatch again%s once the cause is fixed (a requeue reruns the same failure)" % where
     text = "scontrol requeue %s" % sched["job_id"]
     if sched.get("submit_dir"):
         text += "  (while Slurm still lists the job; else sbatch again from %s)" % sched["submit_dir"]
     return text
+
+
+def _more_time_text(result, where):
+    """'sbatch --time=3:00:00 again from DIR (it used all 2h00m of its limit; ...)'."""
+    limit = (result.scheduler or {}).get("limit_s") or _duration_s(result)
+    if not limit:
+        return "sbatch again%s with a longer --time, resuming from the last checkpoint" % where
+    need, reached = _time_needed_s(result, limit)
+    ask = int(-(-need // 900) * 900)  # rounded up to a quarter hour
+    why = "its limit was %s" % format_duration(limit)
+    if reached:
+        why += "; it reached %s, so the whole run needs about %s" % (reached, format_duration(need))
+    return "sbatch --time=%d:%02d:00 again%s, resuming from the last checkpoint (%s)" % (
+        ask // 3600, ask % 3600 // 60, where, why)
+
+
+def _time_needed_s(result, limit):
+    """(seconds the whole run needs, the progress it is judged from or None): from the log's
+    N of M when it gave a total (10% spare), else half as much again as the limit."""
+    progress = (result.metrics or {}).get("progress") or {}
+    for kind in ("step", "epoch"):
+        done, total = progress.get(kind), progress.get(kind + "_total")
+        if done and total and 0 < done < total:
+            return limit * float(total) / done * 1.1, _count_text(kind, done, total)
+    return limit * 1.5, None
 
 
 def _gpu_brief(gpu):
@@ -8734,6 +8800,13 @@ def _hostname():
 
 # ---- cgroup memory ----
 
+def address_space_limit():
+    """The address-space limit (ulimit -v) the job inherits from us, in bytes, or None."""
+    import resource
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
 def read_cgroup_memory(pid=None, proc_root="/proc", cgroup_root="/sys/fs/cgroup"):
     """The memory cgroup of pid (default: this process). -> dict with version (1|2), path,
     oom_kill, oom (v2), failcnt (v1), peak_bytes, limit_bytes (nearest finite limit at or
@@ -9727,6 +9800,7 @@ class Run(object):
         self.output_mark = _safely(job_output_mark, None)
         self.mem_before = _safely(read_cgroup_memory, {})
         self.mem_before["own"] = own_cgroup_kind(self.mem_before.get("path"), os.environ)
+        self.mem_before["rlimit_as"] = _safely(address_space_limit, None)
         child = self._run_child()
         end = time.time()
         # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.

@@ -284,3 +284,53 @@ def run_json_rusage(tmp):
     with open(run_json_path(tmp)) as handle:
         record = json.load(handle)
     return record["rusage"]
+
+
+class TestAdviceFitsTheCause(object):
+    def test_a_missing_module_under_slurm_is_not_offered_a_requeue(self, tmp_path):
+        env = isolated_env(tmp_path, SLURM_JOB_ID="17", SLURM_SUBMIT_DIR=str(tmp_path))
+        subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--"] + child("import nosuchmodule_i21"),
+                       env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+        screen = first_screen(tmp_path)
+        assert "missing_module" in screen
+        assert "requeue 17" not in plain_text(tmp_path)
+        assert row(screen, "Resubmit") == ("sbatch again from %s once the cause is fixed "
+                                           "(a requeue reruns the same failure)" % tmp_path)
+
+    def test_a_time_limit_asks_for_more_time_with_the_figure(self):
+        from messages import timeout_after_warning
+        result = timeout_after_warning()
+        rows = dict(N.essentials(result))
+        assert "requeue" not in rows["Resubmit"]
+        assert rows["Resubmit"].startswith("sbatch --time=17:45:00 again, resuming from the last checkpoint")
+        assert "its limit was 12h00m; it reached epoch 75/100" in rows["Resubmit"]
+
+    def test_a_preemption_is_requeued(self):
+        from messages import timeout_after_warning
+        result = timeout_after_warning()
+        c = result.classification._replace(cls="preempted", rule="slurm_preempted")
+        rows = dict(N.essentials(result._replace(classification=c, status="PREEMPTED")))
+        assert rows["Resubmit"].startswith("scontrol requeue 4300")
+
+    def test_a_memory_error_under_ulimit_v_names_the_limit(self, tmp_path):
+        limit_kib = 700000
+        code = "x = bytearray(2 << 30)"
+        cmd = "ulimit -v %d; exec \"$@\"" % limit_kib
+        subprocess.run(["bash", "-c", cmd, "bash", PY, SCRIPT] + base(tmp_path) + ["--"] + child(code),
+                       env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+        screen = first_screen(tmp_path)
+        assert "ram_oom" in screen, screen
+        advice = row(screen, "Next")
+        assert "address-space limit (ulimit -v: %s)" % N._format_size(limit_kib * 1024) in advice
+        assert "request more memory" not in advice
+
+    def test_gpualerts_own_timeout_says_so(self, tmp_path):
+        subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--timeout", "1", "--", "sleep", "20"],
+                       env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+        advice = row(first_screen(tmp_path), "Next")
+        assert advice.startswith("gpualert's own --timeout stopped the command, not the scheduler. "
+                                 "Rerun with a longer --timeout"), advice
+        assert "ask for more time" not in advice
