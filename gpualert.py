@@ -9336,7 +9336,7 @@ def job_output_map(mark, header_lines, total_lines):
     return {"offset": mark[2] - header_lines, "first": header_lines + 1, "last": total_lines}
 
 
-def run_metrics(log_path, cwd, start, run_dir, wanted=None, signals=()):
+def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
     """After exit: the log's metrics, plus the checkpoint to resume from (the run's own:
     named by its log or found under cwd, written since the start) and the job's output file."""
     metrics = _safely(lambda: extract_log_metrics(log_path, wanted), {}) or {}
@@ -10032,7 +10032,7 @@ class Run(object):
         reason = self._end_reason(min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0)))
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
-                                              self.cfg.get("metric"), child.signals), {})
+                                              self.cfg.get("metric"), signals=child.signals), {})
         evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
         lines = self.header_lines + (self.pump.output_lines if self.pump else 0)
         mapped = _safely(lambda: job_output_map(self.output_mark, self.header_lines, lines), None)
