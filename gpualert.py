@@ -2985,7 +2985,7 @@ class MetricParser(object):
         self._epoch_one_based = False
         self.lines = 0          # lines fed: the order of saves and of the first non-finite loss
         self.saves = []         # [(line, path)] checkpoints the log says it wrote
-        self.first_nonfinite = None   # (line, step, epoch) of the first non-finite loss
+        self.first_nonfinite = None   # (line, step, epoch) of the first of the final non-finite losses
 
     def reset_context(self):
         """A gap in the sample: the epoch seen before it says nothing about what follows."""
@@ -3020,9 +3020,13 @@ class MetricParser(object):
             epoch = self._epoch_with_fraction(line)
         if any(_direction_cached(k) for k in pairs):
             self.records.setdefault(rank, []).append((step, epoch, pairs))
-            if self.first_nonfinite is None and any(
-                    not _finite(v) and _direction_cached(k) == "min" for k, v in pairs.items()):
-                self.first_nonfinite = (self.lines, step, epoch)
+            losses = [v for k, v in pairs.items() if _direction_cached(k) == "min"]
+            if losses:  # a run that recovered from a non-finite loss (a skipped fp16 step) has none
+                bad = not all(_finite(v) for v in losses)
+                if not bad:
+                    self.first_nonfinite = None
+                elif self.first_nonfinite is None:
+                    self.first_nonfinite = (self.lines, step, epoch)
 
     def _epoch_with_fraction(self, line):
         """Inside an epoch a progress count (450/1000) gives the fraction done."""

@@ -334,3 +334,11 @@ class TestAdviceFitsTheCause(object):
         assert advice.startswith("gpualert's own --timeout stopped the command, not the scheduler. "
                                  "Rerun with a longer --timeout"), advice
         assert "ask for more time" not in advice
+
+
+def test_a_run_that_recovered_from_a_nan_keeps_its_newest_checkpoint():
+    text = ("step=100 loss=2.0\nstep=200 loss=nan\nstep=300 loss=1.5\n"
+            "Saving model checkpoint to out/checkpoint-300\nstep=400 loss=1.4\n")
+    metrics = N.metrics_from_chunks([text])
+    assert "first_nonfinite" not in metrics
+    assert metrics["saved"] == [{"path": "out/checkpoint-300", "after_nonfinite": False}]
