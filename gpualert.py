@@ -2961,8 +2961,10 @@ def parse_rate(line):
     number written against it, else the number after it (a label), else the one before it."""
     if "/s" not in line and "_per_sec" not in line and "s/" not in line:
         return None
-    for unit in _RATE_UNIT_RE.finditer(line):
-        before, after = line[:unit.start()], line[unit.end():]
+    for n, unit in enumerate(_RATE_UNIT_RE.finditer(line)):
+        if n >= 8:  # a line of many units is not a progress line (and stays linear)
+            break
+        before, after = line[max(0, unit.start() - 40):unit.start()], line[unit.end():unit.end() + 40]
         m = (_RATE_ATTACHED_RE.search(before) or _RATE_AFTER_RE.match(after)
              or _RATE_BEFORE_RE.search(before))
         if m:

@@ -235,6 +235,14 @@ class TestSpeedAndProgress(unittest.TestCase):
             with self.subTest(line=line):
                 self.assertEqual(N.parse_rate(line), speed)
 
+    def test_a_line_of_many_units_stays_cheap(self):
+        import time
+        start = time.perf_counter()
+        for line in ("it/s " * 800, "1 " * 2000 + "it/s", "saved " + " .x" * 1300):
+            N.parse_rate(line)
+            N.saved_checkpoint_paths(line)
+        self.assertLess(time.perf_counter() - start, 0.5)  # was 0.12 s a line: quadratic
+
     def test_speed_is_not_the_loss(self):
         m = metrics_of("step 60 loss 0.41 it/s 9.6\nstep 70 loss 0.3586 it/s 9.8\n")
         self.assertEqual(m["throughput"], "9.8 it/s")
