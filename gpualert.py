@@ -3126,9 +3126,11 @@ def _series(records, name):
     if points:
         out["first"] = {"x": _round(points[0][0]), "value": _round(points[0][1])}
         out["last"] = {"x": _round(points[-1][0]), "value": _round(points[-1][1])}
-    bad = [x for x, y in points if not _finite(y)]
-    if bad:  # where the picture marks the divergence (the points drawn are finite ones)
-        out["first_nonfinite_x"] = _round(bad[0])
+    streak = len(points)
+    while streak and not _finite(points[streak - 1][1]):
+        streak -= 1
+    if streak < len(points):  # the final non-finite run, which the picture marks (it draws finite points)
+        out["first_nonfinite_x"] = _round(points[streak][0])
     if finite and direction:
         pick = min if direction == "min" else max
         best = pick(finite, key=lambda p: p[1])

@@ -342,3 +342,10 @@ def test_a_run_that_recovered_from_a_nan_keeps_its_newest_checkpoint():
     metrics = N.metrics_from_chunks([text])
     assert "first_nonfinite" not in metrics
     assert metrics["saved"] == [{"path": "out/checkpoint-300", "after_nonfinite": False}]
+
+
+def test_a_recovered_nan_is_not_shaded_to_the_end():
+    text = "".join("step=%d loss=%s\n" % (s, "nan" if s == 200 else 2.0 - s / 1000.0)
+                   for s in range(20, 620, 20))
+    series = N.metrics_from_chunks([text])["series"]["loss"]
+    assert series["nonfinite"] == 1 and "first_nonfinite_x" not in series
