@@ -4199,7 +4199,7 @@ def _resource_rows(rusage):
     whose = " (%s's own)" % launcher if launcher else ""
     every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
     maxrss, fork = int(rusage.get("maxrss_kib") or 0), int(rusage.get("fork_rss_kib") or 0)
-    if maxrss and maxrss > fork * 1.05:
+    if maxrss and maxrss > fork * 1.02 + 512:
         rows.append(("Peak RSS" + whose, _format_size(maxrss * 1024) + ("" if whose else " (largest process)")))
     elif maxrss and not sampled:
         rows.append(("Peak RSS", "not measured: below the wrapper's own %s, which the kernel's "
@@ -9877,9 +9877,11 @@ class Run(object):
             out_r, out_w = _pipe()
             err_r, err_w = (out_r, out_w) if merged else _pipe()
             env = child_env(os.environ, not self.cfg["no_env_tweaks"])
-            fork_kib = _safely(own_rss_kib, None)
+            before = _safely(own_rss_kib, None)
             pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty,
                                           own_group=own_group)
+            # the fork's RSS lies between the readings either side of it
+            fork_kib = max(before or 0, _safely(own_rss_kib, None) or 0)
         except OSError as exc:  # out of file descriptors or processes: the command never ran
             return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s"
                                         % exc.strerror), False, [], 0.0)

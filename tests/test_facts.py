@@ -248,7 +248,7 @@ class TestJobsOwnMemory(object):
         details = self.details(tmp_path)
         peak = row(details, "Peak RSS")
         assert peak.startswith("not measured: below the wrapper's own"), details
-        assert usage["maxrss_kib"] <= usage["fork_rss_kib"] * 1.05  # what the kernel said
+        assert usage["maxrss_kib"] <= usage["fork_rss_kib"] * 1.02 + 512  # what the kernel said
         assert len([l for l in details.splitlines() if l.strip().startswith("CPU time")]) == 1
 
     def test_a_10_mib_job_gets_its_own_peak(self, tmp_path):
@@ -259,10 +259,11 @@ class TestJobsOwnMemory(object):
         usage = run_json_rusage(tmp_path)
         details = self.details(tmp_path)
         fork_mib = usage["fork_rss_kib"] / 1024.0
+        assert usage["maxrss_kib"] <= usage["fork_rss_kib"] * 1.02 + 512  # the kernel's: the fork's
         for line in details.splitlines():
             if "Peak" in line and "MiB" in line and "wrapper's own" not in line:
                 mib = float(line.split("MiB")[0].split()[-1])
-                assert mib < fork_mib * 0.95 or mib > fork_mib * 1.05, (line, fork_mib)
+                assert mib < fork_mib * 0.9, (line, fork_mib)  # the job's ~20 MiB, not ~45
         assert row(details, "Peak memory, process tree"), details
         assert len([l for l in details.splitlines() if l.strip().startswith("CPU time")]) == 1
 
