@@ -4384,6 +4384,42 @@ def _nonfinite_checkpoint_text(ckpt, end, bad):
     return "%s; the %s are not offered" % (checkpoint_text(dict(ckpt, later_nonfinite=0), end), later)
 
 
+_STEP_RATE_RE = re.compile(r"^([\d.eE+-]+) (?:(it|steps?|iters?)/s(?:ec)?|(m?s)/(?:it(?:er)?|steps?))$", re.I)
+
+
+def seconds_per_step(rate):
+    """'9.8 it/s' -> 0.102, '4.98 s/it' -> 4.98, '61 ms/step' -> 0.061; None for a rate
+    that is not per step (samples/s, tokens/s, ms/batch)."""
+    m = _STEP_RATE_RE.match(rate or "")
+    if not m:
+        return None
+    value = float(m.group(1))
+    if m.group(2):
+        return 1.0 / value if value > 0 else None
+    return value / 1000.0 if m.group(3).lower() == "ms" else value
+
+
+def finish_text(metrics, left_s, now):
+    """For a time-limit warning: will the run finish in the time left at the speed the log
+    last stated, and how old is the newest checkpoint. None when neither is known."""
+    metrics, parts = metrics or {}, []
+    progress = metrics.get("progress") or {}
+    step, total = progress.get("step"), progress.get("step_total")
+    per_step = seconds_per_step(metrics.get("throughput"))
+    if step is not None and total and per_step and left_s is not None:
+        need = (total - step) * per_step
+        verdict = "it will finish" if need <= left_s else "it will NOT finish"
+        parts.append("%s before the limit: %s steps to go at %s need about %s, %s left" % (
+            verdict, format_number(total - step), metrics["throughput"], format_duration(need),
+            format_duration(max(0.0, left_s))))
+    ckpt = metrics.get("checkpoint") or {}
+    if ckpt.get("path") and ckpt.get("mtime"):
+        parts.append("the newest checkpoint was written %s ago" % format_duration(max(0.0, now - ckpt["mtime"])))
+    elif metrics:
+        parts.append("no checkpoint written during this run found")
+    return "; ".join(parts) or None
+
+
 def _time_limit_text(result):
     """How much of the scheduler's time limit the run used: the limit itself when known (the
     job starts a little before the wrapper), else the time from our start to the job's end."""
@@ -4500,6 +4536,8 @@ def essentials(result):
         rows.append(("Result" if ok else "Progress", progress))
     if m.get("throughput"):
         rows.append(("Speed", "%s (last stated in the log)" % m["throughput"]))
+    if m.get("finish"):  # a time-limit warning's estimate (finish_text)
+        rows.append(("Finish", m["finish"]))
     if ok and _gpu_brief(result.gpu):
         rows.append(("GPUs", _gpu_brief(result.gpu)))
     ckpt = checkpoint_text(m.get("checkpoint"), result.end, m)
@@ -9977,7 +10015,8 @@ class Run(object):
                 status, self.name, argv=self.argv, host=self.host, cwd=self.cwd, start=self.start,
                 classification=make_verdict("walltime" if status == "WARNING" else None, text),
                 log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
-                tail=tail_lines(self.pump.tail) if self.pump else [], notes=[text])
+                tail=tail_lines(self.pump.tail) if self.pump else [], notes=[text],
+                metrics=self._warning_metrics() if status == "WARNING" else None)
             deadline = time.monotonic() + _mail_timeout(self.cfg)
             posts = _start_channels(result, self.cfg, deadline)
             delivery = {"outcome": "skipped", "detail": "--notify never"}
@@ -9990,6 +10029,20 @@ class Run(object):
                     _warn(line)
         if self.cfg["notify"] != "never" or self.cfg.get("notify_url"):
             self.early.append(Background(send))
+
+    def _warning_metrics(self):
+        """For a time-limit warning: the log's progress and speed so far, the newest
+        checkpoint, and whether the run will finish in the time left (finish_text)."""
+        now = time.time()
+        metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
+                                              self.cfg.get("metric")), {}) or {}
+        metrics.pop("job_output", None)
+        limit = _safely(self._known_limit, {}) or {}
+        end = limit.get("end_time") or (self.start + limit["limit_s"] if limit.get("limit_s") else None)
+        finish = _safely(lambda: finish_text(metrics, end - now if end else None, now), None)
+        if finish:
+            metrics["finish"] = finish
+        return metrics
 
     # ---- after the child exited ----
 

@@ -2,6 +2,7 @@
 file: the checkpoint to resume from (the run's own, not a poisoned or a previous job's),
 progress and speed as the log states them, and the picture that shows where the loss broke."""
 import email
+import re
 import email.policy
 import os
 import signal
@@ -350,3 +351,35 @@ def test_a_recovered_nan_is_not_shaded_to_the_end():
                    for s in range(20, 620, 20))
     series = N.metrics_from_chunks([text])["series"]["loss"]
     assert series["nonfinite"] == 1 and "first_nonfinite_x" not in series
+
+
+class TestTimeLimitWarning(object):
+    def test_the_warning_says_whether_the_run_will_finish(self, tmp_path):
+        code = ("import signal, sys, time\n"
+                "signal.signal(signal.SIGUSR1, lambda s, f: None)\n"
+                "open('step_4000.pt', 'w').write('w')\n"
+                "print('Step 4000/5000 loss: 0.3 it/s 9.8', flush=True)\n"
+                "print('ready', flush=True)\n"
+                "time.sleep(3)\n"
+                "sys.exit(0)\n")
+        env = isolated_env(tmp_path, SLURM_JOB_ID="4242", SLURM_JOB_NAME="train",
+                           SLURM_JOB_END_TIME=str(int(time.time()) + 60))
+        proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), env=env,
+                                cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        while proc.stdout.readline() not in (b"ready\n", b""):
+            pass
+        proc.send_signal(signal.SIGUSR1)
+        proc.communicate(timeout=60)
+        texts = []
+        for path in outbox_messages(tmp_path):
+            with open(path, "rb") as handle:
+                msg = email.message_from_binary_file(handle, policy=email.policy.default)
+            if msg["X-Gpualert-Status"] == "WARNING":
+                texts.append(msg.get_body(("plain",)).get_content())
+        assert len(texts) == 1, outbox_messages(tmp_path)
+        screen = "\n".join(texts[0].splitlines()[:FIRST_SCREEN])
+        assert row(screen, "Progress").startswith("step 4000/5000 (80%)"), screen
+        finish = row(screen, "Finish")
+        assert finish.startswith("it will NOT finish before the limit: 1000 steps to go at 9.8 it/s "
+                                 "need about 1m"), finish
+        assert re.search(r"; the newest checkpoint was written \d+s ago$", finish), finish
