@@ -9357,20 +9357,14 @@ JOB_OUTPUT_COUNT_MAX_BYTES = 64 * 1024 * 1024  # a bigger output file is not cou
 
 
 def job_output_mark():
-    """(dev, ino, lines) of the job's output file before the child writes to it, when stdout
+    """(dev, ino, size) of the job's output file before the child writes to it, when stdout
     and stderr are that one regular file (sbatch's slurm-%j.out, `> out.log 2>&1`): it then
-    gets the child's output in the log's order, so a log line maps to a line of it."""
-    path = job_output_file()
-    if not path or not same_output(1, 2):
+    gets the child's output in the log's order, so a log line maps to a line of it. Only
+    the size is taken now: the lines before it are counted after the run, off the start."""
+    if not job_output_file() or not same_output(1, 2):
         return None
     st = os.fstat(1)
-    if st.st_size > JOB_OUTPUT_COUNT_MAX_BYTES:
-        return None
-    lines = 0
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            lines += block.count(b"\n")
-    return (st.st_dev, st.st_ino, lines)
+    return (st.st_dev, st.st_ino, st.st_size) if st.st_size <= JOB_OUTPUT_COUNT_MAX_BYTES else None
 
 
 def job_output_map(mark, header_lines, total_lines):
@@ -9379,7 +9373,14 @@ def job_output_map(mark, header_lines, total_lines):
     st = os.fstat(1)
     if not mark or (st.st_dev, st.st_ino) != mark[:2]:
         return None
-    return {"offset": mark[2] - header_lines, "first": header_lines + 1, "last": total_lines}
+    lines, left = 0, mark[2]
+    with open(job_output_file(), "rb") as handle:
+        while left > 0:
+            block = handle.read(min(left, 1 << 20))
+            if not block:
+                break
+            lines, left = lines + block.count(b"\n"), left - len(block)
+    return {"offset": lines - header_lines, "first": header_lines + 1, "last": total_lines}
 
 
 def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
