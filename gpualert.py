@@ -4466,7 +4466,8 @@ def _resubmit_text(result):
 
 
 def _more_time_text(result, where):
-    """'sbatch --time=3:00:00 again from DIR (it used all 2h00m of its limit; ...)'."""
+    """'sbatch --time=17:45:00 again from DIR, resuming from the last checkpoint (its limit was
+    12h00m; it reached epoch 75/100, so the whole run needs about 17h36m)'."""
     limit = (result.scheduler or {}).get("limit_s") or _duration_s(result)
     if not limit:
         return "sbatch again%s with a longer --time, resuming from the last checkpoint" % where
