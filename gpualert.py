@@ -2682,7 +2682,9 @@ def _resolve(log, facts):
     """Combine the log finding with the facts (see classify_text for the precedence)."""
     code = facts.get("exit_code")
     if facts.get("timed_out"):
-        return _fact("walltime", "wrapper_timeout", "stopped by gpualert --timeout")
+        return _fact("walltime", "wrapper_timeout", "stopped by gpualert --timeout",
+                     hint="gpualert's own --timeout stopped the command, not the scheduler. Rerun "
+                          "with a longer --timeout (or none) and resume from the last checkpoint.")
     sched = _scheduler_fact(facts)
     if log is not None and log.cls in ("walltime", "preempted", "gpu_hardware"):
         return log
@@ -2790,7 +2792,7 @@ def classify_text(text, facts=None, rules=None, first_line=None):
             log = _earlier_cause(log, _noted_finding(facts, rules, _noted_limit(log, first_line), success))
         if log is not None and isinstance(code, int) and code > 128 and _TASK_FAILED_RE.search(text):
             facts = dict(facts, srun_ended_step=True)
-        verdict = _with_run_time(_resolve(log, facts), facts)
+        verdict = _with_memory_limit(_with_run_time(_resolve(log, facts), facts), facts)
         if verdict.rule == "exit_code":  # no known cause: the program's own last error line
             verdict = _with_last_error_line(verdict, raws, first_line - skip)
         return verdict
@@ -2851,6 +2853,23 @@ def _with_run_time(c, facts):
     if not said:
         return c
     return c._replace(remediation="%s %s." % (c.remediation, "; ".join(said)))
+
+
+def _with_memory_limit(c, facts):
+    """A host-memory failure names the limit that bit: the address-space limit (ulimit -v)
+    the job inherited, where "request more memory" would not help; else the cgroup's."""
+    if c.cls not in ("ram_oom", "oom_killer"):
+        return c
+    rlimit_as, cgroup = facts.get("rlimit_as_bytes"), facts.get("memory_limit_bytes")
+    if c.cls == "ram_oom" and _count(facts, "rlimit_as_bytes") > 0:
+        return c._replace(remediation=(
+            "The process hit its address-space limit (ulimit -v: %s), not the node's RAM: raise or "
+            "remove `ulimit -v` where the job sets it (CUDA and PyTorch map far more address space "
+            "than they use); --mem does not change it." % _format_size(rlimit_as)))
+    if _count(facts, "memory_limit_bytes") > 0:
+        return c._replace(remediation="%s The limit that bit: the job's cgroup memory limit, %s "
+                                      "(Slurm's --mem)." % (c.remediation, _format_size(cgroup)))
+    return c
 
 
 def _fallback(facts, exc):
@@ -2990,11 +3009,31 @@ _METRIC_PAIR_RE = re.compile(
     r"""(\s*[:=]\s*|[ ]+)(?:tensor\(|['"])?"""
     r"""([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|[-+]?nan|[-+]?inf)"""
     r"""(?![\w.]|[:/]\S)""", re.I)
-_EPOCH_OF_RE = re.compile(r"\bepoch\s*[:=]?\s*(\d+)\s*/\s*\d+", re.I)   # Keras "Epoch 3/10"
+_EPOCH_OF_RE = re.compile(r"\bepoch\s*[:=]?\s*\[?(\d+)\s*/\s*(\d+)", re.I)  # Keras "Epoch 3/10"
+# "Step 50/500", "iter: 50/500", "global_step [50/500]": a count of the whole run (a batch
+# count is the epoch's, so it is not one)
+_STEP_OF_RE = re.compile(r"\b(?:global[_ ]?)?(?:step|iter(?:ation)?|update)s?\s*[:=#]?\s*\[?\s*"
+                         r"(\d+)\s*/\s*(\d+)(?![\d./])", re.I)
 # tqdm "| 450/1000 [", Keras "1875/1875 [===" and "1875/1875 ━━", PyTorch examples "[640/60000 ("
 _PROGRESS_COUNT_RE = re.compile(r"(?:^\s*|\|\s*|\[)(\d+)/(\d+)(?:\s+\[|\s+\S*\u2501|\s+\()")
 _DIGIT_RE = re.compile(r"\d")
-_RATE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(it/s|s/it|samples/s|tokens/s|tok/s|img/s|images/s)")
+# A speed is a number bound to a unit that means speed. The unit is bound to the number
+# written against it ("9.8it/s", tqdm), else to the number that follows it as a label does
+# ("it/s 9.8", "ms/batch 25.03", "samples/sec: 310"), else to the number before it across a
+# space ("speed 9.8 it/s"): in "loss 0.3586 it/s 9.8" the 0.3586 is the loss's.
+_RATE_UNIT = (r"(?:(?:it|samples?|tokens?|toks?|img|images?|seqs?|ex|examples?|steps?|"
+              r"batch(?:es)?|frames?)/s(?:ec)?|(?:m?s)/(?:it(?:er)?|steps?|batch|sample))")
+_RATE_NUMBER = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_RATE_UNIT_RE = re.compile(r"(?<![A-Za-z_/])%s(?![\w/])" % _RATE_UNIT, re.I)
+_RATE_ATTACHED_RE = re.compile(r"(?<![\w.])%s$" % _RATE_NUMBER)
+_RATE_AFTER_RE = re.compile(r"""['"]?\s*[:=]?\s*['"]?%s(?![\w./]|:\d)""" % _RATE_NUMBER)
+_RATE_BEFORE_RE = re.compile(r"(?<![\w.:/])%s\s*[:=]?\s+$" % _RATE_NUMBER)
+# HF Trainer's and others' keys: 'train_samples_per_second': 40.0, tokens_per_sec=1234
+# (an evaluation's speed, eval_samples_per_second, is not the training's)
+_RATE_KEY_RE = re.compile(
+    r"(?<![\w-])(?!(?:eval|val|valid|validation|test|predict)_)(?:\w+_)?"
+    r"(samples|steps|tokens|tok|it|images|examples)_per_sec(?:ond)?['\"]?\s*[:=]\s*"
+    + _RATE_NUMBER + r"(?![\w.])", re.I)
 _STEP_KEYS = frozenset(("step", "global_step", "steps", "iter", "iters", "iteration", "it",
                         "batch", "update", "updates", "num_updates", "trainer/global_step"))
 # A bare `name value` pair (no ':' or '=') counts only for these words: elsewhere it is prose.
@@ -3081,6 +3120,60 @@ def parse_metric_line(line):
 _KEY_CACHE = {}
 
 
+# A line that says a checkpoint was written: HF Trainer's "Saving model checkpoint to DIR",
+# Lightning's "saving model to '...ckpt'", DeepSpeed's "Saving model checkpoint: PATH", and
+# a loop's own print("saved", path). Its checkpoint-like path tokens are the paths written.
+_SAVE_WORD_RE = re.compile(r"\b(?:sav(?:e|ed|es|ing)|wr(?:ote|itten|iting)|stored|dump(?:ed|ing))\b", re.I)
+_PATH_TOKEN_RE = re.compile(r"""(?:^|[\s'"(\[=,:])((?:[~\w.+=@-]*/)*[\w.+=@-]*[\w=-])(?=$|[\s'")\],;:]|\.\s|\.$)""")
+CHECKPOINT_SAVES_MAX = 50  # save lines remembered per log (the newest)
+
+
+def saved_checkpoint_paths(line):
+    """The checkpoint paths a log line says were written (as written: maybe relative)."""
+    if not _SAVE_WORD_RE.search(line):
+        return []
+    out = []
+    for token in _PATH_TOKEN_RE.findall(line):
+        path = checkpoint_root(token) if "/" in token or "." in token else None
+        if path and path not in out:
+            out.append(path)
+    return out
+
+
+def checkpoint_root(path):
+    """The checkpoint a path is or lies in ('.../checkpoint-600/model.safetensors' ->
+    '.../checkpoint-600'), or None when nothing in it looks like a checkpoint."""
+    import fnmatch
+    parts = path.split("/")
+    for n, part in enumerate(parts):
+        name = part.lower()
+        if not any(fnmatch.fnmatchcase(name, p) for p in CHECKPOINT_PATTERNS):
+            continue
+        last = n == len(parts) - 1
+        if last or re.search(r"\d", name):  # "checkpoints/" holds checkpoints; "checkpoint-600/" is one
+            return "/".join(parts[:n + 1]) or None
+    return None
+
+
+def parse_rate(line):
+    """The speed a line states, as 'number unit' ('9.8 it/s'), or None. A unit takes the
+    number written against it, else the number after it (a label), else the one before it."""
+    if "/s" not in line and "_per_sec" not in line and "s/" not in line:
+        return None
+    for n, unit in enumerate(_RATE_UNIT_RE.finditer(line)):
+        if n >= 8:  # a line of many units is not a progress line (and stays linear)
+            break
+        before, after = line[max(0, unit.start() - 40):unit.start()], line[unit.end():unit.end() + 40]
+        m = (_RATE_ATTACHED_RE.search(before) or _RATE_AFTER_RE.match(after)
+             or _RATE_BEFORE_RE.search(before))
+        if m:
+            return "%s %s" % (m.group(1), unit.group(0))
+    m = _RATE_KEY_RE.search(line)
+    if m:
+        return "%s %s/s" % (m.group(2), m.group(1).lower())
+    return None
+
+
 class MetricParser(object):
     """Accumulates metric records from log lines; the step/epoch context carries over lines
     (Keras prints 'Epoch 3/10' on a line of its own). One parser per run; pure."""
@@ -3088,24 +3181,37 @@ class MetricParser(object):
     def __init__(self):
         self.records = {}   # rank -> [(step, epoch, {name: value})]
         self.rate = None
+        self.totals = {}    # "step"/"epoch" -> the run's stated total (Step 50/500, Epoch 3/10)
         self._epoch = None
         self._epoch_one_based = False
+        self.lines = 0          # lines fed: the order of saves and of the first non-finite loss
+        self.saves = []         # [(line, path)] checkpoints the log says it wrote
+        self.first_nonfinite = None   # (line, step, epoch) of the first of the final non-finite losses
 
     def reset_context(self):
         """A gap in the sample: the epoch seen before it says nothing about what follows."""
         self._epoch = None
 
     def feed(self, line):
-        if len(line) > METRIC_LINE_MAX_CHARS or not _DIGIT_RE.search(line):
+        self.lines += 1
+        if len(line) > METRIC_LINE_MAX_CHARS:
+            return
+        for path in saved_checkpoint_paths(line):
+            self.saves = self.saves[-(CHECKPOINT_SAVES_MAX - 1):] + [(self.lines, path)]
+        if not _DIGIT_RE.search(line):
             return
         m = _EPOCH_OF_RE.search(line)
         if m:
             self._epoch, self._epoch_one_based = float(m.group(1)), True
-        rate = _RATE_RE.search(line)
+            self.totals["epoch"] = int(m.group(2))
+        rate = parse_rate(line)
         if rate:
-            self.rate = "%s %s" % rate.groups()
+            self.rate = rate
         rank, pairs = parse_metric_line(line)
         step = epoch = None
+        m = _STEP_OF_RE.search(line)
+        if m:
+            step, self.totals["step"] = float(m.group(1)), int(m.group(2))
         for key in list(pairs):
             if _is_step_key(key):
                 step = pairs.pop(key)
@@ -3115,6 +3221,13 @@ class MetricParser(object):
             epoch = self._epoch_with_fraction(line)
         if any(_direction_cached(k) for k in pairs):
             self.records.setdefault(rank, []).append((step, epoch, pairs))
+            losses = [v for k, v in pairs.items() if _direction_cached(k) == "min"]
+            if losses:  # a run that recovered from a non-finite loss (a skipped fp16 step) has none
+                bad = not all(_finite(v) for v in losses)
+                if not bad:
+                    self.first_nonfinite = None
+                elif self.first_nonfinite is None:
+                    self.first_nonfinite = (self.lines, step, epoch)
 
     def _epoch_with_fraction(self, line):
         """Inside an epoch a progress count (450/1000) gives the fraction done."""
@@ -3138,10 +3251,11 @@ def _finite(value):
     return value == value and value not in (float("inf"), float("-inf"))
 
 
-def summarize_metrics(records, wanted=None, rate=None):
+def summarize_metrics(records, wanted=None, rate=None, totals=None):
     """Records [(step, epoch, {name: value})] -> the metrics dict of run.json.
     wanted: names from --metric (plotted in that order); else the main loss-like and
-    accuracy-like names. Each series: x kind, <= METRIC_POINTS_MAX points, first/best/last."""
+    accuracy-like names. Each series: x kind, <= METRIC_POINTS_MAX points, first/best/last.
+    totals: {"step"/"epoch": the total the log stated} for progress's "step_total"..."""
     names = _metric_names(records)
     chosen, missing = _choose_metrics(names, wanted)
     series = dict((name, _series(records, name)) for name in chosen)
@@ -3154,6 +3268,9 @@ def summarize_metrics(records, wanted=None, rate=None):
     steps = [s for s, _, _ in records if s is not None]
     epochs = [e for _, e, _ in records if e is not None]
     out["progress"] = {"step": steps[-1] if steps else None, "epoch": epochs[-1] if epochs else None}
+    for kind, total in sorted((totals or {}).items()):
+        if out["progress"][kind] is not None and 0 < out["progress"][kind] <= total:
+            out["progress"][kind + "_total"] = total
     if rate:
         out["throughput"] = rate
     if missing:
@@ -3208,6 +3325,11 @@ def _series(records, name):
     if points:
         out["first"] = {"x": _round(points[0][0]), "value": _round(points[0][1])}
         out["last"] = {"x": _round(points[-1][0]), "value": _round(points[-1][1])}
+    streak = len(points)
+    while streak and not _finite(points[streak - 1][1]):
+        streak -= 1
+    if streak < len(points):  # the final non-finite run, which the picture marks (it draws finite points)
+        out["first_nonfinite_x"] = _round(points[streak][0])
     if finite and direction:
         pick = min if direction == "min" else max
         best = pick(finite, key=lambda p: p[1])
@@ -3273,7 +3395,14 @@ def metrics_from_chunks(chunks, wanted=None):
                 continue
             in_record = False
             parser.feed(line)
-    return summarize_metrics(parser.main_records(), wanted, parser.rate)
+    out = summarize_metrics(parser.main_records(), wanted, parser.rate, parser.totals)
+    bad = parser.first_nonfinite
+    if bad:
+        out["first_nonfinite"] = {"step": bad[1], "epoch": bad[2]}
+    if parser.saves:  # in the log's order; "after_nonfinite": saved after the loss went bad
+        out["saved"] = [{"path": path, "after_nonfinite": bool(bad and line > bad[0])}
+                        for line, path in parser.saves]
+    return out
 
 
 # ==== Pure core: the run as a picture ====
@@ -3288,8 +3417,8 @@ PLOT_MAX_PANELS = 4
 PLOT_MAX_BYTES = 40 * 1024
 PLOT_PALETTE = ((255, 255, 255), (34, 34, 34), (153, 153, 153), (232, 232, 232),
                 (0, 114, 178), (213, 94, 0), (0, 158, 115), (230, 159, 0), (204, 121, 167),
-                (86, 180, 233))
-_INK, _AXIS, _GRID = 1, 2, 3
+                (86, 180, 233), (253, 226, 212))
+_INK, _AXIS, _GRID, _SHADE = 1, 2, 3, 10
 PLOT_SERIES_COLOURS = (4, 5, 6, 7, 8, 9)
 _PLOT_LEFT, _PLOT_RIGHT, _PLOT_TOP, _PLOT_BOTTOM = 84, 14, 34, 30
 _TEXT_SCALE = 2
@@ -3431,7 +3560,9 @@ def plot_panels(metrics, gpu):
     for (_, x_kind), names in groups:
         series = [(n, next(colours), [(p[0], p[1]) for p in metrics["series"][n]["points"]])
                   for n in names]
-        panels.append({"title": " ".join(names), "x_label": x_kind, "series": series})
+        panel = {"title": " ".join(names), "x_label": x_kind, "series": series}
+        panel.update(_nonfinite_span([metrics["series"][n] for n in names]))
+        panels.append(panel)
     rows = (gpu or {}).get("series") or []
     if len(rows) >= 2:
         util = [(r[0] / 60.0, r[1]) for r in rows if r[1] is not None]
@@ -3441,6 +3572,17 @@ def plot_panels(metrics, gpu):
             panels.append({"title": "gpu", "x_label": "minutes", "series": series,
                            "y_range": (0.0, 100.0)})
     return panels[:PLOT_MAX_PANELS]
+
+
+def _nonfinite_span(series):
+    """{"nan_from": x, "x_end": x}: where a curve first went non-finite and the last step
+    reported, so the picture runs to the end and marks the span it cannot draw; or {}."""
+    starts = [s["first_nonfinite_x"] for s in series
+              if isinstance(s.get("first_nonfinite_x"), (int, float))]
+    ends = [s["last"]["x"] for s in series if isinstance((s.get("last") or {}).get("x"), (int, float))]
+    if not starts:
+        return {}
+    return {"nan_from": min(starts), "x_end": max(ends + starts)}
 
 
 def render_plot(metrics, gpu, width=PLOT_WIDTH):
@@ -3461,7 +3603,8 @@ def _draw_panel(canvas, panel, top):
     box = {"x0": _PLOT_LEFT, "x1": canvas.width - _PLOT_RIGHT, "y0": top + _PLOT_TOP,
            "y1": top + PLOT_PANEL_HEIGHT - _PLOT_BOTTOM}
     points = [p for _, _, pts in panel["series"] for p in pts]
-    xmin, xmax = min(p[0] for p in points), max(p[0] for p in points)
+    xs = [p[0] for p in points] + ([panel["x_end"]] if panel.get("x_end") is not None else [])
+    xmin, xmax = min(xs), max(xs)  # to the last step reported, past the last finite point
     ymin, ymax = panel.get("y_range") or (min(p[1] for p in points), max(p[1] for p in points))
     if ymax == ymin:
         ymin, ymax = ymin - 1.0, ymax + 1.0
@@ -3474,6 +3617,8 @@ def _draw_panel(canvas, panel, top):
         py = box["y1"] - (y - ymin) * (box["y1"] - box["y0"]) / float(ymax - ymin)
         return int(round(px)), int(round(py))
     box["to_px"] = to_px
+    if panel.get("nan_from") is not None:
+        _draw_nonfinite(canvas, box, panel["nan_from"])
     _draw_axes(canvas, box, panel)
     x = 8
     for name, colour, pts in panel["series"]:  # legend: the title, each name in its colour
@@ -3483,6 +3628,17 @@ def _draw_panel(canvas, panel, top):
         if len(pts) == 1:
             canvas.dot(*(to_px(*pts[0]) + (colour, 3)))
     return box
+
+
+def _draw_nonfinite(canvas, box, x):
+    """A shaded span from the first non-finite value to the end, a marker line at its start
+    and the word NAN: the curve stops there, the run did not."""
+    px = max(box["x0"], min(box["x1"], box["to_px"](x, box["ymin"])[0]))
+    for y in range(box["y0"], box["y1"] + 1):
+        canvas.hline(px, box["x1"], y, _SHADE)
+    canvas.line(px, box["y0"], px, box["y1"], PLOT_SERIES_COLOURS[1])
+    label_x = px + 4 if px + 4 + text_width("NAN") <= box["x1"] else px - 4 - text_width("NAN")
+    canvas.text(label_x, box["y0"] + 2, "NAN", PLOT_SERIES_COLOURS[1])
 
 
 def _draw_axes(canvas, box, panel):
@@ -4097,6 +4253,10 @@ def facts_for(outcome):
         facts["noted_lines"] = list(outcome.evidence)
     if before.get("oom_kill") is not None and after.get("oom_kill") is not None:
         facts["oom_kill_delta"] = after["oom_kill"] - before["oom_kill"]
+    if before.get("rlimit_as"):
+        facts["rlimit_as_bytes"] = before["rlimit_as"]
+    if before.get("own") and after.get("limit_bytes"):  # the job's own cgroup's limit
+        facts["memory_limit_bytes"] = after["limit_bytes"]
     if outcome.end_reason and outcome.end_reason[0]:
         facts["scheduler_reason"], facts["scheduler_evidence"] = outcome.end_reason
     if outcome.gpu.get("ecc_delta"):
@@ -4453,20 +4613,29 @@ def _exit_long(result):
 
 
 def _resource_rows(rusage):
-    rows = []
-    whose = " (%s's own)" % rusage["launcher"] if rusage.get("launcher") else ""
-    if rusage.get("maxrss_kib"):
-        rows.append(("Peak RSS" + whose, _format_size(int(rusage["maxrss_kib"]) * 1024)))
-    if "utime_s" in rusage or "stime_s" in rusage:
+    """One memory and one CPU line for the job, each saying its source. The kernel's peak
+    (ru_maxrss) starts from the wrapper's own memory at the fork: at or under it, it is the
+    wrapper's figure, not the job's. A remote launcher's (srun's) figures are its own."""
+    rows, sampled = [], rusage.get("tree_samples")
+    launcher = rusage.get("launcher")
+    whose = " (%s's own)" % launcher if launcher else ""
+    every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
+    maxrss, fork = int(rusage.get("maxrss_kib") or 0), int(rusage.get("fork_rss_kib") or 0)
+    if maxrss and maxrss > fork * 1.02 + 512:
+        rows.append(("Peak RSS" + whose, _format_size(maxrss * 1024) + ("" if whose else " (largest process)")))
+    elif maxrss and not sampled:
+        rows.append(("Peak RSS", "not measured: below the wrapper's own %s, which the kernel's "
+                                 "figure starts from" % _format_size(fork * 1024)))
+    if sampled:
+        rows.append(("Peak memory, process tree", "%s (summed RSS, %s)" % (
+            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every)))
+    if sampled and launcher:
+        rows.append(("CPU time, process tree", "%s (%s)" % (
+            format_duration(float(rusage.get("tree_cpu_s") or 0)), every)))
+    elif "utime_s" in rusage or "stime_s" in rusage:
         user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
         rows.append(("CPU time" + whose, "user %.1f s, system %.1f s (%s in all)" % (
             user, system, format_duration(user + system))))
-    if rusage.get("tree_samples"):
-        every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
-        rows.append(("Peak memory, process tree", "%s (summed RSS, %s)" % (
-            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every)))
-        rows.append(("CPU time, process tree", "%s (%s)" % (
-            format_duration(float(rusage.get("tree_cpu_s") or 0)), every)))
     return rows
 
 
@@ -4586,10 +4755,11 @@ def failing_rank(result):
 
 
 def progress_text(metrics, limit=3):
-    """'step 9000, epoch 2.3; loss 0.412 (best 0.398 at step 8500), acc 0.91'."""
+    """'step 9000/20000 (45%), epoch 2.3; loss 0.412 (best 0.398 at step 8500), acc 0.91'."""
     metrics = metrics or {}
-    where = ["%s %s" % (k, format_number(v)) for k, v in
-             sorted((metrics.get("progress") or {}).items(), reverse=True) if v is not None]
+    progress = metrics.get("progress") or {}
+    where = [_count_text(k, progress[k], progress.get(k + "_total"))
+             for k in ("step", "epoch") if progress.get(k) is not None]
     values = []
     for name in (metrics.get("main") or [])[:limit]:
         s = metrics["series"][name]
@@ -4604,8 +4774,19 @@ def progress_text(metrics, limit=3):
     return "; ".join(p for p in (", ".join(where), ", ".join(values)) if p)
 
 
-def checkpoint_text(ckpt, end):
-    """'ckpt/step_9000.pt (1.2 GiB), written 08:12, 1h12m before the end: work since then lost'."""
+def _count_text(kind, value, total):
+    """'step 50/500 (10%)', 'epoch 3/10', 'step 9000' (no total stated)."""
+    if not total:
+        return "%s %s" % (kind, format_number(value))
+    text = "%s %s/%s" % (kind, format_number(value), format_number(total))
+    return text if kind == "epoch" else text + " (%d%%)" % (100.0 * value / total)
+
+
+def checkpoint_text(ckpt, end, metrics=None):
+    """'ckpt/step_9000.pt (1.2 GiB), written 08:12, 1h12m before the end: work since then lost';
+    after a non-finite loss, the newest written before it, and why not the later ones."""
+    if ckpt and ckpt.get("later_nonfinite"):
+        return _nonfinite_checkpoint_text(ckpt, end, (metrics or {}).get("first_nonfinite"))
     if not ckpt or not ckpt.get("path"):
         return None
     text = ckpt["path"]
@@ -4615,6 +4796,52 @@ def checkpoint_text(ckpt, end):
     if end and end - ckpt["mtime"] >= 60:
         text += ", %s before the end" % format_duration(end - ckpt["mtime"])
     return text
+
+
+def _nonfinite_checkpoint_text(ckpt, end, bad):
+    where = ", ".join(_count_text(k, (bad or {})[k], None) for k in ("step", "epoch")
+                      if (bad or {}).get(k) is not None)
+    why = "the first non-finite loss%s" % (" (%s)" % where if where else "")
+    later = "%d written after %s" % (ckpt["later_nonfinite"], why)
+    if not ckpt.get("path"):
+        return "none written before %s; do not resume from the %s" % (why, later)
+    return "%s; the %s are not offered" % (checkpoint_text(dict(ckpt, later_nonfinite=0), end), later)
+
+
+_STEP_RATE_RE = re.compile(r"^([\d.eE+-]+) (?:(it|steps?|iters?)/s(?:ec)?|(m?s)/(?:it(?:er)?|steps?))$", re.I)
+
+
+def seconds_per_step(rate):
+    """'9.8 it/s' -> 0.102, '4.98 s/it' -> 4.98, '61 ms/step' -> 0.061; None for a rate
+    that is not per step (samples/s, tokens/s, ms/batch)."""
+    m = _STEP_RATE_RE.match(rate or "")
+    if not m:
+        return None
+    value = float(m.group(1))
+    if m.group(2):
+        return 1.0 / value if value > 0 else None
+    return value / 1000.0 if m.group(3).lower() == "ms" else value
+
+
+def finish_text(metrics, left_s, now):
+    """For a time-limit warning: will the run finish in the time left at the speed the log
+    last stated, and how old is the newest checkpoint. None when neither is known."""
+    metrics, parts = metrics or {}, []
+    progress = metrics.get("progress") or {}
+    step, total = progress.get("step"), progress.get("step_total")
+    per_step = seconds_per_step(metrics.get("throughput"))
+    if step is not None and total and per_step and left_s is not None:
+        need = (total - step) * per_step
+        verdict = "it will finish" if need <= left_s else "it will NOT finish"
+        parts.append("%s before the limit: %s steps to go at %s need about %s, %s left" % (
+            verdict, format_number(total - step), metrics["throughput"], format_duration(need),
+            format_duration(max(0.0, left_s))))
+    ckpt = metrics.get("checkpoint") or {}
+    if ckpt.get("path") and ckpt.get("mtime"):
+        parts.append("the newest checkpoint was written %s ago" % format_duration(max(0.0, now - ckpt["mtime"])))
+    elif metrics:
+        parts.append("no checkpoint written during this run found")
+    return "; ".join(parts) or None
 
 
 def _time_limit_text(result):
@@ -4633,15 +4860,59 @@ def _time_limit_text(result):
                                           format_duration(max(0.0, left)))
 
 
+#: Classes a plain requeue may cure (the cause was outside the program); any other class
+#: fails again the same way until something is changed.
+REQUEUE_CLASSES = frozenset(("preempted", "interrupted", "nccl"))
+
+
 def _resubmit_text(result):
-    sched = result.scheduler or {}
+    """How to run it again, by cause: a requeue only where nothing needs changing; more time
+    for a time limit (with the figure); another node for a GPU fault; else fix it first."""
+    sched, c = result.scheduler or {}, _classification(result)
     if sched.get("kind") != "slurm" or not sched.get("job_id") or result.end is None \
             or result.status == "SUCCESS":
         return None
+    where = " from %s" % sched["submit_dir"] if sched.get("submit_dir") else ""
+    if c.rule == "wrapper_timeout":
+        return "sbatch again%s with a longer gpualert --timeout than the %s it had" % (
+            where, format_duration(_duration_s(result) or 0))
+    if c.cls == "walltime":
+        return _more_time_text(result, where)
+    if c.cls == "gpu_hardware":
+        return "sbatch --exclude=%s again%s (a requeue may land on the same GPU)" % (
+            result.host or sched.get("nodelist") or "NODE", where)
+    if c.cls not in REQUEUE_CLASSES:
+        return "sbatch again%s once the cause is fixed (a requeue reruns the same failure)" % where
     text = "scontrol requeue %s" % sched["job_id"]
     if sched.get("submit_dir"):
         text += "  (while Slurm still lists the job; else sbatch again from %s)" % sched["submit_dir"]
     return text
+
+
+def _more_time_text(result, where):
+    """'sbatch --time=17:45:00 again from DIR, resuming from the last checkpoint (its limit was
+    12h00m; it reached epoch 75/100, so the whole run needs about 17h36m)'."""
+    limit = (result.scheduler or {}).get("limit_s") or _duration_s(result)
+    if not limit:
+        return "sbatch again%s with a longer --time, resuming from the last checkpoint" % where
+    need, reached = _time_needed_s(result, limit)
+    ask = int(-(-need // 900) * 900)  # rounded up to a quarter hour
+    why = "its limit was %s" % format_duration(limit)
+    if reached:
+        why += "; it reached %s, so the whole run needs about %s" % (reached, format_duration(need))
+    return "sbatch --time=%d:%02d:00 again%s, resuming from the last checkpoint (%s)" % (
+        ask // 3600, ask % 3600 // 60, where, why)
+
+
+def _time_needed_s(result, limit):
+    """(seconds the whole run needs, the progress it is judged from or None): from the log's
+    N of M when it gave a total (10% spare), else half as much again as the limit."""
+    progress = (result.metrics or {}).get("progress") or {}
+    for kind in ("step", "epoch"):
+        done, total = progress.get(kind), progress.get(kind + "_total")
+        if done and total and 0 < done < total:
+            return limit * float(total) / done * 1.1, _count_text(kind, done, total)
+    return limit * 1.5, None
 
 
 def _gpu_brief(gpu):
@@ -4683,17 +4954,21 @@ def essentials(result):
     if frame:
         rows.append(("Where", frame))
     if c.evidence:
-        rows.append(("Line", ("line %s: " % c.line if c.line else "") + str(c.evidence)))
+        place = evidence_place(result, c.line)
+        rows.append(("Line", (place + ": " if place else "") + str(c.evidence)))
     progress = progress_text(m)
     if progress:
         rows.append(("Result" if ok else "Progress", progress))
     if m.get("throughput"):
         rows.append(("Speed", "%s (last stated in the log)" % m["throughput"]))
+    if m.get("finish"):  # a time-limit warning's estimate (finish_text)
+        rows.append(("Finish", m["finish"]))
     if ok and _gpu_brief(result.gpu):
         rows.append(("GPUs", _gpu_brief(result.gpu)))
-    ckpt = checkpoint_text(m.get("checkpoint"), result.end)
+    ckpt = checkpoint_text(m.get("checkpoint"), result.end, m)
     if ckpt:
-        rows.append(("Checkpoint", ckpt + ("" if ok or "before the end" not in ckpt
+        poisoned = (m.get("checkpoint") or {}).get("later_nonfinite")
+        rows.append(("Checkpoint", ckpt + ("" if ok or poisoned or "before the end" not in ckpt
                                             else ": work since then is lost")))
     if _time_limit_text(result):
         rows.append(("Time", _time_limit_text(result)))
@@ -4703,6 +4978,18 @@ def essentials(result):
     if _resubmit_text(result):
         rows.append(("Resubmit", _resubmit_text(result)))
     return [(label, _clean(value, 2000)) for label, value in rows]
+
+
+def evidence_place(result, line):
+    """Where the evidence line is, as file:line in a file the user has: the job's own output
+    file ('slurm-15.out:91') when the log's line maps to it, else the run log's
+    ('output.log:97', which has gpualert's header above the output). None without a line."""
+    if not line:
+        return None
+    mapped = (result.metrics or {}).get("job_output_map") or {}
+    if mapped and mapped["first"] <= line <= mapped["last"]:
+        return "%s:%d" % (os.path.basename(result.metrics["job_output"]), line + mapped["offset"])
+    return "%s:%d" % (os.path.basename(result.log_path or "output.log"), line)
 
 
 def _file_rows(result, metrics):
@@ -4745,6 +5032,8 @@ def plot_alt_text(metrics, gpu):
             parts.append("%s from %s to %s over %s %s" % (
                 name, format_number(s["first"]["value"]), format_number(s["last"]["value"]),
                 s["x"], format_number(s["last"]["x"])))
+            if s.get("first_nonfinite_x") is not None:
+                parts[-1] += ", non-finite from %s %s" % (s["x"], format_number(s["first_nonfinite_x"]))
     if len((gpu or {}).get("series") or []) >= 2:
         parts.append("GPU utilisation and memory over time")
     return "Curves: " + "; ".join(parts) if parts else "Curves of the run"
@@ -5380,9 +5669,10 @@ def warning_signal_note(signals, checkpoint):
         return None
     name, at = warned[0]
     note = "%s at %s was passed on to the job" % (name, time.strftime("%H:%M:%S", time.localtime(at)))
-    if checkpoint and checkpoint.get("mtime", 0) >= at:
+    answer = (checkpoint or {}).get("answer")  # the first written after it, not a later save
+    if answer and answer.get("mtime", 0) >= at:
         return note + "; it then wrote %s at %s" % (
-            checkpoint["path"], time.strftime("%H:%M:%S", time.localtime(checkpoint["mtime"])))
+            answer["path"], time.strftime("%H:%M:%S", time.localtime(answer["mtime"])))
     return note + "; no checkpoint was written after it"
 
 
@@ -5753,7 +6043,8 @@ def channel_summary(result):
         fields.append(("Where", _clean(frame, 300)))
     evidence = _clean(c.evidence or c.detail, 500)
     if evidence:
-        fields.append(("Decisive line", ("line %s: " % c.line if c.line else "") + evidence))
+        place = evidence_place(result, c.line)
+        fields.append(("Decisive line", (place + ": " if place else "") + evidence))
     progress = last_progress(result.tail or [])
     if progress:
         fields.append(("Progress", progress))
@@ -6556,7 +6847,7 @@ def extract_log_metrics(path, wanted=None):
     chunks, size = read_log_sample(path)
     metrics = metrics_from_chunks(chunks, wanted)
     if not metrics["records"] and not metrics.get("notes"):
-        return {}
+        return {"saved": metrics["saved"]} if metrics.get("saved") else {}  # the checkpoints still count
     metrics["log_bytes"] = size
     metrics["sampled_bytes"] = sum(len(c) for c in chunks)
     metrics["sampled"] = len(chunks) > 1
@@ -9071,6 +9362,13 @@ def _hostname():
 
 # ---- cgroup memory ----
 
+def address_space_limit():
+    """The address-space limit (ulimit -v) the job inherits from us, in bytes, or None."""
+    import resource
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
 def read_cgroup_memory(pid=None, proc_root="/proc", cgroup_root="/sys/fs/cgroup"):
     """The memory cgroup of pid (default: this process). -> dict with version (1|2), path,
     oom_kill, oom (v2), failcnt (v1), peak_bytes, limit_bytes (nearest finite limit at or
@@ -9441,14 +9739,21 @@ CHECKPOINT_MAX_SCAN = 3000
 
 
 def newest_checkpoint(cwd, since, exclude=()):
-    """The newest checkpoint-like file or folder under cwd written at/after `since`:
-    {"path", "mtime", "size"} or None. Bounded like find_artifacts; never follows links."""
+    """The newest checkpoint-like file or folder under cwd written during the run (see
+    find_checkpoints): {"path", "mtime", "size"} or None."""
+    found = find_checkpoints(cwd, since, exclude)
+    return max(found, key=lambda c: c["mtime"]) if found else None
+
+
+def find_checkpoints(cwd, since, exclude=()):
+    """Checkpoint-like files and folders under cwd written at/after `since`, as
+    [{"path", "mtime", "size"}]. Bounded like find_artifacts; never follows links."""
     import fnmatch
     import itertools
     if not cwd or not os.path.isdir(cwd):
-        return None
+        return []
     skip = [os.path.realpath(p) for p in exclude if p]
-    best, queue, scanned = None, collections.deque([(cwd, 0)]), 0
+    found, queue, scanned = [], collections.deque([(cwd, 0)]), 0
     while queue and scanned < CHECKPOINT_MAX_SCAN:
         folder, depth = queue.popleft()
         try:
@@ -9471,11 +9776,88 @@ def newest_checkpoint(cwd, since, exclude=()):
                 st = entry.stat()
             except OSError:
                 continue
-            if hit and st.st_mtime >= (since or 0) - ARTIFACT_MTIME_SLACK_S and (
-                    best is None or st.st_mtime > best["mtime"]):
-                best = {"path": os.path.abspath(entry.path), "mtime": st.st_mtime,
-                        "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
+            if hit and written_since(st.st_mtime, since):
+                found.append(_checkpoint_record(entry.path, st))
+    return found
+
+
+def written_since(mtime, since):
+    """True when a file's mtime falls in the run. No slack that reaches into the job before
+    (a checkpoint it wrote a second before our start is not ours); a whole-second mtime
+    (FAT, some NFS round down) counts from the start's second."""
+    since = since or 0
+    return mtime >= since or (mtime == int(mtime) and mtime >= int(since))
+
+
+def _checkpoint_record(path, st):
+    return {"path": os.path.abspath(path), "mtime": st.st_mtime,
+            "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
+
+
+def named_checkpoints(saved, cwd, since):
+    """The checkpoints the log says it saved ([{"path", "after_nonfinite"}], relative to
+    cwd), that exist and were written during the run: records as find_checkpoints gives,
+    plus "named" and "after_nonfinite"."""
+    out = []
+    for item in saved or ():
+        path = os.path.join(cwd or "", os.path.expanduser(item["path"]))
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if written_since(st.st_mtime, since):
+            record = _checkpoint_record(path, st)
+            record.update(named=True, after_nonfinite=item.get("after_nonfinite", False))
+            out.append(record)
+    return out
+
+
+_NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+)(?!.*\d)", re.I)
+
+
+def choose_checkpoint(candidates, metrics, signals=()):
+    """The checkpoint to offer, from this run's candidates (found and named): the newest,
+    or after a non-finite loss the newest written before it, with "later_nonfinite"
+    counting those skipped; "answer": the first written after a forwarded warning signal
+    (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
+    by_path = {}
+    for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
+        by_path.setdefault(os.path.realpath(c["path"]), dict(c))
+    found = sorted(by_path.values(), key=lambda c: c["mtime"])
+    if not found:
+        return None
+    bad = (metrics or {}).get("first_nonfinite")
+    if bad:
+        for c in found:
+            c["after_nonfinite"] = c.get("after_nonfinite") or _saved_after_step(c["path"], bad)
+    good = [c for c in found if not c.get("after_nonfinite")]
+    best = dict(good[-1]) if good else {"path": None}
+    if bad and len(good) < len(found):
+        best["later_nonfinite"] = len(found) - len(good)
+    warned = [at for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2", "SIGTERM")]
+    answer = [c for c in found if warned and c["mtime"] >= warned[0]]
+    if answer:
+        best["answer"] = {"path": answer[0]["path"], "mtime": answer[0]["mtime"]}
+    best.pop("named", None)
+    best.pop("after_nonfinite", None)
     return best
+
+
+def _saved_after_step(path, bad):
+    """A checkpoint named for a step past the first non-finite loss's step (checkpoint-400
+    after a NaN at step 340) was saved after it."""
+    m = _NAME_STEP_RE.search(os.path.basename(path.rstrip("/")))
+    return bool(m and bad.get("step") is not None and int(m.group(1)) > bad["step"])
+
+
+def own_rss_kib():
+    """This process's resident memory now (KiB, /proc/self/status VmRSS), or None. A child's
+    ru_maxrss starts from it: fork copies it, and exec keeps the high-water mark."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
 
 
 def job_output_file():
@@ -9487,10 +9869,43 @@ def job_output_file():
         return None
 
 
-def run_metrics(log_path, cwd, start, run_dir, wanted=None):
-    """After exit: the log's metrics, plus the newest checkpoint and the job's output file."""
+JOB_OUTPUT_COUNT_MAX_BYTES = 64 * 1024 * 1024  # a bigger output file is not counted through
+
+
+def job_output_mark():
+    """(dev, ino, size) of the job's output file before the child writes to it, when stdout
+    and stderr are that one regular file (sbatch's slurm-%j.out, `> out.log 2>&1`): it then
+    gets the child's output in the log's order, so a log line maps to a line of it. Only
+    the size is taken now: the lines before it are counted after the run, off the start."""
+    if not job_output_file() or not same_output(1, 2):
+        return None
+    st = os.fstat(1)
+    return (st.st_dev, st.st_ino, st.st_size) if st.st_size <= JOB_OUTPUT_COUNT_MAX_BYTES else None
+
+
+def job_output_map(mark, header_lines, total_lines):
+    """How the log's lines header_lines+1..total_lines map to the job output file's:
+    {"offset", "first", "last"}, when stdout is still the file marked at the start."""
+    st = os.fstat(1)
+    if not mark or (st.st_dev, st.st_ino) != mark[:2]:
+        return None
+    lines, left = 0, mark[2]
+    with open(job_output_file(), "rb") as handle:
+        while left > 0:
+            block = handle.read(min(left, 1 << 20))
+            if not block:
+                break
+            lines, left = lines + block.count(b"\n"), left - len(block)
+    return {"offset": lines - header_lines, "first": header_lines + 1, "last": total_lines}
+
+
+def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
+    """After exit: the log's metrics, plus the checkpoint to resume from (the run's own:
+    named by its log or found under cwd, written since the start) and the job's output file."""
     metrics = _safely(lambda: extract_log_metrics(log_path, wanted), {}) or {}
-    ckpt = _safely(lambda: newest_checkpoint(cwd, start, [run_dir]), None)
+    found = _safely(lambda: find_checkpoints(cwd, start, [run_dir]), []) or []
+    found += _safely(lambda: named_checkpoints(metrics.get("saved"), cwd, start), []) or []
+    ckpt = _safely(lambda: choose_checkpoint(found, metrics, signals), None)
     if ckpt:
         metrics["checkpoint"] = ckpt
     out = _safely(job_output_file, None)
@@ -9976,7 +10391,7 @@ def _summary_line(result, delivery):
     if verdict.detail:
         cause += ": %s" % verdict.detail
     if verdict.line:
-        cause += " (log line %s)" % verdict.line
+        cause += " (%s)" % evidence_place(result, verdict.line)
     lines = ["%s %s" % (result.status, cause), "gpualert: log: %s" % result.log_path,
              "gpualert: message: %s" % _delivery_where(delivery)] + ["gpualert: " + c for c in _channel_lines(delivery)]
     return "\n".join(lines)
@@ -10111,6 +10526,7 @@ class Run(object):
         self.name = job_name_for(self.shown_argv, cfg["name"], self.scheduler)
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
+        self.output_mark = None  # the job output file before the child wrote (job_output_mark)
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
         self.follower = None  # the evidence grep that reads the log while the child runs
         self.term_at = None  # when a scheduler's SIGTERM came
@@ -10131,8 +10547,10 @@ class Run(object):
         """Run the command; -> its exit status, whatever happens to the notification."""
         self.log.record("run started (gpualert %s)" % __version__, header_fields(self))
         self.header_lines = self.log.lines
+        self.output_mark = _safely(job_output_mark, None)
         self.mem_before = _safely(read_cgroup_memory, {})
         self.mem_before["own"] = own_cgroup_kind(self.mem_before.get("path"), os.environ)
+        self.mem_before["rlimit_as"] = _safely(address_space_limit, None)
         child = self._run_child()
         end = time.time()
         # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
@@ -10201,8 +10619,11 @@ class Run(object):
             out_r, out_w = _pipe()
             err_r, err_w = (out_r, out_w) if merged else _pipe()
             env = child_env(os.environ, not self.cfg["no_env_tweaks"])
+            before = _safely(own_rss_kib, None)
             pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty,
                                           own_group=own_group)
+            # the fork's RSS lies between the readings either side of it
+            fork_kib = max(before or 0, _safely(own_rss_kib, None) or 0)
         except OSError as exc:  # out of file descriptors or processes: the command never ran
             return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s"
                                         % exc.strerror), False, [], 0.0)
@@ -10231,6 +10652,8 @@ class Run(object):
         exited.set()
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
         rusage = dict(self.pump.rusage, **(_safely(tree.stop, {}) if tree else {}))
+        if fork_kib:
+            rusage["fork_rss_kib"] = fork_kib
         if os.path.basename(self.argv[0]) in REMOTE_LAUNCHERS:
             rusage["launcher"] = os.path.basename(self.argv[0])
         return ChildExit(self.pump.exit_code, rusage, None, self.pump.timed_out,
@@ -10296,7 +10719,8 @@ class Run(object):
                 status, self.name, argv=self.argv, host=self.host, cwd=self.cwd, start=self.start,
                 classification=make_verdict("walltime" if status == "WARNING" else None, text),
                 log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
-                tail=tail_lines(self.pump.tail) if self.pump else [], notes=[text])
+                tail=tail_lines(self.pump.tail) if self.pump else [], notes=[text],
+                metrics=self._warning_metrics() if status == "WARNING" else None)
             deadline = time.monotonic() + _mail_timeout(self.cfg)
             posts = _start_channels(result, self.cfg, deadline)
             delivery = {"outcome": "skipped", "detail": "--notify never"}
@@ -10309,6 +10733,20 @@ class Run(object):
                     _warn(line)
         if self.cfg["notify"] != "never" or self.cfg.get("notify_url"):
             self.early.append(Background(send))
+
+    def _warning_metrics(self):
+        """For a time-limit warning: the log's progress and speed so far, the newest
+        checkpoint, and whether the run will finish in the time left (finish_text)."""
+        now = time.time()
+        metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
+                                              self.cfg.get("metric")), {}) or {}
+        metrics.pop("job_output", None)
+        limit = _safely(self._known_limit, {}) or {}
+        end = limit.get("end_time") or (self.start + limit["limit_s"] if limit.get("limit_s") else None)
+        finish = _safely(lambda: finish_text(metrics, end - now if end else None, now), None)
+        if finish:
+            metrics["finish"] = finish
+        return metrics
 
     # ---- after the child exited ----
 
@@ -10361,8 +10799,12 @@ class Run(object):
         reason = self._end_reason(min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0)))
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
-                                              self.cfg.get("metric")), {})
+                                              self.cfg.get("metric"), signals=child.signals), {})
         evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
+        lines = self.header_lines + (self.pump.output_lines if self.pump else 0)
+        mapped = _safely(lambda: job_output_map(self.output_mark, self.header_lines, lines), None)
+        if mapped and metrics.get("job_output"):
+            metrics["job_output_map"] = mapped
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
                              metrics=metrics, evidence=evidence)
 

@@ -94,7 +94,8 @@ class TestGoldenText(unittest.TestCase):
         for needle in ("on rank 3", "/home/ana/resnet/train.py:160 in train_step",
                        "step 9000", "loss 0.5", "checkpoints/step_8500.pt",
                        "work since then is lost", "2h13m of 4h00m allowed",
-                       "Reduce the batch size", "scontrol requeue 4242"):
+                       "Reduce the batch size",
+                       "sbatch again from /home/ana/resnet once the cause is fixed"):
             self.assertIn(needle, head)
         self.assertNotIn("^^^^", text)
         self.assertIn("[1 library frame omitted]", text)

@@ -103,7 +103,9 @@ class TestShapes(unittest.TestCase):
         self.assertIn("eval_loss", m["main"])
         self.assertIn("eval_accuracy", m["main"])
         self.assertNotIn("learning_rate", m["main"])
-        self.assertEqual(m["throughput"], "4.98 it/s")
+        # the Trainer's closing train_samples_per_second is the speed stated last; the
+        # evaluation's eval_samples_per_second before it is not the training's
+        self.assertEqual(m["throughput"], "40.0 samples/s")
 
     def test_lightning_postfix(self):
         m = metrics_of(lightning_log())
@@ -196,6 +198,78 @@ class TestShapes(unittest.TestCase):
         m = metrics_of(text)
         self.assertEqual(m["series"]["loss"]["count"], 1)
         self.assertNotIn("pid", m["others"])
+
+
+#: (line as a library or loop prints it, the speed it states); each number belongs to the
+#: unit or label written next to it, never to the metric beside it.
+SPEED_LINES = (
+    ("step 70 loss 0.3586 it/s 9.8", "9.8 it/s"),                         # a loop's label
+    ("step 100 it/s: 9.8 loss=0.4", "9.8 it/s"),
+    ("Epoch 0:  45%|####      | 180/400 [00:04<00:05, 44.5it/s, v_num=0, train_loss=0.3]",
+     "44.5 it/s"),                                                         # Lightning/tqdm
+    (" 30%|###       | 150/500 [00:30<01:10,  4.98s/it]", "4.98 s/it"),  # tqdm, slow steps
+    ("  0%|          | 0/500 [00:00<?, ?it/s]", None),                    # tqdm before a rate
+    ("| epoch   1 |   200/ 2983 batches | lr 20.00 | ms/batch 25.03 | loss  7.59 | ppl  1982.66",
+     "25.03 ms/batch"),                                                    # word_language_model
+    ("1875/1875 \u2501\u2501\u2501\u2501 3s 1ms/step - accuracy: 0.9 - loss: 0.3",
+     "1 ms/step"),                                                         # Keras 3
+    ("{'train_runtime': 62.5, 'train_samples_per_second': 40.0, 'train_loss': 1.23}",
+     "40.0 samples/s"),                                                    # HF Trainer's end
+    ("{'eval_loss': 0.93, 'eval_samples_per_second': 312.5, 'epoch': 1.0}", None),
+    ("speed 9.8 it/s", "9.8 it/s"),
+    ("throughput: 1234.5 tokens/s, loss 2.1", "1234.5 tokens/s"),
+    ("samples/sec: 310.2 loss=0.3", "310.2 samples/sec"),
+    ("step 5 | loss 0.3 | 12.5 samples/s | lr 3e-4", "12.5 samples/s"),
+    ("tokens_per_sec=12345 loss=2", "12345 tokens/s"),
+    ("loss 0.35 12.3it/s", "12.3 it/s"),
+    ("0.5 it/s, loss 0.3", "0.5 it/s"),
+    ("Downloading: 100%|###| 1.2MB/s", None),                              # not a training speed
+    ("at 12:00:01 loss 0.3", None),
+    ("copied 1.5bits/s", None),
+)
+
+
+class TestSpeedAndProgress(unittest.TestCase):
+    def test_speed_is_the_number_bound_to_its_unit(self):
+        for line, speed in SPEED_LINES:
+            with self.subTest(line=line):
+                self.assertEqual(N.parse_rate(line), speed)
+
+    def test_a_line_of_many_units_stays_cheap(self):
+        import time
+        start = time.perf_counter()
+        for line in ("it/s " * 800, "1 " * 2000 + "it/s", "saved " + " .x" * 1300):
+            N.parse_rate(line)
+            N.saved_checkpoint_paths(line)
+        self.assertLess(time.perf_counter() - start, 0.5)  # was 0.12 s a line: quadratic
+
+    def test_speed_is_not_the_loss(self):
+        m = metrics_of("step 60 loss 0.41 it/s 9.6\nstep 70 loss 0.3586 it/s 9.8\n")
+        self.assertEqual(m["throughput"], "9.8 it/s")
+        self.assertEqual(m["series"]["loss"]["last"], {"x": 70, "value": 0.3586})
+
+    def test_step_count_keeps_its_total(self):
+        for text in ("Step 50/500 loss: 0.2\n", "step [50/500] loss=0.2\n",
+                     "Iter: 50/500, loss 0.2\n", "global_step 50/500 | loss 0.2\n"):
+            with self.subTest(text=text):
+                m = metrics_of(text)
+                self.assertEqual(m["progress"]["step"], 50)
+                self.assertEqual(m["progress"]["step_total"], 500)
+                self.assertEqual(N.progress_text(m), "step 50/500 (10%); loss 0.2")
+
+    def test_epoch_count_keeps_its_total(self):
+        m = metrics_of(keras_log(epochs=3))
+        self.assertEqual(m["progress"]["epoch_total"], 3)
+        self.assertTrue(N.progress_text(m).startswith("epoch 3/3;"))
+
+    def test_no_total_no_fraction(self):
+        m = metrics_of(jsonl_log())
+        self.assertNotIn("step_total", m["progress"])
+        self.assertTrue(N.progress_text(m).startswith("step 500;"))
+
+    def test_a_batch_count_is_not_the_runs_progress(self):
+        m = metrics_of(pytorch_mnist_log())  # "[640/60000 (1%)]" counts samples of an epoch
+        self.assertNotIn("step_total", m["progress"])
 
 
 class TestDownsample(unittest.TestCase):

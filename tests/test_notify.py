@@ -133,7 +133,7 @@ def test_render_text_contents(tmp_path):
                  "disposition": "attached", "kind": "artifact"}]
     text = N.render_text(r, manifest)
     for needle in ("FAILED job 4242 train.py: cuda_oom", "Cause:", "tried to allocate 2.00 GiB",
-                   "line 1234: RuntimeError: CUDA out of memory.", "Reduce the batch size.",
+                   "job.log:1234: RuntimeError: CUDA out of memory.", "Reduce the batch size.",
                    "python train.py --note 'a b'", "gpu041", str(tmp_path), "2h13m",
                    "exit code 1", "12.0 GiB", "user 7000.5 s, system 12.2 s",
                    "slurm job 4242, partition gpu", r.log_path,
