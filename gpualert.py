@@ -47,6 +47,13 @@ json(s)://, and any other scheme through the `apprise` command when it is instal
 ?gpualert_when=always|failure|never in a URL overrides --notify for it. Tokens are shown
 as *** everywhere; failed posts wait in the outbox for `resend`.
 
+Requeue by cause: --requeue preempted,walltime,hardware|all (requeue, GPUALERT_REQUEUE)
+requeues a Slurm batch job whose cause a rerun can fix (scontrol requeue; for a GPU fault
+its batch script again with sbatch --exclude=NODE), never one whose code, data or memory
+would fail it again; --max-requeues N (3) bounds walltime and hardware, preemptions have a
+cap of their own (20). The command sees GPUALERT_ATTEMPT (1, 2, ...) and GPUALERT_RESUME
+(the newest checkpoint of the earlier attempts, or empty).
+
 Examples
     python3 gpualert.py --to me@uni.edu -- python train.py --lr 3e-4
     python3 gpualert.py --smtp smtp.uni.edu:587 --smtp-user me --timeout 12h -- torchrun train.py
@@ -8861,11 +8868,26 @@ def slurm_resubmit(rec, exclude, chain, folder, run=None, environ=None):
     env = dict((k, v) for k, v in (environ or os.environ).items()  # the job's own SLURM_* would
                if not k.startswith(("SLURM_", "SBATCH_")) or k == "SLURM_CONF")  # steer sbatch
     got = run(argv, CMD_TIMEOUT_S * 2, env=env)
-    text = quote_argv(argv)
-    if not got or got[0] != 0:
+    if got and got[0] != 0 and "node configuration is not available" in got[1]:
+        # No node is left outside the exclusions now (sbatch checks at submission, a held
+        # job is checked when it may run): submitted held and released, it waits for one.
+        argv.insert(2, "--hold")
+        got = run(argv, CMD_TIMEOUT_S * 2, env=env)
+        held = _submitted_id(got)
+        if held:
+            got = run(["scontrol", "release", held], CMD_TIMEOUT_S)
+            got = (0, held) if got and got[0] == 0 else (1, "job %s stays held: scontrol release "
+                                                         "%s failed" % (held, held))
+    text, new_id = quote_argv(argv), _submitted_id(got)
+    if not new_id:
         return None, text, "sbatch refused: %s" % (_first_line(got[1]) if got else "no answer")
-    new_id = got[1].strip().split(";")[0].strip()
-    return (new_id, text, None) if new_id.isdigit() else (None, text, "sbatch said %r" % _clean(got[1], 80))
+    return new_id, text, None
+
+
+def _submitted_id(got):
+    """The job id `sbatch --parsable` printed ("4250" or "4250;cluster"), or None."""
+    new_id = got[1].strip().split(";")[0].strip() if got and got[0] == 0 else ""
+    return new_id if new_id.isdigit() else None
 
 
 # ==== Edges: host probes (cgroups, GPUs) ====
