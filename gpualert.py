@@ -49,7 +49,8 @@ as *** everywhere; failed posts wait in the outbox for `resend`.
 
 Requeue by cause: --requeue preempted,walltime,hardware|all (requeue, GPUALERT_REQUEUE)
 requeues a Slurm batch job whose cause a rerun can fix (scontrol requeue; for a GPU fault
-its batch script again with sbatch --exclude=NODE), never one whose code, data or memory
+its batch script again with sbatch --exclude=NODE; SGE: qmod -rj, after qalter -l
+hostname=!NODE for a GPU fault), never one whose code, data or memory
 would fail it again; --max-requeues N (3) bounds walltime and hardware, preemptions have a
 cap of their own (20). The command sees GPUALERT_ATTEMPT (1, 2, ...) and GPUALERT_RESUME
 (the newest checkpoint of the earlier attempts, or empty).
@@ -3965,16 +3966,19 @@ def decide_requeue(cls, asked, earlier, max_requeues, kind):
     if spent >= cap:
         return RequeueDecision(None, cause, "%s used (%d of %d): not requeued" % (what, spent, cap),
                                (spent, cap))
-    if kind != "slurm":
+    if kind not in HARDWARE_ACTION:
         return RequeueDecision(None, cause, REQUEUE_UNAVAILABLE.get(kind, REQUEUE_OUTSIDE), (spent, cap))
-    return RequeueDecision("resubmit" if cause == "hardware" else "requeue", cause, None,
-                           (spent + 1, cap))
+    return RequeueDecision(HARDWARE_ACTION[kind] if cause == "hardware" else "requeue", cause,
+                           None, (spent + 1, cap))
 
 
+#: The schedulers --requeue works with, and how each leaves out a faulty node: Slurm refuses
+#: ExcNodeList for a running job (so: its batch script again, without the node); SGE's qalter
+#: takes `hostname=!NODE` for a running job, and `qmod -rj` reruns it under the new list.
+HARDWARE_ACTION = {"slurm": "resubmit", "sge": "requeue"}
 REQUEUE_OUTSIDE = ("not requeued: not in a batch job, so nothing could be requeued (gpualert "
                    "never reruns a command by itself)")
 REQUEUE_UNAVAILABLE = {
-    "sge": "not requeued: SGE requeue is not available in gpualert (see README, Requeue by cause)",
     "pbs": "not requeued: PBS requeue is not available in gpualert",
     "lsf": "not requeued: LSF requeue is not available in gpualert"}
 
@@ -4011,7 +4015,7 @@ def requeue_subject(req, cls):
     3): not requeued'."""
     state, resume = req.get("state"), req.get("next_resume")
     resume_text = "resumes from %s" % os.path.basename(resume) if resume else "no checkpoint to resume from"
-    if req.get("action") == "resubmit" and state in ("done", "dry-run"):
+    if req.get("cause") == "hardware" and state in ("done", "dry-run"):
         node = req.get("node") or "?"
         job = "as job %s " % req["new_job"] if req.get("new_job") else ""
         done = "requeued %swithout %s" % (job, node) if state == "done" else \
@@ -4098,6 +4102,30 @@ def resubmit_argv(rec, script, exclude, job_ids):
     if mem and mem[0].isdigit() and mem.rstrip("MGKT") != "0":
         argv.append("%s=%s" % ("--mem" if rec.get("MinMemoryNode") else "--mem-per-cpu", mem))
     return argv + [script]
+
+
+def sge_requeue_refusal(rec):
+    """Why SGE will not reschedule the job `qstat -j` showed as rec, or None."""
+    if not rec.get("job_number"):
+        return "not requeued: qstat -j did not answer"
+    if rec.get("restart") == "n" or (rec.get("restart") is None and rec.get("rerun") == "n"):
+        return "not requeued: the job is not rerunnable (SGE reschedules only qsub -r y jobs)"
+    return None
+
+
+def sge_exclude_argv(rec, exclude, job_id):
+    """qalter's command line that keeps the job's hard resources and adds hostname=!NODE for
+    each node in `exclude` (qalter -l replaces the whole list, so it is given whole)."""
+    kept = [r for r in (rec.get("hard resource_list") or "").split(",")
+            if r and not re.match(r"^(?:h|hostname)=", r)]
+    hosts = "&".join("!%s" % n for n in exclude)
+    return ["qalter", "-l", ",".join(kept + ["hostname=%s" % hosts]), job_id]
+
+
+def requeue_steps_sge(req, rec, job_id):
+    """SGE's commands, in order: the exclusion (hardware) and `qmod -rj` (it ends the job)."""
+    steps = [sge_exclude_argv(rec, req["exclude"], job_id)] if req.get("cause") == "hardware" else []
+    return steps + [["qmod", "-rj", job_id]]
 
 
 def slurm_requeue_refusal(rec, action):
@@ -8854,7 +8882,23 @@ def slurm_requeue(job_id, run=None):
     return None if got[0] == 0 else "Slurm refused: %s" % (_first_line(got[1]) or "exit %d" % got[0])
 
 
-def slurm_resubmit(rec, exclude, chain, folder, run=None, environ=None):
+def sge_job_record(job_id, run=None):
+    """`qstat -j JOBID` as a dict ({} when SGE does not answer)."""
+    return parse_sge_job(_ask(run or run_command, ["qstat", "-j", job_id], CMD_TIMEOUT_S, []))
+
+
+def sge_requeue(steps, run=None):
+    """Run SGE's steps (requeue_steps_sge) -> None when SGE took them, else its words. qmod
+    exits 0 even when it refuses ("... jobs are not rerunable"): its words decide."""
+    for argv in steps:
+        got = (run or run_command_with_errors)(argv, CMD_TIMEOUT_S)
+        words = _first_line(got[1]) if got else "%s did not answer" % argv[0]
+        if not got or got[0] != 0 or (argv[0] == "qmod" and "Pushed rescheduling" not in got[1]):
+            return "SGE refused: %s" % (words or "%s exited %s" % (argv[0], got[0]))
+    return None
+
+
+def slurm_resubmit(rec, exclude, chain, folder, *, run=None, environ=None):
     """The job's batch script (`scontrol write batch_script`) submitted again with `sbatch
     --exclude`, its own options and the chain exported. -> (new job id or None, the
     command as text, Slurm's words when it failed)."""
@@ -10018,11 +10062,19 @@ class Run(object):
             os.path.dirname(self.run_dir), sched["kind"], self.chain + [label], self.run_dir),
             []) if label else []
         own = [r for r in self.attempts if (r.get("scheduler") or {}).get("label") == label]
-        restarts = env.get("SLURM_RESTART_COUNT", "0")  # the records may be on another node's disk
+        # the records may be on another node's disk: Slurm counts restarts, SGE says whether
+        restarts = env.get("SLURM_RESTART_COUNT") or (
+            "1" if sched.get("kind") == "sge" and env.get("RESTARTED") == "1" else "0")
         self.attempt = len(self.attempts) - len(own) + 1 + max(
             len(own), int(restarts) if restarts.isdigit() else 0)
         if self.attempts:  # one thread across attempts: the newest record lists it whole
             self.thread_ids = list((self.attempts[-1].get("requeue") or {}).get("thread") or [])
+
+    def _node(self):
+        """This node as the scheduler names it (for an exclusion): Slurm's node name, SGE's
+        HOSTNAME, else the short host name."""
+        sge = self.scheduler.get("nodelist") if self.scheduler.get("kind") == "sge" else None
+        return os.environ.get("SLURMD_NODENAME") or sge or self.host
 
     def _attempt_env(self):
         """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child, under --requeue."""
@@ -10041,7 +10093,7 @@ class Run(object):
         earlier = [attempt_summary(r) for r in self.attempts]
         resume = resume_checkpoint(self.attempts)
         req = {"attempt": self.attempt, "asked": list(self.cfg["requeue"]), "earlier": earlier,
-               "node": os.environ.get("SLURMD_NODENAME") or self.host, "chain": self.chain,
+               "node": self._node(), "chain": self.chain,
                "resume": resume["path"] if resume else None, "exclude": sorted(set(
                    n for a in earlier for n in a.get("exclude") or ()))}
         decision = decide_requeue(cls, self.cfg["requeue"], earlier, self.cfg["max_requeues"],
@@ -10050,7 +10102,7 @@ class Run(object):
             ckpt = resume_checkpoint(self.attempts + [{"metrics": result.metrics}])
             req.update(decision._asdict(), next_resume=ckpt["path"] if ckpt else None)
             if decision.action:
-                self._plan_slurm(req)
+                getattr(self, "_plan_" + self.scheduler["kind"])(req)
             self.log.record("requeue", [("decision", requeue_detail(req, cls))], sync=False)
         return result._replace(requeue=req)
 
@@ -10065,7 +10117,7 @@ class Run(object):
         if req["action"] == "requeue":
             req.update(command="scontrol requeue %s" % job, state="dry-run" if dry else "done")
             if not dry:  # "done" in the message: it is the last thing, and a refusal is told after
-                self.requeue_last = lambda: self._requeue_now(job)
+                self.requeue_last = lambda: self._requeue_now(lambda: slurm_requeue(job))
             return
         old = [n for n in (rec.get("ExcNodeList") or "").split(",") if n and n != "(null)"]
         req["exclude"] = sorted(set(old + req["exclude"] + [req["node"]]))
@@ -10080,10 +10132,27 @@ class Run(object):
         else:
             req.update(state="refused", reason="not requeued: %s" % why, command=command)
 
-    def _requeue_now(self, job):
-        """The very last thing: `scontrol requeue` (it ends this batch step at once). A refusal
-        goes to the run record and the log, and a short message follows in the thread."""
-        why = slurm_requeue(job)
+    def _plan_sge(self, req):
+        """Check with SGE (a rerunnable job?) and leave qalter (hardware) and qmod -rj for last."""
+        job = self.scheduler["job_id"]
+        rec = sge_job_record(job)
+        refusal = sge_requeue_refusal(rec)
+        if refusal:
+            req.update(state="refused", reason=refusal)
+            return
+        if req["cause"] == "hardware":
+            req["exclude"] = sorted(set(req["exclude"] + [req["node"]]))
+        steps = requeue_steps_sge(req, rec, job)
+        req.update(command="; ".join(quote_argv(a) for a in steps),
+                   state="dry-run" if self.cfg["dry_run"] else "done")
+        if not self.cfg["dry_run"]:
+            self.requeue_last = lambda: self._requeue_now(lambda: sge_requeue(steps))
+
+    def _requeue_now(self, requeue):
+        """The very last thing: requeue() (in the job it requeues, the batch step ends at
+        once) -> None or the scheduler's refusal. A refusal goes to the run record and the
+        log, and a short message follows in the thread."""
+        why = requeue()
         if why is None:
             return
         result = self.final._replace(requeue=dict(self.final.requeue, state="refused",

@@ -100,13 +100,26 @@ def test_outside_a_scheduler_nothing_could_be_requeued():
     d = g.decide_requeue("preempted", ALL, [], 3, "")
     assert d.action is None and "nothing could be requeued" in d.reason
     assert "never reruns" in d.reason
-    assert "SGE requeue is not available" in g.decide_requeue("walltime", ALL, [], 3, "sge").reason
+    assert "PBS requeue is not available" in g.decide_requeue("walltime", ALL, [], 3, "pbs").reason
+
+
+def test_sge_requeues_the_same_job_and_excludes_the_node_with_qalter():
+    assert g.decide_requeue("gpu_hardware", ALL, [], 3, "sge").action == "requeue"
+    rec = {"job_number": "40", "restart": "y", "hard resource_list": "h_rt=600,hostname=!gpu03"}
+    assert g.sge_requeue_refusal(rec) is None
+    assert "qsub -r y" in g.sge_requeue_refusal(dict(rec, restart="n"))
+    req = {"cause": "hardware", "exclude": ["gpu03", "gpu17"]}
+    assert g.requeue_steps_sge(req, rec, "40") == [
+        ["qalter", "-l", "h_rt=600,hostname=!gpu03&!gpu17", "40"], ["qmod", "-rj", "40"]]
+    assert g.requeue_steps_sge({"cause": "walltime"}, rec, "40") == [["qmod", "-rj", "40"]]
+    req = dict(req, action="requeue", state="done", node="gpu17")
+    assert g.requeue_subject(req, "gpu_hardware").startswith("gpu_hardware on gpu17: requeued without gpu17")
 
 
 def test_subject_words():
     req = {"action": "requeue", "state": "done", "next_resume": "/w/ck/step_3000.pt"}
     assert g.requeue_subject(req, "preempted") == "requeued, resumes from step_3000.pt"
-    req = {"action": "resubmit", "state": "done", "node": "gpu17", "new_job": "4250"}
+    req = {"action": "resubmit", "cause": "hardware", "state": "done", "node": "gpu17", "new_job": "4250"}
     assert g.requeue_subject(req, "gpu_hardware").startswith(
         "gpu_hardware on gpu17: requeued as job 4250 without gpu17")
     req = {"action": None, "reason": "requeue budget used (3 of 3): not requeued"}
