@@ -167,6 +167,7 @@ case "$1 $2" in
   "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} TimeLimit=01:00:00 Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
   "show config") echo "KillWait = 30 sec"; exit 0 ;;
   "requeue "*) if [ -n "$FAKE_REQUEUE_ERR" ]; then echo "$FAKE_REQUEUE_ERR" >&2; exit 1; fi; exit 0 ;;
+  "release 4250") exit 0 ;;
   "write batch_script") printf '#!/bin/sh\n#SBATCH -J train\npython train.py\n' > "$4"; exit 0 ;;
 esac
 exit 1
@@ -174,6 +175,10 @@ exit 1
 
 FAKE_SBATCH = r"""#!/bin/sh
 echo "sbatch $* GPUALERT_REQUEUED_FROM=$GPUALERT_REQUEUED_FROM SLURM_JOB_ID=$SLURM_JOB_ID" >> "$FAKE_CALLS"
+if [ -n "$FAKE_ONE_NODE" ] && [ "$2" != "--hold" ]; then
+  echo "sbatch: error: Batch job submission failed: Requested node configuration is not available" >&2
+  exit 1
+fi
 echo "4250"
 """
 
@@ -276,6 +281,16 @@ def test_hardware_fault_resubmits_without_the_node_and_names_the_new_job(tmp_pat
     (msg,) = _messages(tmp_path)
     assert "gpu_hardware on gpu17: requeued as job 4250 without gpu17" in msg["Subject"]
     assert "(job 4250)" in _text(msg)
+
+
+def test_a_resubmission_no_node_can_take_now_is_made_held_and_released(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_ONE_NODE="1"))
+    assert proc.returncode == 1, proc.stderr
+    calls = [c for c in _calls(tmp_path) if c.startswith(("sbatch", "scontrol release"))]
+    assert len(calls) == 3 and " --hold " in calls[1] and calls[2] == "scontrol release 4250", calls
+    (msg,) = _messages(tmp_path)
+    assert "requeued as job 4250 without gpu17" in msg["Subject"]
 
 
 def test_dry_run_says_what_it_would_do_and_does_nothing(tmp_path):
