@@ -4093,6 +4093,8 @@ def resubmit_argv(rec, script, exclude, job_ids):
             value = re.sub(r"(^|,)gres:", r"\1", value)  # scontrol: gres:gpu:1; sbatch: gpu:1
         if value and value not in ("(null)", "N/A", "None", "*", "/dev/null"):
             argv.append("%s=%s" % (flag, value))
+    if (rec.get("ArrayTaskId") or "").isdigit():  # this task only: the script's --array would
+        argv.append("--array=%s" % rec["ArrayTaskId"])  # submit the whole array again
     nodes = (rec.get("NumNodes") or "").split("-")[0]
     if nodes.isdigit():
         argv.append("--nodes=%s" % nodes)
@@ -4246,9 +4248,10 @@ def render_subject(result):
     name = _subject_word(result.name, 30) or "job"
     who = "job %s %s" % (_subject_word(job, 30), name) if job and job not in name else name
     req = result.requeue or {}
-    if req.get("attempt"):  # --requeue: which attempt, and what was done about it
-        who += " (attempt %d)" % req["attempt"]
-        if result.status not in ("SUCCESS", "TEST"):
+    failed = result.status not in ("SUCCESS", "TEST")
+    if req.get("attempt") and (failed or req["attempt"] > 1):  # --requeue: which attempt, and
+        who += " (attempt %d)" % req["attempt"]                # what was done about it
+        if failed:
             what = _clean(requeue_subject(req, _classification(result).cls), 120)
     head = "[gpualert] %s %s%s" % (status, who, ": " + what if what else "")
     extra = [_exit_brief(result), format_duration(_duration_s(result))]
@@ -10098,6 +10101,9 @@ class Run(object):
                    n for a in earlier for n in a.get("exclude") or ()))}
         decision = decide_requeue(cls, self.cfg["requeue"], earlier, self.cfg["max_requeues"],
                                   self.scheduler.get("kind", ""))
+        if decision is not None and decision.action and self.rank not in (None, 0):
+            decision = decision._replace(action=None, reason="not requeued by rank %d: rank 0 "
+                                         "requeues the job" % self.rank)
         if decision is not None:
             ckpt = resume_checkpoint(self.attempts + [{"metrics": result.metrics}])
             req.update(decision._asdict(), next_resume=ckpt["path"] if ckpt else None)

@@ -149,7 +149,9 @@ def test_resubmit_argv_keeps_the_jobs_options_and_excludes_the_nodes():
                 "--ntasks=8", "--cpus-per-task=4", "--gres=gpu:4", "--mem=64G", "--chdir=/w",
                 "--output=/w/slurm-4242.out", "--open-mode=append"):
         assert arg in argv, (arg, argv)
-    assert not [a for a in argv if a.startswith(("--account", "--input"))]
+    assert not [a for a in argv if a.startswith(("--account", "--input", "--array"))]
+    argv = g.resubmit_argv(dict(SCONTROL_REC, ArrayJobId="4240", ArrayTaskId="7"), "/s", ["n1"], ["4240_7"])
+    assert "--array=7" in argv  # this task again, never the script's whole array
 
 
 def test_slurm_refusals_in_words():
@@ -241,6 +243,16 @@ def test_preempted_job_is_requeued_last_and_the_exit_status_stays(tmp_path):
     assert "Resubmit:   done by gpualert: scontrol requeue 4242" in _text(msg)
     (rec,) = _records(tmp_path)
     assert rec["requeue"]["state"] == "done" and rec["requeue"]["thread"] == [msg["Message-ID"]]
+
+
+def test_only_rank_0_requeues(tmp_path):
+    env = _job_env(tmp_path, SLURM_PROCID="1", SLURM_NTASKS="2")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1), env=env)
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith(("scontrol requeue", "sbatch"))]
+    (rec,) = _records(tmp_path)
+    assert "rank 0 requeues the job" in rec["requeue"]["reason"]
 
 
 def test_a_refused_requeue_is_a_note_and_never_changes_the_exit_status(tmp_path):
