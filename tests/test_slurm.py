@@ -357,7 +357,7 @@ REQUEUE_TRAIN = textwrap.dedent("""\
     import os, sys, time
     attempt, resume = os.environ["GPUALERT_ATTEMPT"], os.environ["GPUALERT_RESUME"]
     print("ATTEMPT=%s RESUME=%s" % (attempt, resume), flush=True)
-    if attempt != "1" or sys.argv[1] == "done":
+    if attempt != "1" and sys.argv[1] == "ckpt":  # resumed after the preemption: done
         sys.exit(0)
     if sys.argv[1] == "keyerror":
         {}["x"]
