@@ -12,6 +12,7 @@ What the jobs observe is recorded by a probe: a small Python program that loads 
 cluster code, reads the time limit at start and, on SIGTERM, calls query_end_reason
 exactly as the wrapper does, then writes what it learnt to a JSON file.
 """
+import glob
 import hashlib
 import json
 import os
@@ -476,8 +477,11 @@ def test_requeue_a_job_hitting_its_time_limit_twice_runs_two_attempts(walltime_t
                         what="two time limits and Slurm's hold between them")
     final = wait_for(lambda: job_ended(job), 60, what="the job to end")
     assert (final["JobState"], final["Restarts"]) == ("TIMEOUT", "1"), final
-    text = _job_text(folder, job)
-    assert text.count("ATTEMPT=") == 2 and "ATTEMPT=2" in text, text
+    # Slurm starts the output file afresh for the rerun: the attempts are counted by their records
+    runs = glob.glob(os.path.join(folder, "state", "gpualert", "runs", "*-slurm-%s-*" % job, "run.json"))
+    attempts = sorted(read_json(path)["requeue"]["attempt"] for path in runs)
+    assert attempts == [1, 2], runs
+    assert "ATTEMPT=2 RESUME=%s" % os.path.join(folder, "ck") in _job_text(folder, job)
     subjects = [m["Subject"] for m in messages]
     assert any("(attempt 1): requeued" in s for s in subjects), subjects
     assert any("(attempt 2): requeue budget used (1 of 1): not requeued" in s for s in subjects), subjects
