@@ -50,10 +50,10 @@ as *** everywhere; failed posts wait in the outbox for `resend`.
 Requeue by cause: --requeue preempted,walltime,hardware|all (requeue, GPUALERT_REQUEUE)
 requeues a Slurm batch job whose cause a rerun can fix (scontrol requeue; for a GPU fault
 its batch script again with sbatch --exclude=NODE; SGE: qmod -rj, after qalter -l
-hostname=!NODE for a GPU fault), never one whose code, data or memory
-would fail it again; --max-requeues N (3) bounds walltime and hardware, preemptions have a
-cap of their own (20). The command sees GPUALERT_ATTEMPT (1, 2, ...) and GPUALERT_RESUME
-(the newest checkpoint of the earlier attempts, or empty).
+hostname=!NODE for a GPU fault), never one whose code, data or memory would fail it
+again; --max-requeues N (3) bounds walltime and hardware, preemptions have a cap of
+their own (20). The command sees GPUALERT_ATTEMPT (1, 2, ...) and GPUALERT_RESUME (the
+newest checkpoint of the earlier attempts, or empty).
 
 Examples
     python3 gpualert.py --to me@uni.edu -- python train.py --lr 3e-4
