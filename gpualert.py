@@ -62,6 +62,14 @@ Every run at a glance
     one a waiting message names (--dry-run lists them). Cron, on a login node:
         0 7 * * *  gpualert.py resend; gpualert.py digest; gpualert.py prune --older-than 30d
 
+Requeue by cause: --requeue preempted,walltime,hardware|all (requeue, GPUALERT_REQUEUE)
+requeues a Slurm batch job whose cause a rerun can fix (scontrol requeue; for a GPU fault
+its batch script again with sbatch --exclude=NODE; SGE: qmod -rj, after qalter -l
+hostname=!NODE for a GPU fault), never one whose code, data or memory would fail it
+again; --max-requeues N (3) bounds walltime and hardware, preemptions have a cap of
+their own (20). The command sees GPUALERT_ATTEMPT (1, 2, ...) and GPUALERT_RESUME (the
+newest checkpoint of the earlier attempts, or empty).
+
 Examples
     python3 gpualert.py --to me@uni.edu -- python train.py --lr 3e-4
     python3 gpualert.py --smtp smtp.uni.edu:587 --smtp-user me --timeout 12h -- torchrun train.py
@@ -153,10 +161,33 @@ SI_KERNEL = 0x80  # si_code of a signal the kernel (e.g. the terminal's Ctrl-C) 
 ENV_PREFIX = "GPUALERT_"
 HEADER_MARK = "=== gpualert"
 
+#: --requeue CAUSES: each cause a rerun can fix, and the verdict classes it covers.
+REQUEUE_CAUSES = collections.OrderedDict((("preempted", ("preempted",)),
+                                          ("walltime", ("walltime",)),
+                                          ("hardware", ("gpu_hardware",))))
+MAX_REQUEUES_DEFAULT = 3  # requeues for walltime and hardware (--max-requeues)
+REQUEUE_TELL_S = 5.0  # a refused requeue's follow-up message: delivered or spooled by then
+#: Preemptions are the site's doing, not the job's: they never spend --max-requeues, only this
+#: cap, which stops a job that is preempted over and over from looping for ever.
+PREEMPT_REQUEUES_MAX = 20
+#: Classes never requeued, whatever --requeue asks: why a rerun would not help.
+NEVER_REQUEUED = dict(
+    [(cls, "a rerun would fail the same way") for cls in (
+        "traceback", "assertion", "runtime_error", "file_not_found", "missing_module",
+        "permission", "device_mismatch", "div_zero", "exec_failure")]
+    + [("nan_loss", "a rerun would diverge the same way"),
+       ("cuda_oom", "a rerun needs the same memory"), ("ram_oom", "a rerun needs the same memory"),
+       ("oom_killer", "a rerun needs the same memory"),
+       ("interrupted", "it was stopped on purpose")])
+#: The child's environment on every attempt of a requeued job (README "Requeue by cause").
+ATTEMPT_ENV, RESUME_ENV = "GPUALERT_ATTEMPT", "GPUALERT_RESUME"
+#: Exported to a resubmitted job: the earlier jobs of its chain (their run records, thread).
+REQUEUED_FROM_ENV = "GPUALERT_REQUEUED_FROM"
+
 # (flag, config key, kind, metavar, help). Kinds: str, list (repeatable), flag, size,
-# duration, seconds, int, count (an int >= 0), choice:a|b, optpath (flag with an optional
-# value). The table drives the parser, the environment variables, the config file keys
-# and `config`.
+# duration, seconds, int, count (an int >= 0), causes (--requeue's names), choice:a|b,
+# optpath (flag with an optional value). The table drives the parser, the environment
+# variables, the config file keys and `config`.
 RUN_OPTIONS = (
     ("--to", "to", "list", "ADDR", "recipient, repeatable (default: the local user)"),
     ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
@@ -183,6 +214,10 @@ RUN_OPTIONS = (
     ("--all-ranks", "all_ranks", "flag", "", "notify from every rank, not only rank 0"),
     ("--array-summary", "array_summary", "flag:each", "[=each]", "one message per job array (=each: and one per task)"),
     ("--max-per-hour", "max_per_hour", "count", "N", "cap on messages an hour (30; 0=none)"),
+    ("--requeue", "requeue", "causes", "CAUSES", "requeue the job for preempted, walltime, hardware "
+     "or all, comma-separated (default: never)"),
+    ("--max-requeues", "max_requeues", "count", "N", "requeues for walltime and hardware (3; "
+     "preemptions have their own cap of %d)" % PREEMPT_REQUEUES_MAX),
     ("--dry-run", "dry_run", "flag", "", "build the message, save it, send nothing"),
     ("--quiet", "quiet", "flag", "", "print nothing of gpualert's own"),
     ("--config", "config", "path", "FILE", "INI file"),
@@ -303,7 +338,8 @@ def default_config():
         "smtp": None, "smtp_user": None, "smtp_password": None, "smtp_tls": None,
         "smtp_timeout": MAIL_TIMEOUT_S, "sendmail": None,
         "outbox": os.path.join(state, "outbox"), "stall": None, "gpu_interval": 60.0,
-        "all_ranks": False, "array_summary": False, "max_per_hour": 30, "dry_run": False, "quiet": False, "config": None,
+        "all_ranks": False, "array_summary": False, "max_per_hour": 30,
+        "requeue": [], "max_requeues": MAX_REQUEUES_DEFAULT, "dry_run": False, "quiet": False, "config": None,
         "no_env_tweaks": False, "no_redact": False,
     }
 
@@ -319,10 +355,17 @@ Classification.__new__.__defaults__ = (None,)
 
 RunResult = collections.namedtuple(
     "RunResult", "status name argv host cwd start end exit_code exit_status signal_name "
-    "classification log_path run_dir tail rusage scheduler notes gpu metrics array digest")
+    "classification log_path run_dir tail rusage scheduler notes gpu metrics array digest requeue")
 # metrics: from the log after exit (metrics_from_chunks); array: an array summary (summarize_array);
-# digest: the runs of a period (make_digest), for `gpualert digest`
-RunResult.__new__.__defaults__ = (None, None, None)
+# digest: the runs of a period (make_digest), for `gpualert digest`;
+# requeue: what --requeue decided and did, a JSON-ready dict (requeue_record), or None
+RunResult.__new__.__defaults__ = (None, None, None, None)
+
+# What --requeue decides for one ended attempt (decide_requeue). action: "requeue" (the same
+# job again), "resubmit" (a new job without the node) or None; cause: the --requeue cause of
+# the verdict, or None; reason: why nothing is done (None when an action is); budget:
+# (requeues spent with this one, cap) or None.
+RequeueDecision = collections.namedtuple("RequeueDecision", "action cause reason budget")
 
 
 # signals: (name, epoch, sender) in arrival order; sender "kernel" (a terminal's Ctrl-C) or
@@ -352,7 +395,7 @@ def make_result(status, name, **fields):
               "signal_name": signal_name(-code) if code is not None and code < 0 else None,
               "classification": make_verdict(None), "log_path": None, "run_dir": None,
               "tail": [], "rusage": {}, "scheduler": {}, "notes": [], "gpu": {}, "metrics": None,
-              "array": None, "digest": None}
+              "array": None, "digest": None, "requeue": None}
     values.update(fields, status=status, name=name)
     return RunResult(**values)
 
@@ -4226,6 +4269,235 @@ def sge_output_path(path_list, rec, task_id, stream):
     return os.path.join(path, default) if os.path.isdir(path) else path
 
 
+# ==== Pure core: requeue by cause ====
+
+def parse_requeue_causes(text):
+    """--requeue's comma-separated names -> the causes, in REQUEUE_CAUSES order; "all": the
+    three, "none": none (a config file's requeue switched off for one job). ConfigError names
+    the first unknown name."""
+    names = [n.strip().lower() for n in str(text).split(",") if n.strip()]
+    for name in names:
+        if name not in REQUEUE_CAUSES and name not in ("all", "none"):
+            raise ConfigError("unknown requeue cause %r (known: %s, all, none)"
+                              % (name, ", ".join(REQUEUE_CAUSES)))
+    return [c for c in REQUEUE_CAUSES if c in names or "all" in names]
+
+
+def requeue_cause(cls):
+    """The --requeue cause a verdict class belongs to (preempted, walltime, hardware) or None."""
+    for cause, classes in REQUEUE_CAUSES.items():
+        if cls in classes:
+            return cause
+    return None
+
+
+def requeue_budget(cause, earlier, max_requeues):
+    """(requeues already spent from the cause's budget, its cap). Preemptions count apart:
+    the site took the allocation, the job did nothing wrong. earlier: the earlier attempts'
+    requeue records, in order."""
+    preempted = cause == "preempted"
+    spent = sum(1 for a in earlier if a.get("action") and a.get("state") == "done"
+                and (a.get("cause") == "preempted") == preempted)
+    return spent, PREEMPT_REQUEUES_MAX if preempted else max_requeues
+
+
+def decide_requeue(cls, asked, earlier, max_requeues, kind):
+    """What to do now that an attempt ended with verdict class `cls` (None: success).
+    asked: --requeue's causes; kind: the scheduler's kind ("" outside one). -> a
+    RequeueDecision, or None when --requeue is off or the attempt succeeded."""
+    if not asked or cls is None:
+        return None
+    if cls in NEVER_REQUEUED:
+        return RequeueDecision(None, None, "%s: not requeued (%s)" % (cls, NEVER_REQUEUED[cls]), None)
+    cause = requeue_cause(cls)
+    if cause is None:
+        return RequeueDecision(None, None, "%s: not requeued (not a cause --requeue covers: a "
+                                           "rerun may well fail the same way)" % cls, None)
+    if cause not in asked:
+        return RequeueDecision(None, cause, "%s: not requeued (--requeue %s leaves %s out)"
+                               % (cls, ",".join(asked), cause), None)
+    spent, cap = requeue_budget(cause, earlier, max_requeues)
+    what = "preemption requeue budget" if cause == "preempted" else "requeue budget"
+    if spent >= cap:
+        return RequeueDecision(None, cause, "%s used (%d of %d): not requeued" % (what, spent, cap),
+                               (spent, cap))
+    if kind not in HARDWARE_ACTION:
+        return RequeueDecision(None, cause, REQUEUE_UNAVAILABLE.get(kind, REQUEUE_OUTSIDE), (spent, cap))
+    return RequeueDecision(HARDWARE_ACTION[kind] if cause == "hardware" else "requeue", cause,
+                           None, (spent + 1, cap))
+
+
+#: The schedulers --requeue works with, and how each leaves out a faulty node: Slurm refuses
+#: ExcNodeList for a running job (so: its batch script again, without the node); SGE's qalter
+#: takes `hostname=!NODE` for a running job, and `qmod -rj` reruns it under the new list.
+HARDWARE_ACTION = {"slurm": "resubmit", "sge": "requeue"}
+REQUEUE_OUTSIDE = ("not requeued: not in a batch job, so nothing could be requeued (gpualert "
+                   "never reruns a command by itself)")
+REQUEUE_UNAVAILABLE = {
+    "pbs": "not requeued: PBS requeue is not available in gpualert",
+    "lsf": "not requeued: LSF requeue is not available in gpualert"}
+
+
+def attempt_checkpoint(record):
+    """The checkpoint an attempt's run record (run.json's dict) names: the checkpoint fact
+    (newest_checkpoint: written during that attempt), {"path", "mtime", "size"}, or None.
+    The one place --requeue reads it, so how checkpoints are found can change under it."""
+    ckpt = ((record or {}).get("metrics") or {}).get("checkpoint")
+    return ckpt if isinstance(ckpt, dict) and ckpt.get("path") else None
+
+
+def resume_checkpoint(records):
+    """The newest checkpoint any of the attempts' run records names (GPUALERT_RESUME), or None."""
+    found = [c for c in (attempt_checkpoint(r) for r in records) if c]
+    return max(found, key=lambda c: c.get("mtime") or 0) if found else None
+
+
+def attempt_summary(record):
+    """One attempt, as the next attempts and the final message list it (from run.json's dict)."""
+    req, ckpt = record.get("requeue") or {}, attempt_checkpoint(record)
+    sched = record.get("scheduler") or {}
+    return {"attempt": req.get("attempt"), "job": sched.get("label") or sched.get("job_id"),
+            "status": record.get("status"), "cls": record.get("class"), "cause": req.get("cause"),
+            "action": req.get("action"), "state": req.get("state"), "node": req.get("node") or record.get("host"),
+            "start": record.get("start"), "duration_s": record.get("duration_s"),
+            "checkpoint": ckpt["path"] if ckpt else None,
+            "exclude": list(req.get("exclude") or []), "thread": list(req.get("thread") or [])}
+
+
+def requeue_subject(req, cls):
+    """The subject's words after the job: 'requeued, resumes from step_3000.pt',
+    'gpu_hardware on gpu17: requeued as job 4250 without gpu17', 'requeue budget used (3 of
+    3): not requeued'."""
+    state, resume = req.get("state"), req.get("next_resume")
+    resume_text = "resumes from %s" % os.path.basename(resume) if resume else "no checkpoint to resume from"
+    if req.get("cause") == "hardware" and state in ("done", "dry-run"):
+        node = req.get("node") or "?"
+        job = "as job %s " % req["new_job"] if req.get("new_job") else ""
+        done = "requeued %swithout %s" % (job, node) if state == "done" else \
+            "would be requeued without %s (dry run)" % node
+        return "%s on %s: %s, %s" % (cls, node, done, resume_text)
+    if req.get("action") == "requeue" and state in ("done", "dry-run"):
+        return ("requeued, " if state == "done" else "would be requeued (dry run), ") + resume_text
+    return req.get("reason") or "not requeued"
+
+
+def requeue_rows(result):
+    """The message's Requeue, Attempts and Time lost rows, when --requeue was asked."""
+    req = result.requeue
+    if not req:
+        return []
+    rows = []
+    if result.status not in ("SUCCESS", "TEST"):
+        rows.append(("Requeue", requeue_detail(req, _classification(result).cls)))
+    earlier = list(req.get("earlier") or [])
+    final = req.get("state") not in ("done", "dry-run")
+    if earlier or (final and req.get("attempt", 1) > 1):
+        now = {"attempt": req.get("attempt"), "status": result.status,
+               "cls": _classification(result).cls, "node": req.get("node") or result.host,
+               "duration_s": _duration_s(result), "checkpoint": (attempt_checkpoint(
+                   {"metrics": result.metrics}) or {}).get("path")}
+        rows.append(("Attempts", "; ".join(_attempt_text(a) for a in earlier + [now])))
+        lost = [a for a in earlier + ([now] if final and result.status != "SUCCESS" else [])
+                if a.get("status") != "SUCCESS"]
+        rows.append(("Time lost", "%s in %d failed attempt%s" % (
+            format_duration(sum(a.get("duration_s") or 0 for a in lost)), len(lost),
+            "" if len(lost) == 1 else "s")))
+    return rows
+
+
+def requeue_detail(req, cls):
+    """The Requeue row: what was done and why, or why not, with Slurm's own words."""
+    text = requeue_subject(req, cls)
+    if req.get("command") and req.get("state") in ("done", "dry-run"):
+        text += " (%s%s)" % ("" if req["state"] == "done" else "would run: ", req["command"])
+    if req.get("budget"):
+        text += "; %s budget: %d of %d" % ("preemption" if req.get("cause") == "preempted"
+                                           else "requeue", req["budget"][0], req["budget"][1])
+    if req.get("refused"):
+        text += "; %s" % req["refused"]
+    return text
+
+
+def _attempt_text(a):
+    """'1: preempted on vm after 12m, step_3000.pt' for the Attempts row."""
+    text = "%s: %s" % (a.get("attempt") or "?", (a.get("cls") or a.get("status") or "?").lower()
+                       if a.get("status") != "SUCCESS" else "success")
+    if a.get("node"):
+        text += " on %s" % a["node"]
+    if a.get("duration_s") is not None:
+        text += " after %s" % format_duration(a["duration_s"])
+    if a.get("checkpoint"):
+        text += ", %s" % os.path.basename(a["checkpoint"])
+    return text
+
+
+def resubmit_argv(rec, script, exclude, job_ids):
+    """sbatch's command line for a resubmission of the job scontrol showed as `rec`: its own
+    options (scontrol shows what the submission asked, flags and #SBATCH lines alike), the
+    nodes in `exclude` left out, its output appended to the first attempt's file, and the
+    chain of job ids exported for the next attempt's records and thread."""
+    argv = ["sbatch", "--parsable", "--exclude=%s" % ",".join(exclude),
+            "--export=ALL,%s=%s" % (REQUEUED_FROM_ENV, ",".join(job_ids)), "--open-mode=append"]
+    for key, flag in (("JobName", "--job-name"), ("Partition", "--partition"),
+                      ("Account", "--account"), ("QOS", "--qos"), ("WorkDir", "--chdir"),
+                      ("StdOut", "--output"), ("StdErr", "--error"), ("StdIn", "--input"),
+                      ("NumTasks", "--ntasks"), ("CPUs/Task", "--cpus-per-task"),
+                      ("TresPerNode", "--gres"), ("Features", "--constraint")):
+        value = rec.get(key)
+        if key == "TresPerNode" and value:
+            value = re.sub(r"(^|,)gres:", r"\1", value)  # scontrol: gres:gpu:1; sbatch: gpu:1
+        if value and value not in ("(null)", "N/A", "None", "*", "/dev/null"):
+            argv.append("%s=%s" % (flag, value))
+    if (rec.get("ArrayTaskId") or "").isdigit():  # this task only: the script's --array would
+        argv.append("--array=%s" % rec["ArrayTaskId"])  # submit the whole array again
+    nodes = (rec.get("NumNodes") or "").split("-")[0]
+    if nodes.isdigit():
+        argv.append("--nodes=%s" % nodes)
+    if parse_slurm_duration(rec.get("TimeLimit")):  # scontrol's D-HH:MM:SS, as sbatch takes it
+        argv.append("--time=%s" % rec["TimeLimit"])
+    mem = rec.get("MinMemoryNode") or rec.get("MinMemoryCPU")
+    if mem and mem[0].isdigit() and mem.rstrip("MGKT") != "0":
+        argv.append("%s=%s" % ("--mem" if rec.get("MinMemoryNode") else "--mem-per-cpu", mem))
+    return argv + [script]
+
+
+def sge_requeue_refusal(rec):
+    """Why SGE will not reschedule the job `qstat -j` showed as rec, or None."""
+    if not rec.get("job_number"):
+        return "not requeued: qstat -j did not answer"
+    if rec.get("restart") == "n" or (rec.get("restart") is None and rec.get("rerun") == "n"):
+        return "not requeued: the job is not rerunnable (SGE reschedules only qsub -r y jobs)"
+    return None
+
+
+def sge_exclude_argv(rec, exclude, job_id):
+    """qalter's command line that keeps the job's hard resources and adds hostname=!NODE for
+    each node in `exclude` (qalter -l replaces the whole list, so it is given whole)."""
+    kept = [r for r in (rec.get("hard resource_list") or "").split(",")
+            if r and not re.match(r"^(?:h|hostname)=", r)]
+    hosts = "&".join("!%s" % n for n in exclude)
+    return ["qalter", "-l", ",".join(kept + ["hostname=%s" % hosts]), job_id]
+
+
+def requeue_steps_sge(req, rec, job_id):
+    """SGE's commands, in order: the exclusion (hardware) and `qmod -rj` (it ends the job)."""
+    steps = [sge_exclude_argv(rec, req["exclude"], job_id)] if req.get("cause") == "hardware" else []
+    return steps + [["qmod", "-rj", job_id]]
+
+
+def slurm_requeue_refusal(rec, action):
+    """Why Slurm will not requeue (action "requeue") or resubmit ("resubmit") the job that
+    `scontrol show job` showed as rec, in words for the message; None when it will."""
+    if not rec:
+        return "not requeued: scontrol show job did not answer"
+    if rec.get("BatchFlag") == "0":
+        return ("not requeued: not a batch job (srun or salloc); Slurm requeues and resubmits "
+                "batch jobs only")
+    if action == "requeue" and rec.get("Requeue") == "0":
+        return "not requeued: the job was submitted with --no-requeue (Requeue=0)"
+    return None
+
+
 # ==== Pure core: from the outcome to the result ====
 
 def stop_signal_names(scheduler):
@@ -4557,6 +4829,12 @@ def render_subject(result):
     job = _job_label(result.scheduler)
     name = _subject_word(result.name, 30) or "job"
     who = "job %s %s" % (_subject_word(job, 30), name) if job and job not in name else name
+    req = result.requeue or {}
+    failed = result.status not in ("SUCCESS", "TEST")
+    if req.get("attempt") and (failed or req["attempt"] > 1):  # --requeue: which attempt, and
+        who += " (attempt %d)" % req["attempt"]                # what was done about it
+        if failed:
+            what = _clean(requeue_subject(req, _classification(result).cls), 120)
     head = "[gpualert] %s %s%s" % (status, who, ": " + what if what else "")
     extra = [_exit_brief(result), format_duration(_duration_s(result))]
     return _clean("%s on %s (%s)" % (head, _subject_word(result.host, 40) or "?",
@@ -4868,7 +5146,9 @@ REQUEUE_CLASSES = frozenset(("preempted", "interrupted", "nccl"))
 def _resubmit_text(result):
     """How to run it again, by cause: a requeue only where nothing needs changing; more time
     for a time limit (with the figure); another node for a GPU fault; else fix it first."""
-    sched, c = result.scheduler or {}, _classification(result)
+    req, sched, c = result.requeue or {}, result.scheduler or {}, _classification(result)
+    if req.get("state") == "done" and req.get("command"):  # --requeue did it: say so, nothing to do
+        return "done by gpualert: %s" % req["command"]
     if sched.get("kind") != "slurm" or not sched.get("job_id") or result.end is None \
             or result.status == "SUCCESS":
         return None
@@ -4975,6 +5255,7 @@ def essentials(result):
     rows += _file_rows(result, m)
     if c.remediation and not ok:
         rows.append(("Next", c.remediation))
+    rows += requeue_rows(result)
     if _resubmit_text(result):
         rows.append(("Resubmit", _resubmit_text(result)))
     return [(label, _clean(value, 2000)) for label, value in rows]
@@ -6782,6 +7063,9 @@ def header_fields(run):
             run.scheduler.items()) if k not in ("dir_tag", "label"))))
     if run.rank is not None:
         fields.append(("rank", run.rank))
+    if getattr(run, "attempt", None):  # --requeue
+        fields.append(("attempt", "%d (%s=%s)" % (run.attempt, RESUME_ENV,
+                                                  run._attempt_env().get(RESUME_ENV, ""))))
     return fields
 
 
@@ -9114,18 +9398,18 @@ def run_command(argv, timeout=CMD_TIMEOUT_S):
     return _run_command_bounded(argv, timeout, merge_stderr=False)
 
 
-def run_command_with_errors(argv, timeout=CMD_TIMEOUT_S):
+def run_command_with_errors(argv, timeout=CMD_TIMEOUT_S, env=None):
     """run_command, with stderr in the text: where the words tell "no such job" from "the
-    controller is down" (both exit 1)."""
-    return _run_command_bounded(argv, timeout, merge_stderr=True)
+    controller is down" (both exit 1). env: the command's environment (default: ours)."""
+    return _run_command_bounded(argv, timeout, merge_stderr=True, env=env)
 
 
-def _run_command_bounded(argv, timeout, merge_stderr):
+def _run_command_bounded(argv, timeout, merge_stderr, env=None):
     import subprocess
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
-                                close_fds=True, start_new_session=True)
+                                close_fds=True, start_new_session=True, env=env)
     except (OSError, ValueError):
         return None
     try:
@@ -9345,6 +9629,101 @@ def query_sge_reason(sched, name, start, now, *, time_limit=None, run=None):
         job_start = start  # the wrapper's own start: later than the job's, never earlier
     reason, evidence = sge_signal_reason(name, now - min(start, job_start), limits, state)
     return reason, "; ".join([evidence] + notes)
+
+
+# ---- requeue by cause (--requeue): the earlier attempts, and Slurm's requeue ----
+
+def read_attempts(log_dir, kind, labels, own_dir=None):
+    """The run records (run.json's dicts) of a job's earlier attempts under --requeue, oldest
+    first: the run directories under log_dir tagged with one of the job's labels (a requeued
+    Slurm job keeps its id; a resubmission knows its predecessors from REQUEUED_FROM_ENV);
+    other ranks' directories are not attempts of their own."""
+    import glob
+    import json
+    records = []
+    for label in labels:
+        tag = "%s-%s" % (kind, re.sub(r"[^A-Za-z0-9_.-]+", "_", label))
+        pattern = os.path.join(glob.escape(log_dir), "*-%s-*" % glob.escape(tag), "run.json")
+        for path in glob.glob(pattern):
+            folder = os.path.dirname(path)
+            if folder == own_dir or re.search(r"-rank[1-9]\d*(?:\.\d+)?$", folder):
+                continue
+            try:
+                with open(path) as handle:
+                    record = json.load(handle)
+            except (OSError, ValueError):
+                continue  # a record cut short by a SIGKILL: that attempt is not counted
+            if isinstance(record, dict) and record.get("requeue"):
+                records.append(record)
+    return sorted(records, key=lambda r: r.get("start") or 0)
+
+
+def slurm_job_record(job_id, run=None):
+    """`scontrol show job -o JOBID` as a dict ({} when Slurm does not answer)."""
+    recs = parse_scontrol(_ask(run or run_command, ["scontrol", "show", "job", "-o", job_id],
+                               CMD_TIMEOUT_S, []))
+    return recs[0] if recs else {}
+
+
+def slurm_requeue(job_id, run=None):
+    """`scontrol requeue JOBID` -> None when Slurm took it, else its words. Called last: in the
+    job it requeues, the batch step ends at once."""
+    got = (run or run_command_with_errors)(["scontrol", "requeue", job_id], CMD_TIMEOUT_S)
+    if got is None:
+        return "scontrol requeue did not answer within %gs" % CMD_TIMEOUT_S
+    return None if got[0] == 0 else "Slurm refused: %s" % (_first_line(got[1]) or "exit %d" % got[0])
+
+
+def sge_job_record(job_id, run=None):
+    """`qstat -j JOBID` as a dict ({} when SGE does not answer)."""
+    return parse_sge_job(_ask(run or run_command, ["qstat", "-j", job_id], CMD_TIMEOUT_S, []))
+
+
+def sge_requeue(steps, run=None):
+    """Run SGE's steps (requeue_steps_sge) -> None when SGE took them, else its words. qmod
+    exits 0 even when it refuses ("... jobs are not rerunable"): its words decide."""
+    for argv in steps:
+        got = (run or run_command_with_errors)(argv, CMD_TIMEOUT_S)
+        words = _first_line(got[1]) if got else "%s did not answer" % argv[0]
+        if not got or got[0] != 0 or (argv[0] == "qmod" and "Pushed rescheduling" not in got[1]):
+            return "SGE refused: %s" % (words or "%s exited %s" % (argv[0], got[0]))
+    return None
+
+
+def slurm_resubmit(rec, exclude, chain, folder, *, run=None, environ=None):
+    """The job's batch script (`scontrol write batch_script`) submitted again with `sbatch
+    --exclude`, its own options and the chain exported. -> (new job id or None, the
+    command as text, Slurm's words when it failed)."""
+    run = run or run_command_with_errors
+    script = os.path.join(folder, "batch_script.%s" % rec.get("JobId", "job"))
+    got = run(["scontrol", "write", "batch_script", rec.get("JobId", ""), script], CMD_TIMEOUT_S)
+    if not got or got[0] != 0 or not os.path.isfile(script):
+        return None, None, "Slurm gave no batch script: %s" % (
+            _first_line(got[1]) if got else "scontrol did not answer")
+    argv = resubmit_argv(rec, script, exclude, chain)
+    env = dict((k, v) for k, v in (environ or os.environ).items()  # the job's own SLURM_* would
+               if not k.startswith(("SLURM_", "SBATCH_")) or k == "SLURM_CONF")  # steer sbatch
+    got = run(argv, CMD_TIMEOUT_S * 2, env=env)
+    if got and got[0] != 0 and "node configuration is not available" in got[1]:
+        # No node is left outside the exclusions now (sbatch checks at submission, a held
+        # job is checked when it may run): submitted held and released, it waits for one.
+        argv.insert(2, "--hold")
+        got = run(argv, CMD_TIMEOUT_S * 2, env=env)
+        held = _submitted_id(got)
+        if held:
+            got = run(["scontrol", "release", held], CMD_TIMEOUT_S)
+            got = (0, held) if got and got[0] == 0 else (1, "job %s stays held: scontrol release "
+                                                         "%s failed" % (held, held))
+    text, new_id = quote_argv(argv), _submitted_id(got)
+    if not new_id:
+        return None, text, "sbatch refused: %s" % (_first_line(got[1]) if got else "no answer")
+    return new_id, text, None
+
+
+def _submitted_id(got):
+    """The job id `sbatch --parsable` printed ("4250" or "4250;cluster"), or None."""
+    new_id = got[1].strip().split(";")[0].strip() if got and got[0] == 0 else ""
+    return new_id if new_id.isdigit() else None
 
 
 # ==== Edges: host probes (cgroups, GPUs) ====
@@ -10542,6 +10921,11 @@ class Run(object):
         self.provisional_id = None  # its Message-ID, which the full message reuses
         self.apart = None  # the folder of a full message spooled apart from the stand-in
         self.replacing = None  # the message built to replace the stand-in
+        self.attempts = self.attempt = self.chain = None  # --requeue: the earlier attempts' records
+        self.requeue_last = None  # set by conclude when the job is to be requeued: done last
+        self.final = self.final_record = None  # conclude's result, (delivery, manifest)
+        if cfg.get("requeue"):
+            self._find_attempts()
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -10567,12 +10951,16 @@ class Run(object):
             self.spooled.wait(min(1.0, self.left()) * 0.8)
             self._save_pending("gpualert was interrupted (%s) while delivering" % stop)
             _warn("%s: delivery stopped; the message waits in the outbox (gpualert resend)" % stop)
+            if self.requeue_last:  # the message is saved: the requeue it announces still goes
+                _safely(self.requeue_last, None, report=True)
             return exit_status_for(child.exit_code, child.exec_error)
         if worker.running() and not self.cfg["quiet"]:
             _warn("notification did not finish within %.0fs; the run itself is unaffected" % bound)
         for notice in self.early:  # a stalled/warning notice still on its way
             notice.result(self.left())
         self._save_pending("notification ran out of time")
+        if self.requeue_last:  # before the drain: Slurm's SIGKILL may follow its SIGTERM soon
+            _safely(self.requeue_last, None, report=True)
         self._finish_output()
         self.log.close()
         return exit_status_for(child.exit_code, child.exec_error)
@@ -10620,6 +11008,7 @@ class Run(object):
             err_r, err_w = (out_r, out_w) if merged else _pipe()
             env = child_env(os.environ, not self.cfg["no_env_tweaks"])
             before = _safely(own_rss_kib, None)
+            env.update(self._attempt_env())
             pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty,
                                           own_group=own_group)
             # the fork's RSS lies between the readings either side of it
@@ -10767,15 +11156,18 @@ class Run(object):
         result = result_for(outcome, verdict)
         for note in self._thread_notes(child, result):
             result = _with_note(result, note)
+        result = _safely(lambda: self._requeue(result), result, report=True)
         self.log.record("cause", _cause_fields(verdict), sync=False)
-        result = _with_note(result, _write_run_json(result, None, None, sync=False))
+        result = _with_note(result, _write_run_json(self._with_thread(result), None, None, sync=False))
+        self.final = result
         delivery, manifest = self.notify(result)
         # The log's fsync after the message is safe, not before: writing back a GiB of output
         # takes about half a second, and reads of the log (the metrics) wait for it meanwhile.
         self.log.sync()
         if delivery.get("outcome") != "outbox" or delivery.get("outbox_path"):
             self._drop_provisional()  # the full message is out or safe: the stand-in goes
-        _write_run_json(result, delivery, manifest)
+        _write_run_json(self._with_thread(result), delivery, manifest)
+        self.final_record = (delivery, manifest)
         if not self.cfg["quiet"]:
             _warn(_summary_line(result, delivery))
         self.spooled.set()
@@ -10783,6 +11175,131 @@ class Run(object):
         if delivery.get("outcome") == "sent" or posted:
             _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S, mail=delivery.get("outcome") == "sent",
                           channels=posted)
+
+    # ---- --requeue: the attempts before this one, and what to do after it ----
+
+    def _find_attempts(self):
+        """This job's earlier attempts (their run records), this one's number, the chain of
+        earlier job ids (a resubmission's), and the thread they started, before the child."""
+        sched, env = self.scheduler, os.environ
+        self.chain = [j for j in (env.get(REQUEUED_FROM_ENV) or "").split(",") if j]
+        label = sched.get("label")
+        self.attempts = _safely(lambda: read_attempts(
+            os.path.dirname(self.run_dir), sched["kind"], self.chain + [label], self.run_dir),
+            []) if label else []
+        own = [r for r in self.attempts if (r.get("scheduler") or {}).get("label") == label]
+        # the records may be on another node's disk: Slurm counts restarts, SGE says whether
+        restarts = env.get("SLURM_RESTART_COUNT") or (
+            "1" if sched.get("kind") == "sge" and env.get("RESTARTED") == "1" else "0")
+        self.attempt = len(self.attempts) - len(own) + 1 + max(
+            len(own), int(restarts) if restarts.isdigit() else 0)
+        if self.attempts:  # one thread across attempts: the newest record lists it whole
+            self.thread_ids = list((self.attempts[-1].get("requeue") or {}).get("thread") or [])
+
+    def _node(self):
+        """This node as the scheduler names it (for an exclusion): Slurm's node name, SGE's
+        HOSTNAME, else the short host name."""
+        sge = self.scheduler.get("nodelist") if self.scheduler.get("kind") == "sge" else None
+        return os.environ.get("SLURMD_NODENAME") or sge or self.host
+
+    def _attempt_env(self):
+        """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child, under --requeue."""
+        if self.attempt is None:
+            return {}
+        ckpt = resume_checkpoint(self.attempts)
+        return {ATTEMPT_ENV: str(self.attempt), RESUME_ENV: ckpt["path"] if ckpt else ""}
+
+    def _requeue(self, result):
+        """--requeue: decide from the verdict and the budgets. A hardware fault's resubmission
+        is done now (the message names the new job); a requeue is checked now and done last
+        (requeue_last), once the message is spooled and the run record written."""
+        if self.attempt is None:
+            return result
+        cls = None if result.status == "SUCCESS" else result.classification.cls
+        earlier = [attempt_summary(r) for r in self.attempts]
+        resume = resume_checkpoint(self.attempts)
+        req = {"attempt": self.attempt, "asked": list(self.cfg["requeue"]), "earlier": earlier,
+               "node": self._node(), "chain": self.chain,
+               "resume": resume["path"] if resume else None, "exclude": sorted(set(
+                   n for a in earlier for n in a.get("exclude") or ()))}
+        decision = decide_requeue(cls, self.cfg["requeue"], earlier, self.cfg["max_requeues"],
+                                  self.scheduler.get("kind", ""))
+        if decision is not None and decision.action and self.rank not in (None, 0):
+            decision = decision._replace(action=None, reason="not requeued by rank %d: rank 0 "
+                                         "requeues the job" % self.rank)
+        if decision is not None:
+            ckpt = resume_checkpoint(self.attempts + [{"metrics": result.metrics}])
+            req.update(decision._asdict(), next_resume=ckpt["path"] if ckpt else None)
+            if decision.action:
+                getattr(self, "_plan_" + self.scheduler["kind"])(req)
+            self.log.record("requeue", [("decision", requeue_detail(req, cls))], sync=False)
+        return result._replace(requeue=req)
+
+    def _plan_slurm(self, req):
+        """Check with Slurm, then resubmit now (hardware) or leave the requeue for last."""
+        job, dry = self.scheduler["job_id"], self.cfg["dry_run"]
+        rec = slurm_job_record(job)
+        refusal = slurm_requeue_refusal(rec, req["action"])
+        if refusal:
+            req.update(state="refused", reason=refusal)
+            return
+        if req["action"] == "requeue":
+            req.update(command="scontrol requeue %s" % job, state="dry-run" if dry else "done")
+            if not dry:  # "done" in the message: it is the last thing, and a refusal is told after
+                self.requeue_last = lambda: self._requeue_now(lambda: slurm_requeue(job))
+            return
+        old = [n for n in (rec.get("ExcNodeList") or "").split(",") if n and n != "(null)"]
+        req["exclude"] = sorted(set(old + req["exclude"] + [req["node"]]))
+        chain = self.chain + [self.scheduler.get("label") or job]
+        if dry:
+            req.update(state="dry-run", command=quote_argv(resubmit_argv(
+                rec, "BATCH_SCRIPT", req["exclude"], chain)))
+            return
+        new_id, command, why = slurm_resubmit(rec, req["exclude"], chain, self.run_dir)
+        if new_id:
+            req.update(state="done", new_job=new_id, command="%s  (job %s)" % (command, new_id))
+        else:
+            req.update(state="refused", reason="not requeued: %s" % why, command=command)
+
+    def _plan_sge(self, req):
+        """Check with SGE (a rerunnable job?) and leave qalter (hardware) and qmod -rj for last."""
+        job = self.scheduler["job_id"]
+        rec = sge_job_record(job)
+        refusal = sge_requeue_refusal(rec)
+        if refusal:
+            req.update(state="refused", reason=refusal)
+            return
+        if req["cause"] == "hardware":
+            req["exclude"] = sorted(set(req["exclude"] + [req["node"]]))
+        steps = requeue_steps_sge(req, rec, job)
+        req.update(command="; ".join(quote_argv(a) for a in steps),
+                   state="dry-run" if self.cfg["dry_run"] else "done")
+        if not self.cfg["dry_run"]:
+            self.requeue_last = lambda: self._requeue_now(lambda: sge_requeue(steps))
+
+    def _requeue_now(self, requeue):
+        """The very last thing: requeue() (in the job it requeues, the batch step ends at
+        once) -> None or the scheduler's refusal. A refusal goes to the run record and the
+        log, and a short message follows in the thread."""
+        why = requeue()
+        if why is None:
+            return
+        result = self.final._replace(requeue=dict(self.final.requeue, state="refused",
+                                                  reason="not requeued: %s" % why))
+        result = _with_note(result, "the requeue announced before was refused: %s" % why)
+        delivery, manifest = self.final_record or (None, None)
+        _write_run_json(self._with_thread(result), delivery, manifest)
+        self.log.record("requeue", [("refused", why)])
+        _warn("requeue refused: %s" % why)
+        if self.cfg["notify"] != "never" and not self.cfg["dry_run"]:
+            self.deliver(result, time.monotonic() + min(_mail_timeout(self.cfg), REQUEUE_TELL_S))
+
+    def _with_thread(self, result):
+        """The result whose requeue record names this run's thread, for the next attempt."""
+        if not result.requeue:
+            return result
+        ids = list(self.thread_ids) + [i for i in (self.provisional_id,) if i and i not in self.thread_ids]
+        return result._replace(requeue=dict(result.requeue, thread=ids))
 
     def _thread_notes(self, child, result):
         """The early notices this run sent, and what the job did after a warning signal."""
@@ -11604,6 +12121,8 @@ def convert_option(kind, raw):
         return os.path.expanduser(os.path.expandvars(raw))
     if kind == "list":
         return [item.strip() for item in str(raw).split(",") if item.strip()]
+    if kind == "causes":
+        return parse_requeue_causes(raw)
     if kind == "urls":  # comma- or whitespace-separated (a comma inside a URL: write %2C)
         return [item for item in re.split(r"[,\s]+", str(raw)) if item]
     return raw
@@ -11762,6 +12281,8 @@ def _set_converted(layers, key, kind, raw, source):
     try:
         value = convert_option(kind, raw)
     except ConfigError as exc:  # the value before it stays: the message still goes out
+        if kind == "causes":  # but a requeue asked for in vain would be found out too late
+            raise UsageError("%s: %s: %s" % (source, key, exc))
         problems.append(Notice("%s: %s: %s; using %s" % (
             source, key, exc, "the default" if cfg.get(key) in (None, [], "") else repr(cfg[key]))))
         return
@@ -12082,6 +12603,8 @@ def _store_option(cli, row, value):
                 raise UsageError("option %s: %s" % (flag, exc))
     if kind in ("list", "urls"):
         target[key] = target.get(key, []) + converted
+    elif kind == "causes":  # --requeue preempted --requeue walltime: both
+        target[key] = parse_requeue_causes(",".join(target.get(key, []) + converted))
     else:
         target[key] = converted
 
@@ -12184,7 +12707,11 @@ def main(argv=None):
     if cli.version:
         print("gpualert %s" % __version__)
         return 0
-    cfg, sources, problems = load_config(cli.flags, os.environ)
+    try:
+        cfg, sources, problems = load_config(cli.flags, os.environ)
+    except UsageError as exc:  # GPUALERT_REQUEUE or the file's requeue names no known cause
+        _warn("error: %s" % exc)
+        return EXIT_USAGE
     for problem in problems:
         if not cfg["quiet"]:
             _warn("warning: %s" % problem)

@@ -351,3 +351,43 @@ def test_a_suspend_notice_is_no_time_limit(workdir, smtp):
     assert "TIMEOUT" not in final["Subject"] and "walltime" not in final["Subject"], final["Subject"]
     assert "SIGUSR1" in final["Subject"], final["Subject"]
     assert rec["exit_status"].split()[0] == str(128 + 10)
+
+
+# ---- --requeue on SGE: qalter adds hostname=!NODE to the running job, qmod -rj reruns it ----
+
+XID_CHILD = ("import sys; print('NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off "
+             "the bus.', flush=True); sys.exit(1)")
+
+
+def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
+    folder = os.path.join(workdir, "requeue-xid")
+    os.makedirs(folder)
+    outbox = os.path.join(folder, "outbox")
+    script = os.path.join(folder, "job.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n%s %s --sendmail none --outbox %s --requeue hardware -- %s -c \"%s\"\n"
+                % (sys.executable, SCRIPT, outbox, sys.executable, XID_CHILD))
+    env = dict(job_env(folder), GPUALERT_SENDMAIL="none")
+    proc = subprocess.run(["qsub", "-terse", "-V", "-r", "y", "-N", "requeue-xid", "-o", folder,
+                           "-e", folder, "-wd", folder, "-l", "h_rt=600", script], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip()
+    try:
+        def excluded():
+            text = _sge("qstat", "-j", job).stdout
+            found = re.search(r"hard resource_list:\s+(\S+)", text)
+            return found and "hostname=!" in found.group(1) and found.group(1)
+        resources = wait_for(excluded, 60, what="job %s to be rescheduled without its node" % job)
+        assert "h_rt=600" in resources  # the job's own limits kept
+        listing = [line.split() for line in _sge("qstat").stdout.splitlines() if line.split()[:1] == [job]]
+        assert listing and "r" not in listing[0][4], listing  # waiting again (Rq), not running
+        node = resources.split("hostname=!")[1].split("&")[0]
+        names = wait_for(lambda: [n for n in os.listdir(outbox) if "~claimed~" not in n]
+                         if os.path.isdir(outbox) else None, 30, what="the message")
+        with open(os.path.join(outbox, names[0]), "rb") as f:
+            msg = BytesParser(policy=policy.default).parse(f)
+        assert "gpu_hardware on %s: requeued without %s" % (node, node) in msg["Subject"], msg["Subject"]
+    finally:
+        _sge("qdel", job)

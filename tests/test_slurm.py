@@ -12,6 +12,7 @@ What the jobs observe is recorded by a probe: a small Python program that loads 
 cluster code, reads the time limit at start and, on SIGTERM, calls query_end_reason
 exactly as the wrapper does, then writes what it learnt to a JSON file.
 """
+import glob
 import hashlib
 import json
 import os
@@ -349,3 +350,138 @@ def test_watch_reports_an_ended_job_at_once_with_its_script_and_where_the_messag
     body = msg.get_body(("plain",)).get_content()
     assert re.search(r"Command:\s+%s\n" % re.escape(script), body), body
     assert "sbatch job" not in body
+
+
+# ---- --requeue by cause, for real (Slurm holds a requeued job about 2 minutes) ----
+
+REQUEUE_TRAIN = textwrap.dedent("""\
+    import os, sys, time
+    attempt, resume = os.environ["GPUALERT_ATTEMPT"], os.environ["GPUALERT_RESUME"]
+    print("ATTEMPT=%s RESUME=%s" % (attempt, resume), flush=True)
+    if attempt != "1" and sys.argv[1] == "ckpt":  # resumed after the preemption: done
+        sys.exit(0)
+    if sys.argv[1] == "keyerror":
+        {}["x"]
+    if sys.argv[1] == "xid":
+        print("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", flush=True)
+        sys.exit(1)
+    os.makedirs("ck", exist_ok=True)
+    for step in range(1000, 10 ** 6, 1000):
+        with open("ck/step_%d.pt.tmp" % step, "w") as f:
+            f.write("weights")
+        os.replace("ck/step_%d.pt.tmp" % step, "ck/step_%d.pt" % step)
+        print("step %d loss 0.5" % step, flush=True)
+        time.sleep(0.5 if sys.argv[1] == "ckpt" else 5)
+    """)
+
+
+def _requeue_job(workdir, tag, flags, mode, *sbatch_args):
+    """A batch script that runs the real gpualert with `flags` around REQUEUE_TRAIN `mode`,
+    in its own folder (its state, outbox and checkpoints). -> (job id, folder)."""
+    folder = os.path.join(workdir, tag)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "train.py"), "w") as f:
+        f.write(REQUEUE_TRAIN)
+    script = os.path.join(folder, "job.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\ncd %s\nexec %s %s --sendmail none --outbox %s %s -- %s train.py %s\n" % (
+            folder, sys.executable, SCRIPT, os.path.join(folder, "outbox"), flags,
+            sys.executable, mode))
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith("GPUALERT_"))
+    env.update(XDG_STATE_HOME=os.path.join(folder, "state"), GPUALERT_SENDMAIL="none")
+    return sbatch("-J", tag, "-o", os.path.join(folder, "out-%j.txt"), *(list(sbatch_args) + [script]),
+                  env=env), folder
+
+
+def _settled_messages(folder, count):
+    """The outbox's messages once there are `count` and none is held by a live run."""
+    outbox = os.path.join(folder, "outbox")
+    names = sorted(os.listdir(outbox)) if os.path.isdir(outbox) else []
+    if len(names) != count or any(cluster.CLAIM_MARK in n for n in names):
+        return None
+    found = []
+    for name in names:
+        with open(os.path.join(outbox, name), "rb") as f:
+            found.append(BytesParser(policy=policy.default).parse(f))
+    return sorted(found, key=lambda m: m["Subject"])
+
+
+def _job_text(folder, job_id):
+    try:
+        with open(os.path.join(folder, "out-%s.txt" % job_id)) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+@pytest.fixture(scope="module")
+def walltime_twice(workdir, cluster_up):
+    """Submitted at its first use: it needs two time limits and Slurm's hold between them."""
+    job, folder = _requeue_job(workdir, "wall2", "--requeue walltime --max-requeues 1", "slow",
+                               "--time=1")
+    yield job, folder
+    _slurm("scancel", job)
+
+
+def test_requeue_a_key_error_is_not_requeued_and_says_why(workdir, walltime_twice):
+    job, folder = _requeue_job(workdir, "keyerror", "--requeue all", "keyerror")
+    final = wait_for(lambda: job_ended(job), 60, what="the KeyError job to end")
+    assert (final["JobState"], final["Restarts"]) == ("FAILED", "0"), final
+    (msg,) = wait_for(lambda: _settled_messages(folder, 1), 30, what="its message")
+    assert "traceback: not requeued (a rerun would fail the same way)" in msg["Subject"], msg["Subject"]
+
+
+def test_requeue_an_xid_79_leaves_a_job_pending_without_the_node(workdir):
+    job, folder = _requeue_job(workdir, "xid", "--requeue hardware", "xid")
+    final = wait_for(lambda: job_ended(job), 60, what="the Xid job to end")
+    node = final["BatchHost"]
+    (msg,) = wait_for(lambda: _settled_messages(folder, 1), 30, what="its message")
+    found = re.search(r"requeued as job (\d+) without %s" % re.escape(node), msg["Subject"])
+    assert found, (msg["Subject"], _job_text(folder, job))
+    new = found.group(1)
+    try:
+        rec = job_record(new)
+        assert rec["JobState"] == "PENDING" and node in rec["ExcNodeList"].split(","), rec
+        assert rec["UserId"] == final["UserId"]
+    finally:
+        _slurm("scancel", new)
+
+
+def test_requeue_a_preempted_job_resumes_from_its_checkpoint_in_one_thread(workdir):
+    idle = int(_slurm("sinfo", "-h", "-p", "low", "-o", "%C").stdout.split("/")[1])
+    assert idle >= 1, "no idle CPU left for the preemption test"
+    job, folder = _requeue_job(workdir, "victim2", "--requeue preempted", "ckpt",
+                               "-p", "low", "-c", str(idle))
+    ck = os.path.join(folder, "ck")
+    wait_for(lambda: os.path.isdir(ck) and len(os.listdir(ck)) >= 2, 60, what="checkpoints")
+    urgent = sbatch("-p", "urgent", "-c", "1", "-o", "/dev/null", "--wrap", "sleep 1")
+    wait_for(lambda: job_record(job).get("Restarts") == "1", 60, what="the requeue",
+             step=1)
+    assert job_record(job)["JobState"] in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "COMPLETED")
+    first, second = wait_for(lambda: _settled_messages(folder, 2), 300, step=2,
+                             what="attempt 2 (Slurm holds a requeued job ~2 min)")
+    wait_for(lambda: job_ended(urgent), 30, what="the urgent job")
+    attempt1 = [m for m in (first, second) if "(attempt 1)" in m["Subject"]][0]
+    attempt2 = [m for m in (first, second) if "(attempt 2)" in m["Subject"]][0]
+    newest = max(os.listdir(ck), key=lambda n: int(re.sub(r"\D", "", n)))
+    assert "requeued, resumes from %s" % newest in attempt1["Subject"], attempt1["Subject"]
+    assert "SUCCESS" in attempt2["Subject"]
+    assert "ATTEMPT=2 RESUME=%s" % os.path.join(ck, newest) in _job_text(folder, job)
+    assert attempt2["References"].split()[0] == attempt1["Message-ID"]
+    assert "1: preempted" in attempt2.get_body(("plain",)).get_content()
+
+
+def test_requeue_a_job_hitting_its_time_limit_twice_runs_two_attempts(walltime_twice):
+    job, folder = walltime_twice
+    messages = wait_for(lambda: _settled_messages(folder, 2), 420, step=2,
+                        what="two time limits and Slurm's hold between them")
+    final = wait_for(lambda: job_ended(job), 60, what="the job to end")
+    assert (final["JobState"], final["Restarts"]) == ("TIMEOUT", "1"), final
+    # Slurm starts the output file afresh for the rerun: the attempts are counted by their records
+    runs = glob.glob(os.path.join(folder, "state", "gpualert", "runs", "*-slurm-%s-*" % job, "run.json"))
+    attempts = sorted(read_json(path)["requeue"]["attempt"] for path in runs)
+    assert attempts == [1, 2], runs
+    assert "ATTEMPT=2 RESUME=%s" % os.path.join(folder, "ck") in _job_text(folder, job)
+    subjects = [m["Subject"] for m in messages]
+    assert any("(attempt 1): requeued" in s for s in subjects), subjects
+    assert any("(attempt 2): requeue budget used (1 of 1): not requeued" in s for s in subjects), subjects

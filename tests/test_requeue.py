@@ -1,0 +1,394 @@
+"""--requeue CAUSES: the pure decision (cause x budget -> action, reason), and the real file
+run as a pretend Slurm job with fake scontrol/sbatch on PATH that record the command lines
+gpualert builds. The real cluster's cases are in tests/test_slurm.py."""
+import glob
+import json
+import os
+import stat
+import sys
+from email import policy
+from email.parser import BytesParser
+
+import pytest
+
+from _load import load_gpualert
+from wrapper_helpers import PY, base, isolated_env, outbox_messages, run_gpualert
+
+g = load_gpualert()
+
+ALL = list(g.REQUEUE_CAUSES)
+PREEMPT_LINE = "*** JOB 4242 ON gpu17 CANCELLED AT 2026-12-04T15:04:51 DUE TO PREEMPTION ***"
+WALLTIME_LINE = "*** JOB 4242 ON gpu17 CANCELLED AT 2026-12-04T15:04:51 DUE TO TIME LIMIT ***"
+XID_LINE = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
+
+
+# ---- the pure decision ----
+
+def test_causes_parse_all_and_refuse_unknown_names():
+    assert g.parse_requeue_causes("all") == ALL
+    assert g.parse_requeue_causes(" walltime , preempted") == ["preempted", "walltime"]
+    assert g.parse_requeue_causes("none") == []
+    with pytest.raises(g.ConfigError, match="unknown requeue cause 'preemted'"):
+        g.parse_requeue_causes("preemted")
+
+
+@pytest.mark.parametrize("cls,cause", [("preempted", "preempted"), ("walltime", "walltime"),
+                                       ("gpu_hardware", "hardware")])
+def test_each_cause_is_acted_on_when_asked(cls, cause):
+    d = g.decide_requeue(cls, ALL, [], 3, "slurm")
+    assert d.action == ("resubmit" if cause == "hardware" else "requeue")
+    assert d.cause == cause and d.reason is None
+
+
+@pytest.mark.parametrize("cls", sorted(g.NEVER_REQUEUED))
+def test_never_requeued_classes_say_why(cls):
+    d = g.decide_requeue(cls, ALL, [], 3, "slurm")
+    assert d.action is None
+    assert d.reason.startswith("%s: not requeued (" % cls)
+
+
+def test_never_requeued_reasons_in_words():
+    assert g.decide_requeue("cuda_oom", ALL, [], 3, "slurm").reason == \
+        "cuda_oom: not requeued (a rerun needs the same memory)"
+    assert "a rerun would fail the same way" in g.decide_requeue("traceback", ALL, [], 3, "slurm").reason
+    assert "diverge" in g.decide_requeue("nan_loss", ALL, [], 3, "slurm").reason
+
+
+def test_success_and_requeue_off_decide_nothing():
+    assert g.decide_requeue(None, ALL, [], 3, "slurm") is None
+    assert g.decide_requeue("preempted", [], [], 3, "slurm") is None
+
+
+def test_a_cause_not_asked_for_is_not_requeued():
+    d = g.decide_requeue("walltime", ["preempted"], [], 3, "slurm")
+    assert d.action is None and "--requeue preempted leaves walltime out" in d.reason
+
+
+def test_other_failures_are_not_requeued():
+    d = g.decide_requeue("nccl", ALL, [], 3, "slurm")
+    assert d.action is None and "not a cause --requeue covers" in d.reason
+
+
+def _done(cause, n):
+    return [{"cause": cause, "action": "requeue", "state": "done"}] * n
+
+
+def test_walltime_and_hardware_share_max_requeues():
+    earlier = _done("walltime", 2) + [{"cause": "hardware", "action": "resubmit", "state": "done"}]
+    d = g.decide_requeue("walltime", ALL, earlier, 3, "slurm")
+    assert d.action is None and d.reason == "requeue budget used (3 of 3): not requeued"
+    assert g.decide_requeue("walltime", ALL, earlier[:2], 3, "slurm").budget == (3, 3)
+
+
+def test_preemptions_do_not_spend_max_requeues_and_have_their_own_cap():
+    d = g.decide_requeue("walltime", ALL, _done("preempted", 10), 1, "slurm")
+    assert d.action == "requeue" and d.budget == (1, 1)
+    d = g.decide_requeue("preempted", ALL, _done("walltime", 5), 0, "slurm")
+    assert d.action == "requeue" and d.budget == (1, g.PREEMPT_REQUEUES_MAX)
+    d = g.decide_requeue("preempted", ALL, _done("preempted", g.PREEMPT_REQUEUES_MAX), 3, "slurm")
+    assert d.action is None
+    assert d.reason == "preemption requeue budget used (20 of 20): not requeued"
+
+
+def test_refused_or_dry_run_attempts_spend_nothing():
+    earlier = [{"cause": "walltime", "action": "requeue", "state": "refused"},
+               {"cause": "walltime", "action": "requeue", "state": "dry-run"}]
+    assert g.decide_requeue("walltime", ALL, earlier, 1, "slurm").action == "requeue"
+
+
+def test_outside_a_scheduler_nothing_could_be_requeued():
+    d = g.decide_requeue("preempted", ALL, [], 3, "")
+    assert d.action is None and "nothing could be requeued" in d.reason
+    assert "never reruns" in d.reason
+    assert "PBS requeue is not available" in g.decide_requeue("walltime", ALL, [], 3, "pbs").reason
+
+
+def test_sge_requeues_the_same_job_and_excludes_the_node_with_qalter():
+    assert g.decide_requeue("gpu_hardware", ALL, [], 3, "sge").action == "requeue"
+    rec = {"job_number": "40", "restart": "y", "hard resource_list": "h_rt=600,hostname=!gpu03"}
+    assert g.sge_requeue_refusal(rec) is None
+    assert "qsub -r y" in g.sge_requeue_refusal(dict(rec, restart="n"))
+    req = {"cause": "hardware", "exclude": ["gpu03", "gpu17"]}
+    assert g.requeue_steps_sge(req, rec, "40") == [
+        ["qalter", "-l", "h_rt=600,hostname=!gpu03&!gpu17", "40"], ["qmod", "-rj", "40"]]
+    assert g.requeue_steps_sge({"cause": "walltime"}, rec, "40") == [["qmod", "-rj", "40"]]
+    req = dict(req, action="requeue", state="done", node="gpu17")
+    assert g.requeue_subject(req, "gpu_hardware").startswith("gpu_hardware on gpu17: requeued without gpu17")
+
+
+def test_subject_words():
+    req = {"action": "requeue", "state": "done", "next_resume": "/w/ck/step_3000.pt"}
+    assert g.requeue_subject(req, "preempted") == "requeued, resumes from step_3000.pt"
+    req = {"action": "resubmit", "cause": "hardware", "state": "done", "node": "gpu17", "new_job": "4250"}
+    assert g.requeue_subject(req, "gpu_hardware").startswith(
+        "gpu_hardware on gpu17: requeued as job 4250 without gpu17")
+    req = {"action": None, "reason": "requeue budget used (3 of 3): not requeued"}
+    assert g.requeue_subject(req, "walltime") == "requeue budget used (3 of 3): not requeued"
+
+
+def test_resume_is_the_newest_checkpoint_of_the_records():
+    recs = [{"metrics": {"checkpoint": {"path": "/a/step_2.pt", "mtime": 20}}},
+            {"metrics": {}},
+            {"metrics": {"checkpoint": {"path": "/a/step_1.pt", "mtime": 10}}}]
+    assert g.resume_checkpoint(recs)["path"] == "/a/step_2.pt"
+    assert g.resume_checkpoint([{"metrics": {}}]) is None
+
+
+SCONTROL_REC = {"JobId": "4242", "JobName": "train", "Partition": "gpu", "Account": "(null)",
+                "TimeLimit": "1-00:00:00", "NumNodes": "2", "NumTasks": "8", "CPUs/Task": "4",
+                "TresPerNode": "gres:gpu:4", "MinMemoryNode": "64G", "WorkDir": "/w",
+                "StdOut": "/w/slurm-4242.out", "StdErr": "/w/slurm-4242.out",
+                "StdIn": "/dev/null", "BatchFlag": "1", "Requeue": "1"}
+
+
+def test_resubmit_argv_keeps_the_jobs_options_and_excludes_the_nodes():
+    argv = g.resubmit_argv(SCONTROL_REC, "/r/batch_script.4242", ["gpu03", "gpu17"], ["4242"])
+    assert argv[0] == "sbatch" and argv[-1] == "/r/batch_script.4242"
+    for arg in ("--exclude=gpu03,gpu17", "--export=ALL,GPUALERT_REQUEUED_FROM=4242",
+                "--job-name=train", "--partition=gpu", "--time=1-00:00:00", "--nodes=2",
+                "--ntasks=8", "--cpus-per-task=4", "--gres=gpu:4", "--mem=64G", "--chdir=/w",
+                "--output=/w/slurm-4242.out", "--open-mode=append"):
+        assert arg in argv, (arg, argv)
+    assert not [a for a in argv if a.startswith(("--account", "--input", "--array"))]
+    argv = g.resubmit_argv(dict(SCONTROL_REC, ArrayJobId="4240", ArrayTaskId="7"), "/s", ["n1"], ["4240_7"])
+    assert "--array=7" in argv  # this task again, never the script's whole array
+
+
+def test_slurm_refusals_in_words():
+    assert g.slurm_requeue_refusal(dict(SCONTROL_REC), "requeue") is None
+    assert "--no-requeue (Requeue=0)" in g.slurm_requeue_refusal(dict(SCONTROL_REC, Requeue="0"), "requeue")
+    assert g.slurm_requeue_refusal(dict(SCONTROL_REC, Requeue="0"), "resubmit") is None
+    assert "not a batch job" in g.slurm_requeue_refusal(dict(SCONTROL_REC, BatchFlag="0"), "resubmit")
+
+
+# ---- the real file, as a pretend Slurm job, with fake scontrol and sbatch ----
+
+FAKE_SCONTROL = r"""#!/bin/sh
+echo "scontrol $*" >> "$FAKE_CALLS"
+case "$1 $2" in
+  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} TimeLimit=01:00:00 Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
+  "show config") echo "KillWait = 30 sec"; exit 0 ;;
+  "requeue "*) if [ -n "$FAKE_REQUEUE_ERR" ]; then echo "$FAKE_REQUEUE_ERR" >&2; exit 1; fi; exit 0 ;;
+  "release 4250") exit 0 ;;
+  "write batch_script") printf '#!/bin/sh\n#SBATCH -J train\npython train.py\n' > "$4"; exit 0 ;;
+esac
+exit 1
+"""
+
+FAKE_SBATCH = r"""#!/bin/sh
+echo "sbatch $* GPUALERT_REQUEUED_FROM=$GPUALERT_REQUEUED_FROM SLURM_JOB_ID=$SLURM_JOB_ID" >> "$FAKE_CALLS"
+if [ -n "$FAKE_ONE_NODE" ] && [ "$2" != "--hold" ]; then
+  echo "sbatch: error: Batch job submission failed: Requested node configuration is not available" >&2
+  exit 1
+fi
+echo "4250"
+"""
+
+
+def _fake_bin(tmp):
+    folder = tmp / "fake-bin"
+    folder.mkdir(exist_ok=True)
+    for name, text in (("scontrol", FAKE_SCONTROL), ("sbatch", FAKE_SBATCH)):
+        path = folder / name
+        path.write_text(text)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(folder)
+
+
+def _job_env(tmp, **extra):
+    env = isolated_env(tmp, SLURM_JOB_ID="4242", SLURMD_NODENAME="gpu17", **extra)
+    env["PATH"] = _fake_bin(tmp) + os.pathsep + env["PATH"]
+    env["FAKE_CALLS"] = str(tmp / "calls.txt")
+    return env
+
+
+def _calls(tmp):
+    path = tmp / "calls.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _messages(tmp):
+    out = []
+    for path in outbox_messages(tmp):
+        with open(path, "rb") as handle:
+            out.append(BytesParser(policy=policy.default).parse(handle))
+    return out
+
+
+def _text(msg):
+    return msg.get_body(("plain",)).get_content()
+
+
+def _print_and_exit(line, code=1, extra=""):
+    return [PY, "-c", "import os, sys\n%s\nprint(%r, flush=True)\nsys.exit(%d)" % (extra, line, code)]
+
+
+def _records(tmp):
+    found = []
+    for path in sorted(glob.glob(str(tmp / "logs" / "*" / "run.json"))):
+        with open(path) as handle:
+            found.append(json.load(handle))
+    return found
+
+
+def test_preempted_job_is_requeued_last_and_the_exit_status_stays(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 7), env=_job_env(tmp_path))
+    assert proc.returncode == 7, proc.stderr
+    calls = _calls(tmp_path)
+    assert calls[-1] == "scontrol requeue 4242", calls
+    (msg,) = _messages(tmp_path)
+    assert "PREEMPTED job 4242" in msg["Subject"] or "job 4242" in msg["Subject"]
+    assert "(attempt 1): requeued, no checkpoint to resume from" in msg["Subject"], msg["Subject"]
+    assert "Resubmit:   done by gpualert: scontrol requeue 4242" in _text(msg)
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "done" and rec["requeue"]["thread"] == [msg["Message-ID"]]
+
+
+def test_only_rank_0_requeues(tmp_path):
+    env = _job_env(tmp_path, SLURM_PROCID="1", SLURM_NTASKS="2")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1), env=env)
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith(("scontrol requeue", "sbatch"))]
+    (rec,) = _records(tmp_path)
+    assert "rank 0 requeues the job" in rec["requeue"]["reason"]
+
+
+def test_a_refused_requeue_is_a_note_and_never_changes_the_exit_status(tmp_path):
+    env = _job_env(tmp_path, FAKE_REQUEUE_ERR="scontrol: error: Requested operation is presently disabled")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
+                        + _print_and_exit(WALLTIME_LINE, 0), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert b"requeue refused" in proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "refused"
+    assert "Requested operation is presently disabled" in rec["requeue"]["reason"]
+    msgs = _messages(tmp_path)
+    follow = [m for m in msgs if "Requested operation is presently disabled" in m["Subject"]]
+    assert follow, [m["Subject"] for m in msgs]
+    first = [m for m in msgs if m is not follow[0]][0]
+    assert first["Message-ID"] in follow[0]["References"]
+
+
+def test_no_requeue_job_is_reported_with_slurms_reason_and_not_requeued(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1), env=_job_env(tmp_path, FAKE_REQUEUE_FLAG="0"))
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")]
+    (msg,) = _messages(tmp_path)
+    assert "--no-requeue (Requeue=0)" in msg["Subject"]
+
+
+def test_hardware_fault_resubmits_without_the_node_and_names_the_new_job(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_EXC="gpu03"))
+    assert proc.returncode == 1, proc.stderr
+    calls = _calls(tmp_path)
+    assert any(c.startswith("scontrol write batch_script 4242 ") for c in calls), calls
+    (sb,) = [c for c in calls if c.startswith("sbatch ")]
+    assert "--exclude=gpu03,gpu17" in sb and "--export=ALL,GPUALERT_REQUEUED_FROM=4242" in sb
+    assert sb.endswith(" SLURM_JOB_ID=")  # the old job's SLURM_* never steer the new job's sbatch
+    assert not [c for c in calls if c.startswith("scontrol requeue")]
+    (msg,) = _messages(tmp_path)
+    assert "gpu_hardware on gpu17: requeued as job 4250 without gpu17" in msg["Subject"]
+    assert "(job 4250)" in _text(msg)
+
+
+def test_a_resubmission_no_node_can_take_now_is_made_held_and_released(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_ONE_NODE="1"))
+    assert proc.returncode == 1, proc.stderr
+    calls = [c for c in _calls(tmp_path) if c.startswith(("sbatch", "scontrol release"))]
+    assert len(calls) == 3 and " --hold " in calls[1] and calls[2] == "scontrol release 4250", calls
+    (msg,) = _messages(tmp_path)
+    assert "requeued as job 4250 without gpu17" in msg["Subject"]
+
+
+def test_dry_run_says_what_it_would_do_and_does_nothing(tmp_path):
+    for line, cause in ((PREEMPT_LINE, "preempted"), (XID_LINE, "hardware")):
+        folder = tmp_path / cause
+        folder.mkdir()
+        proc = run_gpualert(folder, base(folder) + ["--requeue", "all", "--dry-run", "--"]
+                            + _print_and_exit(line, 1), env=_job_env(folder))
+        assert proc.returncode == 1
+        calls = _calls(folder)
+        assert not [c for c in calls if c.startswith(("scontrol requeue", "sbatch", "scontrol write"))]
+        (rec,) = _records(folder)
+        assert rec["requeue"]["state"] == "dry-run"
+        assert "would be requeued" in g.requeue_subject(rec["requeue"], rec["class"])
+
+
+def test_second_attempt_gets_attempt_resume_and_the_first_attempts_thread(tmp_path):
+    ckpt = "import os\nos.makedirs('ck', exist_ok=True)\nopen('ck/step_3000.pt', 'w').write('x')"
+    run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                 + _print_and_exit(PREEMPT_LINE, 1, ckpt), env=_job_env(tmp_path))
+    (first,) = _messages(tmp_path)
+    assert "resumes from step_3000.pt" in first["Subject"]
+    show = "print('ENV', os.environ['GPUALERT_ATTEMPT'], os.environ['GPUALERT_RESUME'])"
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit("done", 0, show),
+                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
+    assert proc.returncode == 0
+    assert ("ENV 2 %s" % (tmp_path / "ck" / "step_3000.pt")).encode() in proc.stdout
+    second = [m for m in _messages(tmp_path) if m["Message-ID"] != first["Message-ID"]][0]
+    assert "(attempt 2)" in second["Subject"] and "SUCCESS" in second["Subject"]
+    assert second["References"].split()[0] == first["Message-ID"]
+    assert second["In-Reply-To"] == first["Message-ID"]
+    body = _text(second)
+    assert "Attempts:   1: preempted on gpu17" in body and "step_3000.pt; 2: success" in body
+    assert "Time lost:" in body
+
+
+def test_walltime_budget_used_is_said_and_not_requeued(tmp_path):
+    args = base(tmp_path) + ["--requeue", "walltime", "--max-requeues", "1", "--"]
+    run_gpualert(tmp_path, args + _print_and_exit(WALLTIME_LINE, 1), env=_job_env(tmp_path))
+    proc = run_gpualert(tmp_path, args + _print_and_exit(WALLTIME_LINE, 1),
+                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
+    assert proc.returncode == 1
+    assert [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")] == ["scontrol requeue 4242"]
+    last = sorted(_messages(tmp_path), key=lambda m: "(attempt 2)" in m["Subject"])[-1]
+    assert "(attempt 2): requeue budget used (1 of 1): not requeued" in last["Subject"]
+    assert "Attempts:   1: walltime" in _text(last)
+
+
+def test_key_error_is_not_requeued_and_the_message_says_why(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--", PY, "-c", "{}['x']"],
+                        env=_job_env(tmp_path))
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith(("scontrol requeue", "sbatch"))]
+    (msg,) = _messages(tmp_path)
+    assert "traceback: not requeued (a rerun would fail the same way)" in msg["Subject"]
+
+
+def test_outside_a_scheduler_the_message_says_nothing_could_be_requeued(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 3))
+    assert proc.returncode == 3
+    (msg,) = _messages(tmp_path)
+    assert "nothing could be requeued" in _text(msg)
+    assert "never reruns a command" in _text(msg)
+
+
+def test_unknown_cause_is_a_usage_error_before_anything_runs(tmp_path):
+    marker = tmp_path / "ran"
+    cmd = [PY, "-c", "open(%r, 'w')" % str(marker)]
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "walltime,nodes", "--"] + cmd)
+    assert proc.returncode == 2 and b"unknown requeue cause 'nodes'" in proc.stderr
+    env = isolated_env(tmp_path, GPUALERT_REQUEUE="preempt")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + cmd, env=env)
+    assert proc.returncode == 2 and b"GPUALERT_REQUEUE" in proc.stderr
+    assert not marker.exists()
+
+
+def test_attempt_variables_are_set_on_the_first_attempt_too(tmp_path):
+    show = "import os; print('ENV', os.environ['GPUALERT_ATTEMPT'], repr(os.environ['GPUALERT_RESUME']))"
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--", PY, "-c", show])
+    assert b"ENV 1 ''" in proc.stdout
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--", PY, "-c", "import os; print('ENV', "
+                                                    "os.environ.get('GPUALERT_ATTEMPT'))"])
+    assert b"ENV None" in proc.stdout  # without --requeue nothing changes
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
