@@ -701,7 +701,19 @@ def test_time_row_left_out_when_the_limit_known_is_garbage_or_stale(tmp_path):
 
 def test_a_small_budget_gives_up_the_html_part_before_the_attachments(tmp_path, cfg):
     """--budget 10K: the 2 KiB log and a 1 KB result were dropped as 'budget exhausted' while
-    the HTML alternative stayed: the plain text says the same, the files do not come back."""
+    the HTML alternative stayed: the plain text says the same, the files do not come back.
+    In a short folder of its own: the message holds its paths, and a user's pytest folder
+    (/tmp/pytest-of-LOGIN/...) is longer than root's, which left the log out at 10K."""
+    import shutil
+    import tempfile
+    tmp_path = pathlib.Path(tempfile.mkdtemp(prefix="b", dir="/tmp"))
+    try:
+        _small_budget_case(tmp_path, cfg)
+    finally:
+        shutil.rmtree(str(tmp_path), ignore_errors=True)
+
+
+def _small_budget_case(tmp_path, cfg):
     cfg["budget"] = 10 * 1024
     log = _log(tmp_path, "job.log", b"".join(b"step %d loss 0.5\n" % i for i in range(120)))
     small = _touch(tmp_path / "res" / "small.txt", size=1000)
