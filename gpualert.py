@@ -4371,6 +4371,9 @@ def run_summary(record, run_dir):
 RUN_STORED_FIELDS = ("start", "end", "job", "job_id", "array_task", "name", "status", "class",
                      "detail", "evidence", "exit_status", "signal", "host", "gpus", "log",
                      "delivery", "rank")
+_RUN_STORED_SET = frozenset(RUN_STORED_FIELDS)
+_RUN_TEXT_FIELDS = ("job", "job_id", "array_task", "name", "class", "detail", "evidence", "signal",
+                    "host", "log", "delivery")
 RUN_GPUS_MAX = 64
 CLOCK_SKEW_S = 300.0  # a record's time this far ahead of ours comes from a clock that is wrong
 RUN_EPOCH_MAX = 253402300799.0  # 9999-12-31: any later time cannot be shown as a date
@@ -4380,7 +4383,7 @@ def summary_of(stored, run_dir):
     """The RUN_STORED_FIELDS of a run (fresh from its run.json or cached by the index: both
     are checked here, alike) -> its full summary, the times shown in this host's zone.
     ValueError saying why when a field has a type or value no record of a run can have."""
-    if not isinstance(stored, dict) or any(f not in stored for f in RUN_STORED_FIELDS):
+    if not isinstance(stored, dict) or not stored.keys() >= _RUN_STORED_SET:
         raise ValueError("not a gpualert run record (fields missing)")
     start, end = stored["start"], stored["end"]
     if _number(start) is None:
@@ -4392,16 +4395,15 @@ def summary_of(stored, run_dir):
         raise ValueError("ends before it starts")
     if not stored["status"] or not isinstance(stored["status"], str):
         raise ValueError("not a gpualert run record (no status)")
-    for f in ("job", "job_id", "array_task", "name", "class", "detail", "evidence", "signal",
-              "host", "log", "delivery"):
-        if stored[f] is not None and not isinstance(stored[f], str):
+    for f in _RUN_TEXT_FIELDS:
+        if not isinstance(stored[f], (str, type(None))):
             raise ValueError("%s is not text" % f)
     for f in ("exit_status", "gpus", "rank"):
         if stored[f] is not None and _integer(stored[f]) is None:
             raise ValueError("%s is not a whole number" % f)
     if stored["gpus"] is not None and not 0 < stored["gpus"] <= RUN_GPUS_MAX:
         raise ValueError("gpus out of range")
-    out = dict((f, stored[f]) for f in RUN_STORED_FIELDS)
+    out = {f: stored[f] for f in RUN_STORED_FIELDS}
     out.update(start=float(start), end=float(end) if end else None, start_iso=iso_time(start),
                end_iso=iso_time(end) if end else None, run_dir=run_dir,
                duration_s=round(end - start, 3) if end else None)
@@ -10048,13 +10050,15 @@ def read_runs(log_dir, warn=None):
             continue
         key = [st.st_ino, st.st_mtime_ns, st.st_size]
         summary = _cached_summary(old.get(name), key, run_dir)
-        if summary is None:
+        if summary is not None:
+            new[name] = old[name]
+        else:
             summary, key = _summary_or_problem(run_dir)
-        if "problem" in summary:
-            if warn:
-                warn("warning: skipping %s: %s" % (os.path.join(run_dir, "run.json"), summary["problem"]))
-            continue
-        new[name] = [key, dict((f, summary[f]) for f in RUN_STORED_FIELDS)]
+            if "problem" in summary:
+                if warn:
+                    warn("warning: skipping %s: %s" % (os.path.join(run_dir, "run.json"), summary["problem"]))
+                continue
+            new[name] = [key, {f: summary[f] for f in RUN_STORED_FIELDS}]
         runs.append(summary)  # run_dir: where this host sees it
     if foreign and warn:
         warn("warning: skipping %d run record%s owned by other users (not counted), e.g. %s" % (
