@@ -434,6 +434,7 @@ class _ArtifactList(list):
 # ==== Pure core: values, names, statuses ====
 
 _UNITS_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+DURATION_MAX_S = 100 * 365.25 * 86400  # a longer --since or timeout is a typo, not a wish
 _UNITS_B = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 #: The one definition of a control character: C0 but TAB and LF (a line's own business),
 #: DEL, C1 and the Unicode line and paragraph separators. Never shown to a reader as is.
@@ -452,7 +453,10 @@ def parse_duration(text):
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m)" % text)
-    return float(sum(float(n) * _UNITS_S[u] for n, u in parts))
+    seconds = float(sum(float(n) * _UNITS_S[u] for n, u in parts))
+    if not seconds <= DURATION_MAX_S:  # inf too: no clock or date can reach back that far
+        raise ConfigError("duration %r is longer than 100 years" % _clean(text, 40))
+    return seconds
 
 
 def parse_size(text):
@@ -4611,28 +4615,71 @@ def run_summary(record, run_dir):
     not a finished gpualert run record."""
     if not isinstance(record, dict) or not isinstance(record.get("status"), str):
         raise ValueError("not a gpualert run record (no status)")
-    start, end = _number(record.get("start")), _number(record.get("end"))
-    if start is None:
-        raise ValueError("not a gpualert run record (no start time)")
     verdict = record.get("classification") if isinstance(record.get("classification"), dict) else {}
     sched = record.get("scheduler") if isinstance(record.get("scheduler"), dict) else {}
     gpu = record.get("gpu") if isinstance(record.get("gpu"), dict) else {}
     delivery = record.get("delivery") if isinstance(record.get("delivery"), dict) else {}
-    gpus = gpu.get("gpus") if isinstance(gpu.get("gpus"), list) else []
-    return {"start": start, "end": end, "start_iso": iso_time(start),
-            "end_iso": iso_time(end) if end else None,
-            "duration_s": round(end - start, 3) if end else None,
-            "job": _job_label(sched) or None, "job_id": _text_or_none(sched.get("job_id")),
-            "array_task": _text_or_none(sched.get("array_task_id")),
-            "name": _clean(record.get("name"), 200), "status": _clean(record["status"], 20),
-            "class": _text_or_none(record.get("class") or verdict.get("cls")),
-            "detail": _text_or_none(verdict.get("detail")),
-            "evidence": _text_or_none(verdict.get("evidence")),
-            "exit_status": record.get("exit_status") if isinstance(record.get("exit_status"), int) else None,
-            "signal": _text_or_none(record.get("signal_name")),
-            "host": _clean(record.get("host"), 200) or None, "gpus": len(gpus) or None,
-            "log": _text_or_none(record.get("log_path")), "run_dir": run_dir,
-            "delivery": _text_or_none(delivery.get("outcome")), "rank": _rank_of(record.get("log_path"))}
+    gpus = len(gpu["gpus"]) if isinstance(gpu.get("gpus"), list) else 0
+    if record.get("end") is not None and _number(record["end"]) is None:
+        raise ValueError("end time %r is not a number" % _clean(record["end"], 40))
+    return summary_of({
+        "start": _number(record.get("start")), "end": _number(record.get("end")),
+        "job": _job_label(sched) or None, "job_id": _text_or_none(sched.get("job_id")),
+        "array_task": _text_or_none(sched.get("array_task_id")),
+        "name": _clean(record.get("name"), 200), "status": _clean(record["status"], 20),
+        "class": _text_or_none(record.get("class") or verdict.get("cls")),
+        "detail": _text_or_none(verdict.get("detail")),
+        "evidence": _text_or_none(verdict.get("evidence")),
+        "exit_status": _integer(record.get("exit_status")),
+        "signal": _text_or_none(record.get("signal_name")),
+        "host": _clean(record.get("host"), 200) or None,
+        "gpus": gpus if 0 < gpus <= RUN_GPUS_MAX else None,  # more is no record of one node's
+        "log": _text_or_none(record.get("log_path")),
+        "delivery": _text_or_none(delivery.get("outcome")), "rank": _rank_of(record.get("log_path"))},
+        run_dir)
+
+
+#: What a run summary holds as it is (the index caches these); the rest is derived from them.
+RUN_STORED_FIELDS = ("start", "end", "job", "job_id", "array_task", "name", "status", "class",
+                     "detail", "evidence", "exit_status", "signal", "host", "gpus", "log",
+                     "delivery", "rank")
+_RUN_STORED_SET = frozenset(RUN_STORED_FIELDS)
+_RUN_TEXT_FIELDS = ("job", "job_id", "array_task", "name", "class", "detail", "evidence", "signal",
+                    "host", "log", "delivery")
+RUN_GPUS_MAX = 64
+CLOCK_SKEW_S = 300.0  # a record's time this far ahead of ours comes from a clock that is wrong
+RUN_EPOCH_MAX = 253402300799.0  # 9999-12-31: any later time cannot be shown as a date
+
+
+def summary_of(stored, run_dir):
+    """The RUN_STORED_FIELDS of a run (fresh from its run.json or cached by the index: both
+    are checked here, alike) -> its full summary, the times shown in this host's zone.
+    ValueError saying why when a field has a type or value no record of a run can have."""
+    if not isinstance(stored, dict) or not stored.keys() >= _RUN_STORED_SET:
+        raise ValueError("not a gpualert run record (fields missing)")
+    start, end = stored["start"], stored["end"]
+    if _number(start) is None:
+        raise ValueError("not a gpualert run record (no start time)")
+    for when in (start, end):
+        if when is not None and not (_number(when) is not None and 0 <= when <= RUN_EPOCH_MAX):
+            raise ValueError("time %r out of range" % (when,))
+    if end is not None and end < start:
+        raise ValueError("ends before it starts")
+    if not stored["status"] or not isinstance(stored["status"], str):
+        raise ValueError("not a gpualert run record (no status)")
+    for f in _RUN_TEXT_FIELDS:
+        if not isinstance(stored[f], (str, type(None))):
+            raise ValueError("%s is not text" % f)
+    for f in ("exit_status", "gpus", "rank"):
+        if stored[f] is not None and _integer(stored[f]) is None:
+            raise ValueError("%s is not a whole number" % f)
+    if stored["gpus"] is not None and not 0 < stored["gpus"] <= RUN_GPUS_MAX:
+        raise ValueError("gpus out of range")
+    out = {f: stored[f] for f in RUN_STORED_FIELDS}
+    out.update(start=float(start), end=float(end) if end else None, start_iso=iso_time(start),
+               end_iso=iso_time(end) if end else None, run_dir=run_dir,
+               duration_s=round(end - start, 3) if end else None)
+    return out
 
 
 def _rank_of(log_path):
@@ -4642,7 +4689,18 @@ def _rank_of(log_path):
 
 
 def _number(value):
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite number (not a bool, not inf or nan) as a float, else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            value = float(value)
+        except OverflowError:  # an int with 400 digits
+            return None
+        return value if value - value == 0 else None
+    return None
+
+
+def _integer(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _text_or_none(value):
@@ -4654,17 +4712,25 @@ def run_failed(run):
 
 
 def select_runs(runs, now, since_s=None, *, failed=False, node=None, job=None):
-    """The runs that pass the filters, newest first (by end, else start)."""
-    def when(run):
-        return run["end"] or run["start"]
-
+    """The runs that pass the filters, newest first (by end, else start). A --since window
+    ends at now (give or take CLOCK_SKEW_S): a run dated in the future is in none."""
     def on_node(run):
         host = run["host"] or ""
         return host == node or host.split(".")[0] == node.split(".")[0]
-    out = [r for r in runs if (since_s is None or when(r) >= now - since_s)
+    out = [r for r in runs if (since_s is None or now - since_s <= run_when(r) <= now + CLOCK_SKEW_S)
            and (not failed or run_failed(r)) and (node is None or on_node(r))
            and (job is None or job in (r["job"], r["job_id"], re.split(r"[_.]", r["job"] or "")[0]))]
-    return sorted(out, key=lambda r: (when(r), r["run_dir"] or ""), reverse=True)
+    return sorted(out, key=lambda r: (run_when(r), r["run_dir"] or ""), reverse=True)
+
+
+def run_when(run):
+    return run["end"] or run["start"]
+
+
+def future_runs(runs, now):
+    """The runs whose time is ahead of `now` (the clock of the host that wrote them is
+    wrong): no --since window holds them, or every digest would count them again."""
+    return [r for r in runs if run_when(r) > now + CLOCK_SKEW_S]
 
 
 def run_line(run):
@@ -8515,6 +8581,33 @@ def _tighten_dir(path):
         os.close(fd)
 
 
+def read_regular(path, max_bytes, own=False, head=False):
+    """The bytes of `path` if it is a regular file, not a link, and (own) ours: a FIFO, a
+    device or a planted link is refused (OSError naming why) without blocking, and no more
+    than max_bytes are read (more: ValueError, or with `head` its first max_bytes).
+    -> (bytes, os.stat_result of what was read)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if own and st.st_uid != os.geteuid():
+            raise OSError(errno.EPERM, "owned by uid %d, not by you" % st.st_uid)
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > max_bytes and not head:
+        raise ValueError("bigger than %s" % _format_size(max_bytes))
+    return b"".join(chunks)[:max_bytes], st
+
+
 _TEMP_ROOT = []
 
 
@@ -10297,15 +10390,19 @@ def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
 # Every run's run.json read back (`runs`, `digest`) and old run directories removed (`prune`).
 
 RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
-RUNS_INDEX_FORMAT = 1
+RUNS_INDEX_FORMAT = 2
+RUNS_INDEX_MAX_BYTES = 256 << 20  # about 400,000 runs
 RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
 
 
-def run_dir_names(log_dir):
-    """The entries of log_dir that can be run directories (not the outbox, not dot files)."""
+def run_dir_names(log_dir, warn=None):
+    """The entries of log_dir that can be run directories (not the outbox, not dot files).
+    One warn() line when log_dir is there but cannot be listed (none there: no runs yet)."""
     try:
         names = os.listdir(log_dir)
-    except OSError:
+    except OSError as exc:
+        if warn and exc.errno != errno.ENOENT:
+            warn("warning: cannot list %s: %s" % (log_dir, exc.strerror or exc))
         return []
     return sorted(n for n in names if not n.startswith(".") and n != "outbox")
 
@@ -10313,55 +10410,70 @@ def run_dir_names(log_dir):
 def read_runs(log_dir, warn=None):
     """Every finished run under log_dir, whichever host wrote it, as run_summary dicts (in no
     order). A run.json that cannot be read or is not a run record is skipped with one warn()
-    line naming it. The index beside them caches each summary under its run.json's inode,
-    mtime and size, so only new or rewritten records are parsed; a missing, stale or broken
-    index costs time, never a wrong answer."""
+    line naming it; one owned by another user (anyone may plant one in a shared --log-dir)
+    is not read, and one line counts them. The index beside them caches each good summary
+    under its run.json's inode, mtime and size, so only new or rewritten records are parsed;
+    it is read only if it is ours, its entries are checked as fresh ones are, and failures
+    are never cached: a missing, stale, broken or planted index costs time, never a wrong
+    answer."""
     old = _read_runs_index(log_dir)
-    new, runs = {}, []
-    for name in run_dir_names(log_dir):
+    new, runs, foreign = {}, [], []
+    for name in run_dir_names(log_dir, warn):
         run_dir = os.path.join(log_dir, name)
         try:
-            st = os.stat(os.path.join(run_dir, "run.json"))
+            st = os.lstat(os.path.join(run_dir, "run.json"))
         except OSError:
             continue  # still running, or its wrapper died before the end: no record
-        key = [st.st_ino, st.st_mtime_ns, st.st_size]
-        entry = old.get(name)
-        if not _index_entry_ok(entry, key):
-            entry = [key, _summary_or_problem(run_dir)]
-        new[name] = entry
-        if "problem" in entry[1]:
-            if warn:
-                warn("warning: skipping %s: %s" % (os.path.join(run_dir, "run.json"), entry[1]["problem"]))
+        if st.st_uid != os.geteuid():
+            foreign.append(os.path.join(run_dir, "run.json"))
             continue
-        runs.append(dict(entry[1], run_dir=run_dir))  # where this host sees it
+        key = [st.st_ino, st.st_mtime_ns, st.st_size]
+        summary = _cached_summary(old.get(name), key, run_dir)
+        if summary is not None:
+            new[name] = old[name]
+        else:
+            summary, key = _summary_or_problem(run_dir)
+            if "problem" in summary:
+                if warn:
+                    warn("warning: skipping %s: %s" % (os.path.join(run_dir, "run.json"), summary["problem"]))
+                continue
+            new[name] = [key, {f: summary[f] for f in RUN_STORED_FIELDS}]
+        runs.append(summary)  # run_dir: where this host sees it
+    if foreign and warn:
+        warn("warning: skipping %d run record%s owned by other users (not counted), e.g. %s" % (
+            len(foreign), "" if len(foreign) == 1 else "s", foreign[0]))
     if new != old:
         _write_runs_index(log_dir, new)
     return runs
 
 
-def _index_entry_ok(entry, key):
-    return isinstance(entry, list) and len(entry) == 2 and entry[0] == key and isinstance(
-        entry[1], dict) and ("problem" in entry[1] or all(f in entry[1] for f in RUN_FIELDS))
+def _cached_summary(entry, key, run_dir):
+    """The summary the index holds for a run.json with this key, checked; else None."""
+    if not isinstance(entry, list) or len(entry) != 2 or entry[0] != key:
+        return None
+    try:
+        return summary_of(entry[1], run_dir)
+    except (ValueError, TypeError):
+        return None
 
 
 def _summary_or_problem(run_dir):
-    """run_summary of run_dir's run.json, or {"problem": why it cannot be read}."""
+    """run_summary of run_dir's run.json (a plain file of ours, bounded), or {"problem": why
+    it cannot be read}. -> (that, [inode, mtime_ns, size] of what was read, or None)."""
     import json
     try:
-        with open(os.path.join(run_dir, "run.json"), "rb") as handle:
-            data = handle.read(RUN_JSON_MAX_BYTES + 1)
-        if len(data) > RUN_JSON_MAX_BYTES:
-            raise ValueError("bigger than %s" % _format_size(RUN_JSON_MAX_BYTES))
-        return run_summary(json.loads(data.decode("utf-8")), run_dir)
-    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError, JSONDecodeError too
-        return {"problem": _clean(getattr(exc, "strerror", None) or exc, 200) or type(exc).__name__}
+        data, st = read_regular(os.path.join(run_dir, "run.json"), RUN_JSON_MAX_BYTES, own=True)
+        summary = run_summary(json.loads(data.decode("utf-8")), run_dir)
+        return summary, [st.st_ino, st.st_mtime_ns, st.st_size]
+    except (OSError, ValueError, RecursionError, OverflowError) as exc:  # JSONDecodeError too
+        return {"problem": _clean(getattr(exc, "strerror", None) or exc, 200) or type(exc).__name__}, None
 
 
 def _read_runs_index(log_dir):
     import json
     try:
-        with open(os.path.join(log_dir, RUNS_INDEX_NAME), "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
+        data, _ = read_regular(os.path.join(log_dir, RUNS_INDEX_NAME), RUNS_INDEX_MAX_BYTES, own=True)
+        data = json.loads(data.decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or data.get("format") != RUNS_INDEX_FORMAT \
@@ -10372,37 +10484,71 @@ def _read_runs_index(log_dir):
 
 def _write_runs_index(log_dir, entries):
     """Written whole and renamed (hosts sharing the directory may race: the last one wins);
-    private, as the records are. A failure leaves the next call slower, nothing else."""
+    private, as the records are, through the outbox's writer (O_EXCL under a name no one can
+    guess, so a link planted in a shared --log-dir is never followed; the rename replaces a
+    planted index, or fails in a sticky directory). A failure leaves the next call slower."""
     import json
-    path = os.path.join(log_dir, RUNS_INDEX_NAME)
-    tmp = "%s.%s.%d.tmp" % (path, _claim_host(), os.getpid())
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump({"format": RUNS_INDEX_FORMAT, "gpualert": __version__, "runs": entries},
-                      handle, separators=(",", ":"))
-        os.replace(tmp, path)
+        data = json.dumps({"format": RUNS_INDEX_FORMAT, "gpualert": __version__, "runs": entries},
+                          separators=(",", ":")).encode("utf-8")
+        _write_private(log_dir, RUNS_INDEX_NAME, data)
     except (OSError, ValueError, TypeError):
-        _remove_quietly(tmp)
+        pass
+
+
+CHILD_PID_NAME = ".child-pid"  # in a run directory: "HOST PID" of the child, while it runs
 
 
 def run_end(run_dir, warn=None):
     """When a run directory's run ended: (epoch, None), or (None, why it counts as not ended).
-    With no run.json, its wrapper is still running or died; it is taken as ended (at its
-    newest file's time) only when its log's header names this host and a pid that is gone."""
+    An end ahead of our clock (another host's clock is wrong) counts as its run.json's mtime
+    when that is not ahead too. With no run.json, its wrapper is still running or died; it
+    is taken as ended (at its newest file's time) only when its log's header names this host
+    and a pid that is gone, and the child it started (CHILD_PID_NAME) is gone with its group."""
     path = os.path.join(run_dir, "run.json")
-    if os.path.exists(path):
-        summary = _summary_or_problem(run_dir)
+    if os.path.lexists(path):
+        summary, key = _summary_or_problem(run_dir)
         if "problem" in summary:
             if warn:
                 warn("warning: keeping %s: run.json unreadable (%s)" % (run_dir, summary["problem"]))
             return None, "an unreadable run.json"
-        return summary["end"] or None, None if summary["end"] else "no end time in run.json"
+        end, now = summary["end"], time.time()
+        if end and end > now + CLOCK_SKEW_S:
+            end = key[1] / 1e9 if key[1] / 1e9 <= now + CLOCK_SKEW_S else None
+            return end, None if end else "an end time in the future (a wrong clock)"
+        return end or None, None if end else "no end time in run.json"
     header = _log_header(run_dir)
     pid = header.get("pid", "")
-    if header.get("host") != short_hostname() or not pid.isdigit() or _pid_alive(int(pid)):
+    if header.get("host") != short_hostname() or not pid.isdigit() or _pid_alive(int(pid)) \
+            or _child_alive(run_dir):
         return None, "no end record (still running, or its wrapper was killed on another host)"
     return _newest_mtime(run_dir), None
+
+
+def note_child(run_dir, pid):
+    """Leave the child's pid in its run directory: when the wrapper is SIGKILLed the child
+    may run on, and prune must still see the run as going (_child_alive)."""
+    fd = os.open(os.path.join(run_dir, CHILD_PID_NAME), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write("%s %d\n" % (short_hostname(), pid))
+
+
+def _child_alive(run_dir):
+    """Is the child noted in run_dir (note_child), or a process of its group, alive here?"""
+    try:
+        host, pid = read_regular(os.path.join(run_dir, CHILD_PID_NAME), 200)[0].decode().split()
+        pid = int(pid)
+    except (OSError, ValueError):
+        return False
+    if host != short_hostname() or pid <= 0:
+        return False
+    try:
+        os.killpg(pid, 0)  # its own group, as gpualert starts it: a grandchild counts too
+        return True
+    except ProcessLookupError:
+        return _pid_alive(pid)
+    except OSError:
+        return True  # EPERM: alive, someone else's
 
 
 def _log_header(run_dir):
@@ -10410,9 +10556,8 @@ def _log_header(run_dir):
     import glob
     for log in sorted(glob.glob(os.path.join(run_dir, "output*.log")))[:1]:
         try:
-            with open(log, "rb") as handle:
-                lines = _decode(handle.read(16 * 1024)).split("\n")
-        except OSError:
+            lines = _decode(read_regular(log, 16 * 1024, head=True)[0]).split("\n")
+        except OSError:  # a FIFO or a link too: no header of gpualert's
             return {}
         if lines and lines[0].startswith(HEADER_MARK + " run started"):
             return dict(line.split(": ", 1) for line in lines[1:12] if ": " in line)
@@ -10453,7 +10598,7 @@ def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
     import shutil
     out = {"removed": [], "kept": {}, "failed": []}
     keep = set(os.path.realpath(k) for k in keep)
-    for name in run_dir_names(log_dir):
+    for name in run_dir_names(log_dir, warn):
         path = os.path.join(log_dir, name)
         try:
             st = os.lstat(path)
@@ -10470,14 +10615,30 @@ def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
             out["kept"][why] = out["kept"].get(why, 0) + 1
             continue
         size = disk_usage(path)
+        blocked = _not_removable(path)
+        if blocked:
+            out["failed"].append("%s: %s (nothing removed)" % (path, blocked))
+            continue
         if not dry_run:
             try:
                 shutil.rmtree(path)
             except OSError as exc:
-                out["failed"].append("%s: %s" % (path, exc.strerror or exc))
+                left = disk_usage(path) if os.path.lexists(path) else 0
+                out["failed"].append("%s: %s (%s of %s removed)" % (
+                    path, exc.strerror or exc, _format_size(size - left), _format_size(size)))
                 continue
         out["removed"].append((path, size, end))
     return out
+
+
+def _not_removable(path):
+    """Why rmtree(path) would stop halfway (a directory we cannot write: its parent or one
+    inside it), checked before anything goes; None when it can remove it all. A run left half
+    removed would lose its record and count as not ended for good."""
+    for folder in [os.path.dirname(path)] + [top for top, _, _ in os.walk(path)]:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return "%s is not writable" % folder
+    return None
 
 
 # ==== Notification policy: ranks, arrays, the hourly cap, early notices ====
@@ -11013,6 +11174,8 @@ class Run(object):
                                           own_group=own_group)
             # the fork's RSS lies between the readings either side of it
             fork_kib = max(before or 0, _safely(own_rss_kib, None) or 0)
+            if not exec_error:
+                _safely(lambda: note_child(self.run_dir, pid), None)
         except OSError as exc:  # out of file descriptors or processes: the command never ran
             return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s"
                                         % exc.strerror), False, [], 0.0)
@@ -12395,11 +12558,27 @@ def cmd_watch(args, cfg):
                  scheduler=getattr(args, "scheduler", None)).run()
 
 
+def _known_runs(cfg, now):
+    """read_runs for `runs` and `digest`, with one warning for runs dated in the future. The
+    default runs directory is made private first (it holds every run's log)."""
+    if cfg["log_dir"] == default_config()["log_dir"] and os.path.isdir(cfg["log_dir"]):
+        _safely(lambda: private_dir(cfg["log_dir"], create=False), None)
+    runs = read_runs(cfg["log_dir"], _warn)
+    ahead = future_runs(runs, now)
+    if ahead:
+        _warn("warning: %d run record%s dated in the future (a wrong clock on %s), e.g. %s: "
+              "in no --since window" % (len(ahead), "" if len(ahead) == 1 else "s",
+                                         ", ".join(sorted(set(r["host"] or "?" for r in ahead))[:5]),
+                                         ahead[0]["run_dir"]))
+    return runs
+
+
 def cmd_runs(args, cfg):
     """`gpualert runs`: the runs under --log-dir, newest first, one line (or --json object)
     each; a record that cannot be read is one warning. 0, also when none matched."""
     import json
-    runs = select_runs(read_runs(cfg["log_dir"], _warn), time.time(), args.since, failed=args.failed,
+    now = time.time()
+    runs = select_runs(_known_runs(cfg, now), now, args.since, failed=args.failed,
                        node=args.node, job=args.job)
     for run in runs:
         if args.json:
@@ -12419,7 +12598,7 @@ def cmd_digest(args, cfg):
     (build_message, then the transport, or the outbox). Nothing is sent when there were no
     runs, unless --always. 0 if sent (or saved by --dry-run) or nothing to send, else 1."""
     now, since = time.time(), (DIGEST_SINCE_S if args.since is None else args.since)
-    runs = select_runs(read_runs(cfg["log_dir"], _warn), now, since)
+    runs = select_runs(_known_runs(cfg, now), now, since)
     digest = make_digest(runs, now, since, undelivered=len(waiting_items(cfg)))
     subject = digest_subject(digest)
     if not runs and not args.always:

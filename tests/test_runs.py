@@ -342,3 +342,269 @@ def test_digest_html_does_not_scroll_sideways_at_390px():
         assert int(m.group(1)) <= int(m.group(2)), "horizontal scrolling at 390 px"
     finally:
         shutil.rmtree(tmp, True)
+
+
+# ---- a hostile auditor's findings (/work/brief/attack24.md): shared dirs, odd files, odd times ----
+
+def _plant(logs, name, record, mode=None):
+    """A run directory with this run.json (a dict, or bytes as they are)."""
+    os.makedirs(str(logs / name))
+    path = str(logs / name / "run.json")
+    with open(path, "wb") as f:
+        f.write(record if isinstance(record, bytes) else json.dumps(record).encode())
+    return path
+
+
+def _ok_record(name, end, **fields):
+    return dict(dict(status="SUCCESS", name=name, start=end - 60, end=end, host="n1"), **fields)
+
+
+def test_a_link_planted_for_the_index_s_temp_file_is_never_followed(tmp_path):
+    # The old temp name was .gpualert-runs-index.json.HOST.PID.tmp: a link planted under
+    # the next pid took the index's bytes into any file the victim can write.
+    logs = tmp_path / "logs"
+    _plant(logs, "one", _ok_record("one", time.time() - 60))
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    index = str(logs / N.RUNS_INDEX_NAME)
+    os.symlink(str(victim), index)  # a planted index too: never read through, never written through
+    script = ("ln -s %s %s.%s.$$.tmp && exec %s %s runs --json \"$@\"" % (
+        str(victim), index, N._claim_host(), PY, N.__file__))
+    r = subprocess.run(["sh", "-c", script, "sh"] + _flags(tmp_path), env=isolated_env(tmp_path),
+                       cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert [row["name"] for row in _json_lines(r.stdout)] == ["one"]
+    assert victim.read_text() == "keep me\n"
+    assert not os.path.islink(index) and os.stat(index).st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("times", [b'"start": 1, "end": 1e20', b'"start": 1e400, "end": 2',
+                                   b'"start": 1, "end": Infinity', b'"start": -1e20, "end": 5',
+                                   b'"start": 1' + b"0" * 400 + b', "end": 5'])
+def test_a_record_with_a_time_out_of_range_is_skipped_with_one_warning(tmp_path, times):
+    logs = tmp_path / "logs"
+    _plant(logs, "good", _ok_record("good", time.time() - 60))
+    bad = _plant(logs, "bad", b'{"status": "FAILED", ' + times + b"}")
+    for args in (["runs"], ["runs", "--since", "1h", "--json"], ["digest", "--dry-run"],
+                 ["prune", "--older-than", "0s", "--dry-run"]):
+        r = run_gpualert(tmp_path, args + _flags(tmp_path))
+        assert r.returncode == 0 and b"internal" not in r.stderr, (args, r.stderr)
+        assert r.stderr.decode().count(bad) == (1 if args[0] != "prune" else 0), (args, r.stderr)
+        assert r.stderr.decode().count("bad") == 1, (args, r.stderr)
+
+
+def test_a_fifo_or_a_device_never_hangs_runs_digest_or_prune(tmp_path):
+    logs = tmp_path / "logs"
+    _plant(logs, "good", _ok_record("good", time.time() - 60))
+    os.makedirs(str(logs / "fifo"))
+    os.mkfifo(str(logs / "fifo" / "run.json"))
+    os.makedirs(str(logs / "fifo-log"))
+    os.mkfifo(str(logs / "fifo-log" / "output.log"))  # a run with no record: prune reads its header
+    os.mkfifo(str(logs / N.RUNS_INDEX_NAME))
+    for args in (["runs", "--json"], ["digest", "--dry-run"], ["prune", "--older-than", "0s", "--dry-run"]):
+        r = run_gpualert(tmp_path, args + _flags(tmp_path), timeout=30)
+        assert r.returncode == 0 and b"internal" not in r.stderr, (args, r.stderr)
+        if args[0] == "runs":
+            assert [row["name"] for row in _json_lines(r.stdout)] == ["good"]
+            assert b"fifo/run.json: not a regular file" in r.stderr
+    os.unlink(str(logs / N.RUNS_INDEX_NAME))
+    os.symlink("/dev/zero", str(logs / N.RUNS_INDEX_NAME))
+    r = run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path), timeout=30)
+    assert r.returncode == 0 and [row["name"] for row in _json_lines(r.stdout)] == ["good"], r.stderr
+
+
+def test_a_tampered_index_entry_is_checked_as_a_fresh_record_is(tmp_path):
+    # An entry with a real record's inode, mtime and size but a start no record can have
+    # (planted by whoever could write the index): parsed again, never trusted.
+    logs = tmp_path / "logs"
+    _plant(logs, "one", _ok_record("one", time.time() - 60))
+    assert run_gpualert(tmp_path, ["runs"] + _flags(tmp_path)).returncode == 0
+    index = str(logs / N.RUNS_INDEX_NAME)
+    with open(index) as f:
+        data = json.load(f)
+    for bad in ("x", None, 1e20):
+        data["runs"]["one"][1]["start"] = bad
+        with open(index, "w") as f:
+            json.dump(data, f)
+        for args in (["runs", "--json"], ["digest", "--dry-run", "--always"]):
+            r = run_gpualert(tmp_path, args + _flags(tmp_path))
+            assert r.returncode == 0 and b"internal" not in r.stderr, (bad, args, r.stderr)
+        rows = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path)).stdout)
+        assert [(row["name"], type(row["start"])) for row in rows] == [("one", float)]
+
+
+def test_cached_times_are_shown_in_the_reader_s_zone(tmp_path):
+    logs = tmp_path / "logs"
+    _plant(logs, "one", _ok_record("one", 1767225600.0))  # 2026-01-01T00:00:00Z
+    utc = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path),
+                                   env=isolated_env(tmp_path, TZ="UTC")).stdout)
+    assert utc[0]["end_iso"] == "2026-01-01T00:00:00+0000"
+    assert os.path.exists(str(logs / N.RUNS_INDEX_NAME))
+    tokyo = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path),
+                                     env=isolated_env(tmp_path, TZ="Asia/Tokyo")).stdout)
+    assert tokyo[0]["end_iso"] == "2026-01-01T09:00:00+0900"
+
+
+def test_a_future_time_is_in_no_window_and_said_once(tmp_path):
+    # a host with its clock two days ahead: not counted in every daily digest from now on
+    logs = tmp_path / "logs"
+    now = time.time()
+    _plant(logs, "good", _ok_record("good", now - 60))
+    ahead = _plant(logs, "ahead", _ok_record("ahead", now + 2 * 86400, status="FAILED", host="skewed"))
+    r = run_gpualert(tmp_path, ["runs", "--since", "1h", "--json"] + _flags(tmp_path))
+    assert [row["name"] for row in _json_lines(r.stdout)] == ["good"]
+    assert r.stderr.decode().count("dated in the future") == 1 and b"skewed" in r.stderr
+    r = run_gpualert(tmp_path, ["digest", "--since", "1h", "--dry-run"] + _flags(tmp_path))
+    assert r.returncode == 0 and b"digest: 1 run, 0 failed" in r.stdout, (r.stdout, r.stderr)
+    # prune: a record dated in the future ages by its file's time
+    os.utime(ahead, (now - 40 * 86400, now - 40 * 86400))
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + _flags(tmp_path))
+    assert r.returncode == 0 and b"removed 1 run directory" in r.stdout, (r.stdout, r.stderr)
+    assert not os.path.exists(os.path.dirname(ahead)) and os.path.isdir(str(logs / "good"))
+
+
+def test_prune_keeps_a_run_whose_wrapper_was_killed_while_its_child_runs_on(tmp_path):
+    go, pid_file = tmp_path / "go", tmp_path / "child.pid"
+    code = ("import os, time\nopen(%r, 'w').write(str(os.getpid()))\nprint('started', flush=True)\n"
+            "t = time.time() + 60\nwhile not os.path.exists(%r) and time.time() < t:\n    time.sleep(0.05)\n"
+            % (str(pid_file), str(go)))
+    proc = subprocess.Popen([PY, N.__file__] + _flags(tmp_path) + ["--name", "orphan", "--"] + child(code),
+                            env=isolated_env(tmp_path), cwd=str(tmp_path),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        log = wait_for(lambda: [p for p in glob.glob(str(tmp_path / "logs" / "*" / "output.log"))
+                                if b"started" in open(p, "rb").read()], 30, step=0.1, what="the run")[0]
+        proc.kill()  # SIGKILL the wrapper: its child runs on, reparented
+        proc.wait()
+        pid = int(pid_file.read_text())
+        assert N._pid_alive(pid)
+        r = run_gpualert(tmp_path, ["prune", "--older-than", "0s"] + _flags(tmp_path))
+        assert r.returncode == 0, r.stderr
+        assert b"removed 0 run directories" in r.stdout and b"still running" in r.stdout, r.stdout
+        assert os.path.exists(log)
+    finally:
+        open(str(go), "w").close()
+    wait_for(lambda: not N._pid_alive(int(pid_file.read_text())), 30, step=0.1, what="the child's end")
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "0s"] + _flags(tmp_path))
+    assert b"removed 1 run directory" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_digest_counts_only_the_user_s_own_records_in_a_shared_log_dir(tmp_path, other_user):
+    shared = tempfile.mkdtemp(prefix="gpualert-shared-logs-")
+    try:
+        os.chmod(shared, 0o1777)
+        now = time.time()
+        mine = _plant(tmp_path / "x", "mine", _ok_record("mine", now - 60))
+        for i in (1, 2):  # two planted GPU faults on gpu17: gpu17 would be named suspect
+            record = json.dumps(_ok_record("p%d" % i, now - 60, status="FAILED", host="gpu17", **{
+                "class": "gpu_hardware", "classification": {"cls": "gpu_hardware", "detail": "Xid 79"}}))
+            made = other_user.run(["sh", "-c", "mkdir -m 755 %s/p%d && printf '%%s' \"$0\" > %s/p%d/run.json"
+                                   % (shared, i, shared, i), record])
+            assert made.returncode == 0, made.stderr
+        # the other user's index, with entries for them, is not read either
+        os.makedirs(os.path.join(shared, "mine"))
+        shutil.copy(mine, os.path.join(shared, "mine", "run.json"))
+        flags = ["--log-dir", shared, "--outbox", str(tmp_path / "outbox")]
+        r = run_gpualert(tmp_path, ["digest", "--since", "1h", "--dry-run"] + flags)
+        assert r.returncode == 0, r.stderr
+        assert b"digest: 1 run, 0 failed" in r.stdout and b"suspect" not in r.stdout, r.stdout
+        assert r.stderr.decode().count("owned by other users") == 1 and b"2 run records" in r.stderr
+        rows = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + flags).stdout)
+        assert [row["name"] for row in rows] == ["mine"]
+    finally:
+        subprocess.run(["rm", "-rf", shared])
+
+
+def test_an_index_another_user_planted_is_never_read(tmp_path, other_user):
+    shared = tempfile.mkdtemp(prefix="gpualert-shared-logs-")
+    try:
+        os.chmod(shared, 0o1777)
+        os.makedirs(os.path.join(shared, "mine"))
+        path = os.path.join(shared, "mine", "run.json")
+        with open(path, "w") as f:
+            json.dump(_ok_record("mine", time.time() - 60), f)
+        st = os.stat(path)
+        planted = {"format": N.RUNS_INDEX_FORMAT, "gpualert": N.__version__, "runs": {"mine": [
+            [st.st_ino, st.st_mtime_ns, st.st_size], dict(N.run_summary(
+                _ok_record("planted-name", time.time() - 60, status="FAILED"), None))]}}
+        made = other_user.run(["sh", "-c", "umask 0; printf '%%s' \"$0\" > %s/%s"
+                               % (shared, N.RUNS_INDEX_NAME), json.dumps(planted)])
+        assert made.returncode == 0, made.stderr
+        flags = ["--log-dir", shared, "--outbox", str(tmp_path / "outbox")]
+        rows = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + flags).stdout)
+        assert [(row["name"], row["status"]) for row in rows] == [("mine", "SUCCESS")]
+    finally:
+        subprocess.run(["rm", "-rf", shared])
+
+
+def _ordinary_home(user):
+    home = tempfile.mkdtemp(prefix="gpualert-runs-ro-")
+    os.chown(home, user.uid, user.gid)
+    env = dict(PATH="/usr/bin:/bin", HOME=home, XDG_STATE_HOME=os.path.join(home, "state"),
+               TMPDIR=home, GPUALERT_SENDMAIL="none", TZ="UTC")
+    return home, env
+
+
+def test_prune_under_a_read_only_parent_removes_nothing_and_says_so(ordinary_user):
+    home, env = _ordinary_home(ordinary_user)
+    try:
+        logs = os.path.join(home, "logs")
+        old = time.time() - 40 * 86400
+        record = json.dumps(_ok_record("old", old))
+        sh = ordinary_user.run(["sh", "-c", "mkdir -p %s/old && printf '%%s' \"$0\" > %s/old/run.json && "
+                                "echo x > %s/old/output.log && chmod 555 %s" % (logs, logs, logs, logs), record])
+        assert sh.returncode == 0, sh.stderr
+        r = ordinary_user.run([PY, ordinary_user.script, "prune", "--older-than", "30d", "--log-dir", logs,
+                               "--outbox", os.path.join(home, "outbox")], env=env, cwd=home)
+        assert r.returncode == 1, r.stderr
+        assert b"removed 0 run directories" in r.stdout and b"not writable" in r.stderr, (r.stdout, r.stderr)
+        assert sorted(os.listdir(os.path.join(logs, "old"))) == ["output.log", "run.json"]
+    finally:
+        subprocess.run(["rm", "-rf", home])
+
+
+def test_a_record_unreadable_for_a_while_is_listed_once_readable_and_an_unlistable_dir_is_said(ordinary_user):
+    home, env = _ordinary_home(ordinary_user)
+    try:
+        logs = os.path.join(home, "logs")
+        argv = [PY, ordinary_user.script, "runs", "--log-dir", logs, "--outbox", os.path.join(home, "outbox")]
+        record = json.dumps(_ok_record("later", time.time() - 60))
+        sh = ordinary_user.run(["sh", "-c", "mkdir -p %s/later && printf '%%s' \"$0\" > %s/later/run.json && "
+                                "chmod 000 %s/later/run.json" % (logs, logs, logs), record])
+        assert sh.returncode == 0, sh.stderr
+        r = ordinary_user.run(argv, env=env, cwd=home)
+        assert b"later/run.json: Permission denied" in r.stderr, r.stderr
+        ordinary_user.run(["chmod", "644", os.path.join(logs, "later", "run.json")])
+        r = ordinary_user.run(argv, env=env, cwd=home)
+        assert b"later" in r.stdout and b"skipping" not in r.stderr, (r.stdout, r.stderr)
+        ordinary_user.run(["chmod", "000", logs])
+        r = ordinary_user.run(argv, env=env, cwd=home)
+        assert b"cannot list %s: Permission denied" % logs.encode() in r.stderr, r.stderr
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", home])
+        subprocess.run(["rm", "-rf", home])
+
+
+def test_a_world_writable_default_runs_dir_is_made_private(tmp_path):
+    runs_dir = tmp_path / "state" / "gpualert" / "runs"
+    _plant(runs_dir, "one", _ok_record("one", time.time() - 60))
+    os.chmod(str(runs_dir), 0o777)
+    r = run_gpualert(tmp_path, ["runs"])
+    assert r.returncode == 0 and b"one" in r.stdout, r.stderr
+    assert os.stat(str(runs_dir)).st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("args", [["runs", "--since", "9" * 400], ["digest", "--since", "99999999999999999999d"],
+                                  ["prune", "--older-than", "9" * 400 + "d"]])
+def test_an_absurd_duration_is_a_one_line_usage_error(tmp_path, args):
+    test_bad_input_is_a_one_line_usage_error(tmp_path, args)
+
+
+def test_field_types_no_run_record_has_are_refused_or_ignored():
+    base = {"status": "FAILED", "start": 1000.0, "end": 2000.0}
+    assert N.run_summary(dict(base, exit_status=True), "/r")["exit_status"] is None
+    assert N.run_summary(dict(base, gpu={"gpus": [{}] * 1000000}), "/r")["gpus"] is None
+    assert N.run_summary(dict(base, gpu={"gpus": [{}] * 8}), "/r")["gpus"] == 8
+    for bad in (dict(base, status=""), dict(base, status="\n"), dict(base, end=500.0), dict(base, start=float("nan"))):
+        with pytest.raises(ValueError):
+            N.run_summary(bad, "/r")
