@@ -213,7 +213,7 @@ def test_prune_removes_only_old_ended_runs_and_leaves_the_outbox(tmp_path):
     os.makedirs(str(dead))
     with open(str(dead / "output.log"), "w") as f:
         f.write("=== gpualert run started (gpualert 0.1.0) ===\ncommand: x\nhost: %s\npid: %d\n"
-                % (N.short_hostname(), gone.pid))
+                % (N._hostname(short=True), gone.pid))
     os.utime(str(dead / "output.log"), (now - 50 * 86400, now - 50 * 86400))
     outbox_before = _tree_digest(str(tmp_path / "outbox"))
     dry = run_gpualert(tmp_path, ["prune", "--older-than", "30d", "--dry-run"] + _flags(tmp_path))
