@@ -123,7 +123,7 @@ EVIDENCE_READ_BYTES = 4 << 20
 EVIDENCE_SCAN_S = 2.0
 FOLLOW_POLL_S = 0.2  # how often the evidence grep looks whether the log grew while the job runs
 FOLLOW_CHUNK_BYTES = 8 << 20  # at most this much of the log handed to that grep per call
-FOLLOW_NICE = 10  # its niceness: it takes idle CPU, not the job's or the pump's
+FOLLOW_NICE = 10  # how much nicer than us: it takes idle CPU, not the job's or the pump's
 EVIDENCE_SPLIT_BYTES = 64 << 20  # a rest this long at the end is shared by two greps
 #: Fed to the first of those greps after its half (with a random token, so no line of a log
 #: can be taken for it); it matches the pattern, so its grep -n line number counts that
@@ -153,10 +153,11 @@ SI_KERNEL = 0x80  # si_code of a signal the kernel (e.g. the terminal's Ctrl-C) 
 ENV_PREFIX = "GPUALERT_"
 HEADER_MARK = "=== gpualert"
 
-# (flag, config key, kind, metavar, help). Kinds: str, list (repeatable), flag, size,
-# duration, seconds, int, count (an int >= 0), choice:a|b, optpath (flag with an optional
-# value). The table drives the parser, the environment variables, the config file keys
-# and `config`.
+# (flag, config key, kind, metavar, help). Kinds (convert_option reads them): str, path (~ and
+# $VARS expanded), list (comma-separated, repeatable), urls (comma- or space-separated,
+# repeatable), flag, flag:a|b (a flag that may name a value), size, duration, seconds, int,
+# count (an int >= 0), choice:a|b, optpath (flag with an optional value). The table drives
+# the parser, the environment variables, the config file keys and `config`.
 RUN_OPTIONS = (
     ("--to", "to", "list", "ADDR", "recipient, repeatable (default: the local user)"),
     ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
@@ -6512,8 +6513,11 @@ class EvidenceFollower(object):
         except OSError:
             os.close(self._src)
             raise
-        if not finished:  # while the job runs; after its end nothing is there to give way to
-            _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, FOLLOW_NICE), None)
+        # Our niceness is the caller's (`nice -n 19 gpualert ...`), and grep's at its start.
+        self._nice = _safely(lambda: os.getpriority(os.PRIO_PROCESS, 0), None)
+        if not finished and self._nice is not None:  # after the job's end nothing is there to give way to
+            _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, min(19, self._nice + FOLLOW_NICE)),
+                    None)
         self._sink = self.proc.stdin.fileno()
         _safely(lambda: _set_pipe_size(self._sink, READ_CHUNK_BYTES), None)
         self.fed = 0  # bytes of the log grep has been given
@@ -6580,9 +6584,10 @@ class EvidenceFollower(object):
                 final = self._final.is_set()  # read before the size: the last look sees all
                 size = os.fstat(self._src).st_size
                 if final:
-                    # The job has ended: its niceness back to normal where that is allowed
-                    # (root, or RLIMIT_NICE), so a busy node does not starve the rest.
-                    _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, 0), None)
+                    # The job has ended: back to the caller's niceness (never above it) where
+                    # that is allowed (root, or RLIMIT_NICE), so a busy node does not starve the rest.
+                    if self._nice is not None:
+                        _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, self._nice), None)
                     size = self._split(size)
                 if self._rewritten(size):  # what grep saw is gone: scan it whole at the end
                     self.truncated = True
@@ -8817,25 +8822,6 @@ def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
     return "the transport is not usable now" if res.transport_down else None
 
 
-def _fallback_dirs(cfg, data=b""):
-    """The chain as directories, lazily (the temp one is made only if reached)."""
-    for place in spool_places(cfg):
-        yield place or os.path.join(temp_root(), "outbox")
-
-
-def _lock_outbox(folder, notes):
-    """_locked on folder/.lock, without waiting. -> the fd; False when another process holds
-    it; None when it cannot be locked (no such folder: say nothing; else noted): go on."""
-    try:
-        return _locked(os.path.join(folder, ".lock"), wait_s=0)
-    except OSError as exc:
-        if exc.errno in (errno.EAGAIN, errno.EACCES):
-            return False
-        if exc.errno != errno.ENOENT:
-            notes.append("%s not locked: %s" % (folder, exc.strerror or exc))
-        return None
-
-
 def _limiter(cfg):
     if not cfg.get("max_per_hour"):
         return None
@@ -11017,14 +11003,6 @@ class Background(object):
         return None if self.running() else self._value
 
 
-def _run_bounded(work, seconds, warning, quiet):
-    """Run `work` in a daemon thread; give up waiting after `seconds`."""
-    worker = Background(work, report=not quiet)
-    worker.result(seconds)
-    if worker.running() and not quiet:
-        _warn(warning)
-
-
 def _safely(fn, default, report=False):
     """Call fn(); on any exception return `default`: side work never breaks the run. The one
     exception-swallowing wrapper. report: True warns that the exit status is unaffected; a
@@ -11160,7 +11138,7 @@ def _with_channels(delivery, posts, deadline):
 
 # ==== Orchestrator: watch ====
 
-# ---- watch: follow submitted Slurm jobs ----
+# ---- watch: follow submitted Slurm and SGE jobs ----
 
 def poll_job(job_id, run=None, notes=None, scheduler="auto", memory=None):
     """One look at a job. -> list of job-info dicts (an array id gives one per task), or []
