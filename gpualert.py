@@ -131,7 +131,7 @@ EVIDENCE_READ_BYTES = 4 << 20
 EVIDENCE_SCAN_S = 2.0
 FOLLOW_POLL_S = 0.2  # how often the evidence grep looks whether the log grew while the job runs
 FOLLOW_CHUNK_BYTES = 8 << 20  # at most this much of the log handed to that grep per call
-FOLLOW_NICE = 10  # its niceness: it takes idle CPU, not the job's or the pump's
+FOLLOW_NICE = 10  # how much nicer than us: it takes idle CPU, not the job's or the pump's
 EVIDENCE_SPLIT_BYTES = 64 << 20  # a rest this long at the end is shared by two greps
 #: Fed to the first of those greps after its half (with a random token, so no line of a log
 #: can be taken for it); it matches the pattern, so its grep -n line number counts that
@@ -184,10 +184,12 @@ ATTEMPT_ENV, RESUME_ENV = "GPUALERT_ATTEMPT", "GPUALERT_RESUME"
 #: Exported to a resubmitted job: the earlier jobs of its chain (their run records, thread).
 REQUEUED_FROM_ENV = "GPUALERT_REQUEUED_FROM"
 
-# (flag, config key, kind, metavar, help). Kinds: str, list (repeatable), flag, size,
-# duration, seconds, int, count (an int >= 0), causes (--requeue's names), choice:a|b,
-# optpath (flag with an optional value). The table drives the parser, the environment
-# variables, the config file keys and `config`.
+# (flag, config key, kind, metavar, help). Kinds (convert_option reads them): str, path (~ and
+# $VARS expanded), list (comma-separated, repeatable), urls (comma- or space-separated,
+# repeatable), flag, flag:a|b (a flag that may name a value), size, duration, seconds, int,
+# count (an int >= 0), causes (--requeue's names), choice:a|b, optpath (flag with an optional
+# value). The table drives the parser, the environment variables, the config file keys and
+# `config`.
 RUN_OPTIONS = (
     ("--to", "to", "list", "ADDR", "recipient, repeatable (default: the local user)"),
     ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
@@ -578,13 +580,8 @@ def tail_lines(data, count=TAIL_LINES):
     if lines and lines[-1] == "":
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
-    return [_cut_line(clean_line(_last_redraw(line))) for line in lines[-count:]]
-
-
-def _cut_line(line):
-    if len(line) <= TAIL_LINE_MAX_CHARS:
-        return line
-    return line[:TAIL_LINE_MAX_CHARS] + " [...]"
+    return [_fit(clean_line(_last_redraw(line)), TAIL_LINE_MAX_CHARS, " [...]", head=TAIL_LINE_MAX_CHARS)
+            for line in lines[-count:]]
 
 
 def _last_redraw(line):
@@ -594,6 +591,18 @@ def _last_redraw(line):
 
 # ---- small pure helpers ----
 
+def _fit(text, limit, mark="...", head=None, tail=0):
+    """The one clipping helper: text if it has at most `limit` characters, else its first
+    `head` characters (default: as many as fit in `limit` with the mark), `mark`, and its
+    last `tail` characters."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    if head is None:
+        head = max(0, limit - len(mark) - tail)
+    return text[:head] + mark + (text[-tail:] if tail else "")
+
+
 def _clean(value, limit=None):
     """One line of text: control characters (CR, LF, ESC...) become spaces; bounded length."""
     if value is None:
@@ -601,9 +610,7 @@ def _clean(value, limit=None):
     # Paths and argv from a non-UTF-8 locale carry surrogate escapes no mail encoder accepts.
     text = str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     text = re.sub(r"\s+", " ", _CONTROL_RE.sub(" ", text)).strip()
-    if limit and len(text) > limit:
-        text = text[:max(0, limit - 3)] + "..."
-    return text
+    return _fit(text, limit) if limit else text
 
 
 def _describe(exc):
@@ -613,6 +620,7 @@ def _describe(exc):
 
 
 def _format_size(n):
+    """The one size formatter: 512 -> '512 B', 1536 -> '1.5 KiB', None -> '?'."""
     if n is None:
         return "?"
     value = float(n)
@@ -1630,13 +1638,6 @@ def _collapse_cr(s):
     return shown
 
 
-def _cap_line(s):
-    if len(s) <= MAX_LINE_CHARS:
-        return s
-    half = MAX_LINE_CHARS // 2
-    return s[:half] + " ... " + s[-half:]
-
-
 def _analysis_start(text, raws):
     """First raw line worth preparing: the last PREP_LINES lines, extended back to the last
     traceback when little but NCCL chatter follows it, and over the tracebacks just before."""
@@ -1698,7 +1699,7 @@ def _prepare(text, raws=None):
                 raw = raw[-16 * MAX_LINE_CHARS:]  # giant redraw chains: the end is what shows
             raw = clean_line(raw, ctrl)
         if len(raw) > MAX_LINE_CHARS:
-            raw = _cap_line(raw)
+            raw = _fit(raw, MAX_LINE_CHARS, " ... ", MAX_LINE_CHARS // 2, MAX_LINE_CHARS // 2)
         body = raw
         if raw[:1] in _PREFIX_START or ": " in raw[:80] and _HOST_PREFIX_RE.match(raw):
             for _ in range(3):
@@ -1974,7 +1975,7 @@ def _derive(groups):
 def _derived_value(suffix, value):
     try:
         if suffix == "_bytes":
-            return human_size(int(value))
+            return _format_size(int(value))
         if suffix in ("_ms", "_s", "_min"):
             return human_duration(float(value) * {"_ms": 0.001, "_s": 1, "_min": 60}[suffix])
         if suffix == "_mem":
@@ -1982,14 +1983,6 @@ def _derived_value(suffix, value):
     except (ValueError, ConfigError):
         return None
     return None
-
-
-def human_size(n):
-    """1536 -> '1.5 KiB', 68719476736 -> '64.0 GiB'."""
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return "%.1f %s" % (n / float(1 << shift), unit)
-    return "%d bytes" % n
 
 
 def human_duration(seconds):
@@ -4911,7 +4904,7 @@ def _subject_word(text, limit):
     """Cleaned and cut to `limit`, each word to 40 characters: a longer word would be folded
     as an encoded word of its own, and some clients then show an empty first line."""
     words = (_clean(text, limit) or "").split(" ")
-    return " ".join(w if len(w) <= 40 else w[:39] + "~" for w in words)
+    return " ".join(_fit(w, 40, "~") for w in words)
 
 
 def _subject_metric(result):
@@ -6103,7 +6096,7 @@ def _build_minimal(result, cfg, exc):
         except Exception as err:
             notes.append("note: the %s header could not be set: %s" % (name, _describe(err)))
     if "From" not in msg:
-        msg["From"] = "gpualert@%s" % _claim_host()
+        msg["From"] = "gpualert@%s" % _hostname()[:64]
     body = ["gpualert could not render the full message: %s" % _describe(exc), ""] + notes
     for field in getattr(result, "_fields", ()):
         body.append("%s: %s" % (field, _clean(repr(getattr(result, field)), 2000)))
@@ -6414,12 +6407,6 @@ def last_progress(tail):
     return None
 
 
-def _fit(text, limit):
-    """At most `limit` characters; a clipped text ends with '...'."""
-    text = str(text)
-    return text if len(text) <= limit else text[:max(0, limit - 3)] + "..."
-
-
 def _json_body(payload):
     import json
     return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
@@ -6437,8 +6424,7 @@ _EMOJI = {"failure": ":rotating_light:", "warning": ":warning:", "ok": ":white_c
 
 def _slack_escape(text):
     """Slack's three control characters, and no @channel/@here from a log line."""
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("@", "@\u200b")
+    return _html(text).replace("@", "@\u200b")
 
 
 def build_slack(channel, summary):
@@ -6589,7 +6575,9 @@ def build_pushover(channel, summary):
 
 
 def _html(text):
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """&, < and > escaped; quotes left as typed: chat bodies are text, not attribute values."""
+    import html
+    return html.escape(str(text), quote=False)
 
 
 def build_telegram(channel, summary):
@@ -6873,8 +6861,11 @@ class EvidenceFollower(object):
         except OSError:
             os.close(self._src)
             raise
-        if not finished:  # while the job runs; after its end nothing is there to give way to
-            _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, FOLLOW_NICE), None)
+        # Our niceness is the caller's (`nice -n 19 gpualert ...`), and grep's at its start.
+        self._nice = _safely(lambda: os.getpriority(os.PRIO_PROCESS, 0), None)
+        if not finished and self._nice is not None:  # after the job's end nothing is there to give way to
+            _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, min(19, self._nice + FOLLOW_NICE)),
+                    None)
         self._sink = self.proc.stdin.fileno()
         _safely(lambda: _set_pipe_size(self._sink, READ_CHUNK_BYTES), None)
         self.fed = 0  # bytes of the log grep has been given
@@ -6941,9 +6932,10 @@ class EvidenceFollower(object):
                 final = self._final.is_set()  # read before the size: the last look sees all
                 size = os.fstat(self._src).st_size
                 if final:
-                    # The job has ended: its niceness back to normal where that is allowed
-                    # (root, or RLIMIT_NICE), so a busy node does not starve the rest.
-                    _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, 0), None)
+                    # The job has ended: back to the caller's niceness (never above it) where
+                    # that is allowed (root, or RLIMIT_NICE), so a busy node does not starve the rest.
+                    if self._nice is not None:
+                        _safely(lambda: os.setpriority(os.PRIO_PROCESS, self.proc.pid, self._nice), None)
                     size = self._split(size)
                 if self._rewritten(size):  # what grep saw is gone: scan it whole at the end
                     self.truncated = True
@@ -8705,7 +8697,7 @@ def _tmp_name(name, data, *, over=False, pid=None):
 
 def _tmp_label(name, over, pid, length, crc):
     return "%s%s%s%s~%d~%d~%08x" % (TMP_PREFIX, name, OVER_MARK if over else WRITING_MARK,
-                                    _claim_host(), pid, length, crc)
+                                    _hostname()[:64], pid, length, crc)
 
 
 def _tmp_parts(name):
@@ -8763,7 +8755,7 @@ def spool_in(folder, data, kind, claimed=False, *, before_rename=None):
     claimed: it appears already claimed by this process (nobody sends it while we live)."""
     name = _item_name(kind)
     if claimed:
-        name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _claim_host(), os.getpid(), int(time.time()))
+        name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _hostname()[:64], os.getpid(), int(time.time()))
     return _write_private(private_dir(folder), name, data, before_rename=before_rename)
 
 
@@ -8803,17 +8795,13 @@ def _claim_parts(name):
         return base, "?", 0, 0
 
 
-def _claim_host():
-    return re.sub(r"[^\w.-]+", "_", _hostname())[:64]
-
-
 def claim_item(path):
     """Take the item for sending: one atomic rename, so exactly one process wins.
     -> the claimed path, or None if it is gone (someone else has it). OSError if the place
     cannot be written (a read-only outbox: the item is left alone, never sent twice)."""
     folder, name = os.path.split(path)
     base = _claim_parts(name)[0]
-    claimed = os.path.join(folder, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _claim_host(),
+    claimed = os.path.join(folder, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _hostname()[:64],
                                                      os.getpid(), int(time.time())))
     try:
         os.rename(path, claimed)
@@ -8831,7 +8819,7 @@ def _claim_stale(name, now=None):
         return True
     if (now or time.time()) - when > CLAIM_LEASE_S:
         return True
-    return host == _claim_host() and not _pid_alive(pid)
+    return host == _hostname()[:64] and not _pid_alive(pid)
 
 
 def _pid_alive(pid):
@@ -8930,7 +8918,7 @@ def _writer_gone(place, name, parts):
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
         return False
     host, pid = parts[2], parts[3]
-    if host == _claim_host() and pid > 0 and not _pid_alive(pid):
+    if host == _hostname()[:64] and pid > 0 and not _pid_alive(pid):
         return True
     return time.time() - st.st_mtime > CLAIM_LEASE_S
 
@@ -8950,7 +8938,7 @@ def _adopt_one(place, name, parts):
         _remove_quietly(ours)
         return "%s: half-written new bytes dropped; the item is kept as it was" % base
     if not _whole(ours, length, crc):
-        held = os.path.join(place, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _claim_host(),
+        held = os.path.join(place, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _hostname()[:64],
                                                       os.getpid(), int(time.time())))
         os.rename(ours, held)
         return "%s: half-written by a process that died; kept in %s, never sent" % (
@@ -9210,25 +9198,6 @@ def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
     counts["dead" if state == "dead" else "failed"] += 1
     counts["details"].append("%s: %s" % (os.path.basename(path), res.detail))
     return "the transport is not usable now" if res.transport_down else None
-
-
-def _fallback_dirs(cfg, data=b""):
-    """The chain as directories, lazily (the temp one is made only if reached)."""
-    for place in spool_places(cfg):
-        yield place or os.path.join(temp_root(), "outbox")
-
-
-def _lock_outbox(folder, notes):
-    """_locked on folder/.lock, without waiting. -> the fd; False when another process holds
-    it; None when it cannot be locked (no such folder: say nothing; else noted): go on."""
-    try:
-        return _locked(os.path.join(folder, ".lock"), wait_s=0)
-    except OSError as exc:
-        if exc.errno in (errno.EAGAIN, errno.EACCES):
-            return False
-        if exc.errno != errno.ENOENT:
-            notes.append("%s not locked: %s" % (folder, exc.strerror or exc))
-        return None
 
 
 def _limiter(cfg):
@@ -9821,15 +9790,14 @@ def _submitted_id(got):
 
 # ==== Edges: host probes (cgroups, GPUs) ====
 
-def short_hostname():
-    """gpu041 of gpu041.cluster.uni.edu: what subjects and run directories show (no DNS)."""
-    return os.uname()[1].split(".")[0]
-
-
-def _hostname():
-    import socket
-    name = re.sub(r"[^A-Za-z0-9.-]", "", socket.gethostname() or "")
-    return name or "localhost"
+def _hostname(short=False):
+    """This machine's name, without DNS (gethostname(2) is uname's nodename). short: gpu041 of
+    gpu041.cluster.uni.edu, as subjects and run directories show it; else the whole name
+    cut to [A-Za-z0-9.-] (localhost if nothing is left), as Message-IDs and EHLO need."""
+    name = os.uname()[1]
+    if short:
+        return name.split(".")[0]
+    return re.sub(r"[^A-Za-z0-9.-]", "", name) or "localhost"
 
 
 # ---- cgroup memory ----
@@ -10519,7 +10487,7 @@ def run_end(run_dir, warn=None):
         return end or None, None if end else "no end time in run.json"
     header = _log_header(run_dir)
     pid = header.get("pid", "")
-    if header.get("host") != short_hostname() or not pid.isdigit() or _pid_alive(int(pid)) \
+    if header.get("host") != _hostname(short=True) or not pid.isdigit() or _pid_alive(int(pid)) \
             or _child_alive(run_dir):
         return None, "no end record (still running, or its wrapper was killed on another host)"
     return _newest_mtime(run_dir), None
@@ -10530,7 +10498,7 @@ def note_child(run_dir, pid):
     may run on, and prune must still see the run as going (_child_alive)."""
     fd = os.open(os.path.join(run_dir, CHILD_PID_NAME), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
-        handle.write("%s %d\n" % (short_hostname(), pid))
+        handle.write("%s %d\n" % (_hostname(short=True), pid))
 
 
 def _child_alive(run_dir):
@@ -10540,7 +10508,7 @@ def _child_alive(run_dir):
         pid = int(pid)
     except (OSError, ValueError):
         return False
-    if host != short_hostname() or pid <= 0:
+    if host != _hostname(short=True) or pid <= 0:
         return False
     try:
         os.killpg(pid, 0)  # its own group, as gpualert starts it: a grandchild counts too
@@ -11059,7 +11027,7 @@ class Run(object):
     def __init__(self, argv, cfg, problems=()):
         import threading
         self.argv, self.cfg, self.start = list(argv), cfg, time.time()
-        self.host, self.cwd, self.notes = short_hostname(), _getcwd(), list(problems)
+        self.host, self.cwd, self.notes = _hostname(short=True), _getcwd(), list(problems)
         self.scheduler = _safely(lambda: detect_scheduler(os.environ), {})
         self.rank = _safely(lambda: job_rank(os.environ), None)
         self.shown_argv = self.argv if cfg.get("no_redact") else redact_argv(self.argv)
@@ -11716,20 +11684,16 @@ class Background(object):
         return None if self.running() else self._value
 
 
-def _run_bounded(work, seconds, warning, quiet):
-    """Run `work` in a daemon thread; give up waiting after `seconds`."""
-    worker = Background(work, report=not quiet)
-    worker.result(seconds)
-    if worker.running() and not quiet:
-        _warn(warning)
-
-
 def _safely(fn, default, report=False):
-    """Call fn(); on any exception return `default`: side work never breaks the run."""
+    """Call fn(); on any exception return `default`: side work never breaks the run. The one
+    exception-swallowing wrapper. report: True warns that the exit status is unaffected; a
+    function is called with the exception instead (the caller's own note or warning)."""
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - isolation is the point
-        if report:
+        if callable(report):
+            report(exc)
+        elif report:
             _warn("internal error after the run (%s: %s); the exit status is unaffected"
                   % (type(exc).__name__, exc))
         return default
@@ -11855,7 +11819,7 @@ def _with_channels(delivery, posts, deadline):
 
 # ==== Orchestrator: watch ====
 
-# ---- watch: follow submitted Slurm jobs ----
+# ---- watch: follow submitted Slurm and SGE jobs ----
 
 def poll_job(job_id, run=None, notes=None, scheduler="auto", memory=None):
     """One look at a job. -> list of job-info dicts (an array id gives one per task), or []
@@ -11966,30 +11930,25 @@ def job_is_unknown(job_id, scheduler="auto", run=None, which=None):
 
 
 def _slurm_says_unknown(job_id, run):
-    got = _answer(run, ["scontrol", "show", "job", "-o", job_id])
+    # A broken seam (an exception: None, as for no answer) cannot say the job is unknown.
+    got = _safely(lambda: run(["scontrol", "show", "job", "-o", job_id], CMD_TIMEOUT_S), None)
     if not got or got[0] == 0 or "invalid job id" not in got[1].lower():
         return None
-    acct = _answer(run, ["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State"])
+    acct = _safely(lambda: run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State"],
+                               CMD_TIMEOUT_S), None)
     if acct is None or (acct[0] == 0 and acct[1].strip()):
         return None  # sacct did not answer, or it still has the job
     return "scontrol: %s" % _first_said_line(got[1])
 
 
 def _sge_says_unknown(job_id, run):
-    got = _answer(run, ["qstat", "-j", job_id])
+    got = _safely(lambda: run(["qstat", "-j", job_id], CMD_TIMEOUT_S), None)
     if not got or got[0] == 0 or "do not exist" not in got[1]:
         return None
-    acct = _answer(run, ["qacct", "-j", job_id])
+    acct = _safely(lambda: run(["qacct", "-j", job_id], CMD_TIMEOUT_S), None)
     if not acct or acct[0] == 0 or "not found" not in acct[1]:
         return None  # a record, or no readable accounting: cannot say it is unknown
     return "qstat -j: %s; qacct -j: %s" % (" ".join(got[1].split()), _first_said_line(acct[1]))
-
-
-def _answer(run, argv):
-    try:
-        return run(argv, CMD_TIMEOUT_S)
-    except Exception:  # a broken seam: cannot say
-        return None
 
 
 def _first_said_line(text):
@@ -12072,7 +12031,9 @@ def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval
     while pending:
         trouble = []
         for job_id in list(pending):
-            infos = _poll_safely(job_id, run, trouble, scheduler, memory[job_id])
+            # A broken seam or parser: said in trouble, and the job is polled again later.
+            infos = _safely(lambda: poll_job(job_id, run, trouble, scheduler, memory[job_id]), None,
+                            report=lambda exc: trouble.append("job %s: %s: %s" % (job_id, type(exc).__name__, exc)))
             if infos is None:
                 continue
             if not infos:
@@ -12085,7 +12046,8 @@ def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval
                 pending.remove(job_id)
                 for info in infos:
                     results.append(info)
-                    _call_safely(on_done, info)
+                    if on_done is not None:
+                        _safely(lambda: on_done(info), None, report=_watch_warning)
         if not pending:
             break
         if not trouble:
@@ -12115,22 +12077,8 @@ def _give_up_reason(now, began, failing_since, max_wait, give_up_s):
     return None
 
 
-def _poll_safely(job_id, run, notes, scheduler="auto", memory=None):
-    try:
-        return poll_job(job_id, run, notes, scheduler, memory)
-    except Exception as exc:  # a broken seam or parser: said, and polled again later
-        notes.append("job %s: %s: %s" % (job_id, type(exc).__name__, exc))
-        return None
-
-
-def _call_safely(fn, *args):
-    if fn is None:
-        return None
-    try:
-        return fn(*args)
-    except Exception as exc:
-        _warn("watch: %s: %s" % (type(exc).__name__, exc))
-        return None
+def _watch_warning(exc):
+    _warn("watch: %s: %s" % (type(exc).__name__, exc))
 
 
 def _unknown_info(job_id, polls, note=None):
@@ -12217,7 +12165,7 @@ def watched_result(info, verdict, log_dir):
     verdict = verdict or make_verdict("unknown", "the scheduler no longer knows the job")
     code = (info.get("facts") or {}).get("exit_code")
     end = info.get("end_time") or time.time()
-    host = short_hostname()
+    host = _hostname(short=True)
     label = info.get("label") or info.get("job_id")
     name = info.get("name") or "job %s" % label
     run_dir = make_run_dir(log_dir, "watch-" + name, host, {"dir_tag": str(label)}, start=end)
@@ -12605,7 +12553,7 @@ def cmd_digest(args, cfg):
         print("gpualert: digest: no runs in the last %s; nothing sent (--always sends one)" %
               format_duration(since))
         return 0
-    result = make_result("DIGEST", "digest", argv=["gpualert", "digest"], host=short_hostname(),
+    result = make_result("DIGEST", "digest", argv=["gpualert", "digest"], host=_hostname(short=True),
                          cwd=_getcwd(), start=now - since, end=now, digest=digest)
     msg, _ = build_message(result, cfg)
     out = deliver_capped(msg, cfg, capped=False)  # a daily digest is never held by the cap

@@ -1,4 +1,5 @@
-"""eval.py's survival judge reads the child's output only, never gpualert's own records."""
+"""eval.py: its judges (the survival judge reads the child's output only, never gpualert's own
+records; evidence line and rank) and its statistics, checked against hand-worked figures."""
 import collections
 import os
 
@@ -100,3 +101,67 @@ def test_bootstrap_share_is_deterministic_and_brackets_the_share():
     lo, hi = EVAL.bootstrap_share(hits)
     assert (lo, hi) == EVAL.bootstrap_share(hits) and lo <= 0.9 <= hi and hi <= 1.0
     assert EVAL.bootstrap_share([True] * 5) == (1.0, 1.0)
+
+
+# ---- the statistics (issue 19): hand-worked figures ----
+
+# a: 1 right, 1 missed, 1 false alarm on a success -> P 0.5, R 0.5, F1 0.5
+# b: 2 right, 1 false (an a called b)              -> P 2/3, R 1,  F1 0.8
+_TRUTH = ["a", "a", "b", "b", "success"]
+_PRED = ["a", "b", "b", "b", "a"]
+
+
+def test_per_class_scores_and_macro_f1_by_hand():
+    scores = EVAL.per_class_scores(_TRUTH, _PRED, ["a", "b"])
+    assert scores["a"] == (0.5, 0.5, 0.5, 2)
+    assert [round(v, 6) for v in scores["b"]] == [round(2 / 3.0, 6), 1.0, 0.8, 2]
+    assert abs(EVAL.macro_f1(_TRUTH, _PRED) - 0.65) < 1e-12  # successes are not a class
+    assert abs(EVAL.macro_f1(_TRUTH, _PRED, ["a", "b", "c"]) - 0.65) < 1e-12  # c is not in truth
+    assert EVAL.macro_f1(["success"], ["a"]) == 0.0  # no failure class to average
+    assert abs(EVAL.micro_f1(_TRUTH, _PRED) - 6 / 9.0) < 1e-12  # tp 3, fp 2, fn 1
+    assert EVAL.false_alarm_rate(_TRUTH, _PRED) == (1.0, 1)
+
+
+def test_the_bootstraps_one_pass_macro_f1_is_macro_f1():
+    import random
+    rng = random.Random(7)
+    labels = ["a", "b", "c", "success"]
+    for _ in range(200):
+        truth = [rng.choice(labels) for _ in range(rng.randrange(1, 30))]
+        pred = [rng.choice(labels) for _ in truth]
+        assert abs(EVAL._macro_from_pairs(list(zip(truth, pred))) - EVAL.macro_f1(truth, pred)) < 1e-12
+
+
+def test_bootstrap_macro_f1_is_the_percentile_interval_of_resampled_macro_f1():
+    import random
+    truth, pred = _TRUTH * 8, _PRED * 8
+    lo, hi = EVAL.bootstrap_macro_f1(truth, pred, resamples=200, seed=3)
+    rng, n, values = random.Random(3), len(truth), []
+    for _ in range(200):  # the same resamples, scored with the plain macro_f1
+        idx = [rng.randrange(n) for _ in range(n)]
+        values.append(EVAL.macro_f1([truth[i] for i in idx], [pred[i] for i in idx]))
+    values.sort()
+    want = (values[int(0.025 * 199)], values[int(0.975 * 199)])
+    assert abs(lo - want[0]) < 1e-12 and abs(hi - want[1]) < 1e-12  # sums in another order
+    assert lo <= EVAL.macro_f1(truth, pred) <= hi and lo < hi
+    assert EVAL.bootstrap_macro_f1(truth, pred) == EVAL.bootstrap_macro_f1(truth, pred)  # seeded
+    assert EVAL.bootstrap_macro_f1(truth, truth) == (1.0, 1.0)
+
+
+def test_mcnemar_exact_by_hand():
+    right, wrong = ["x"] * 12, ["y"] * 12
+    assert EVAL.mcnemar_exact(["x"] * 4, ["x"] * 4, ["x"] * 4) == (0, 0, 1.0)  # no discordant pair
+    b, c, p = EVAL.mcnemar_exact(["x"] * 5, right[:5], wrong[:5])
+    assert (b, c) == (5, 0) and abs(p - 2 / 32.0) < 1e-12
+    # b 10, c 2: two-sided p = 2 * (C(12,0) + C(12,1) + C(12,2)) / 2**12 = 158/4096
+    b, c, p = EVAL.mcnemar_exact(["x"] * 12, right[:10] + wrong[:2], wrong[:10] + right[:2])
+    assert (b, c) == (10, 2) and abs(p - 158 / 4096.0) < 1e-12
+    assert EVAL.mcnemar_exact(["x"] * 6, right[:3] + wrong[:3], wrong[:3] + right[:3])[2] == 1.0
+
+
+def test_wilson_interval_by_hand():
+    lo, hi = EVAL.wilson(5, 10)
+    assert abs(lo - 0.2366) < 1e-4 and abs(hi - 0.7634) < 1e-4
+    lo, hi = EVAL.wilson(0, 10)
+    assert lo == 0.0 and abs(hi - 0.2775) < 1e-4
+    assert all(v != v for v in EVAL.wilson(0, 0))  # nan: no trials, no interval

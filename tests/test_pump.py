@@ -655,8 +655,9 @@ def test_the_evidence_grep_gives_way_while_the_job_runs_and_not_after(tmp_path):
     log = tmp_path / "output.log"
     log.write_bytes(b"INFO\n")
     follower = _followed(log)
-    try:
-        assert os.getpriority(os.PRIO_PROCESS, follower.proc.pid) == G.FOLLOW_NICE
+    try:  # relative to ours, so this holds under `nice` too
+        want = min(19, os.getpriority(os.PRIO_PROCESS, 0) + G.FOLLOW_NICE)
+        assert os.getpriority(os.PRIO_PROCESS, follower.proc.pid) == want
     finally:
         follower.result(10)
     finished = G.EvidenceFollower(str(log), finished=True)
@@ -666,6 +667,45 @@ def test_the_evidence_grep_gives_way_while_the_job_runs_and_not_after(tmp_path):
         pass  # it is done already: it never waited niced
     finally:
         finished.result(10)
+
+
+def test_the_evidence_grep_goes_back_to_the_callers_niceness_not_to_0(tmp_path, monkeypatch):
+    """Run under `nice -n 7`: grep gives way from 7, and at the job's end goes back to 7. It
+    was set to an absolute 0, which as root raised it above a niced job (review: 0 == 19)."""
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO\n")
+    set_to = []
+    real_get = os.getpriority
+    monkeypatch.setattr(os, "getpriority", lambda which, who: 7 if who == 0 else real_get(which, who))
+    monkeypatch.setattr(os, "setpriority", lambda which, who, value: set_to.append((who, value)))
+    follower = _followed(log)
+    pid = follower.proc.pid
+    assert follower.result(10) == []
+    assert set_to == [(pid, 7 + G.FOLLOW_NICE), (pid, 7)]
+    set_to[:] = []
+    monkeypatch.setattr(os, "getpriority", lambda which, who: 15 if who == 0 else real_get(which, who))
+    follower = _followed(log)
+    pid = follower.proc.pid
+    follower.result(10)
+    assert set_to == [(pid, 19), (pid, 15)]  # never past 19, the kernel's bound
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: runs in .ci/run's root pass")
+def test_as_root_under_nice_the_evidence_grep_never_gets_above_us(tmp_path):
+    """The review run's failure, with real priorities: as root under `nice -n 19`, the grep of a
+    finished log was set to 0, above the job (assert 0 == 19)."""
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO\n" * 1000 + b"RuntimeError: x\n")
+    code = ("import os, sys; sys.path.insert(0, %r); from _load import load_gpualert\n"
+            "G, set_to, real = load_gpualert(), [], os.setpriority\n"
+            "os.setpriority = lambda which, who, value: set_to.append(value) or real(which, who, value)\n"
+            "for finished in (True, False):\n"
+            "    f = G.EvidenceFollower(%r, finished=finished)\n"
+            "    assert f.result(10) == [(1001, 'RuntimeError: x')]\n"
+            "print(os.getpriority(os.PRIO_PROCESS, 0), sorted(set(set_to)))\n"
+            ) % (os.path.dirname(os.path.abspath(__file__)), str(log))
+    out = subprocess.check_output(["nice", "-n", "19", PY, "-c", code], timeout=60).decode()
+    assert out.split(None, 1) == ["19", "[19]\n"]
 
 
 def test_where_sendfile_cannot_write_to_a_pipe_the_log_is_fed_through_memory(tmp_path, monkeypatch):

@@ -213,7 +213,7 @@ def test_prune_removes_only_old_ended_runs_and_leaves_the_outbox(tmp_path):
     os.makedirs(str(dead))
     with open(str(dead / "output.log"), "w") as f:
         f.write("=== gpualert run started (gpualert 0.1.0) ===\ncommand: x\nhost: %s\npid: %d\n"
-                % (N.short_hostname(), gone.pid))
+                % (N._hostname(short=True), gone.pid))
     os.utime(str(dead / "output.log"), (now - 50 * 86400, now - 50 * 86400))
     outbox_before = _tree_digest(str(tmp_path / "outbox"))
     dry = run_gpualert(tmp_path, ["prune", "--older-than", "30d", "--dry-run"] + _flags(tmp_path))
@@ -369,7 +369,7 @@ def test_a_link_planted_for_the_index_s_temp_file_is_never_followed(tmp_path):
     index = str(logs / N.RUNS_INDEX_NAME)
     os.symlink(str(victim), index)  # a planted index too: never read through, never written through
     script = ("ln -s %s %s.%s.$$.tmp && exec %s %s runs --json \"$@\"" % (
-        str(victim), index, N._claim_host(), PY, N.__file__))
+        str(victim), index, N._hostname()[:64], PY, N.__file__))
     r = subprocess.run(["sh", "-c", script, "sh"] + _flags(tmp_path), env=isolated_env(tmp_path),
                        cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     assert r.returncode == 0, r.stderr

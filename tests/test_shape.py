@@ -1,11 +1,18 @@
-"""The shape of gpualert.py that issue 8 asks to keep: no function takes more
-than five positional parameters, so a call site cannot silently swap two of
-them. Extra parameters go keyword-only (`*,`) or into a small record."""
+"""The shape of gpualert.py that issues 8 and 19 ask to keep: no function takes
+more than five positional parameters, so a call site cannot silently swap two of
+them (extra parameters go keyword-only (`*,`) or into a small record), and no
+top-level function or class is dead: each is used in gpualert.py, the tests or
+eval.py. (eval.py's own signatures are not checked: 13 of its functions take
+more than five positional parameters.)"""
 import ast
+import collections
+import glob
 import os
+import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, os.pardir, "gpualert.py")
+EVAL = os.path.join(HERE, os.pardir, "eval.py")
 MOST_POSITIONAL = 5
 # Signatures fixed by the standard library: urllib calls
 # HTTPRedirectHandler.redirect_request(req, fp, code, msg, headers, newurl).
@@ -48,3 +55,62 @@ def test_the_check_sees_a_wide_function():
                      "def k(a, b, c, d, e, *, g): pass\n"
                      "class C:\n    def m(self, a, b, c, d, e): pass\n")
     assert [name for _, name, _ in too_wide(tree)] == ["f"]
+
+
+def _used_names(node):
+    """Names a node's code refers to: plain names and attributes (obj.name)."""
+    used = collections.Counter()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            used[sub.id] += 1
+        elif isinstance(sub, ast.Attribute):
+            used[sub.attr] += 1
+    return used
+
+
+def dead_definitions(tree, other_texts):
+    """(line, name) of every top-level function or class that no code in the module refers
+    to (its own body, recursion, does not count) and no other text names as a word."""
+    used = _used_names(tree)
+    found = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if used[node.name] - _used_names(node)[node.name] > 0:
+            continue
+        word = re.compile(r"\b%s\b" % re.escape(node.name))
+        if not any(word.search(text) for text in other_texts):
+            found.append((node.lineno, node.name))
+    return found
+
+
+def _other_texts():
+    """The tests and eval.py: what they call is used, even if gpualert.py does not call it."""
+    paths = glob.glob(os.path.join(HERE, "**", "*.py"), recursive=True) + [EVAL]
+    texts = []
+    for path in paths:
+        with open(path) as f:
+            texts.append(f.read())
+    return texts
+
+
+def test_no_top_level_function_of_gpualert_is_dead():
+    with open(SOURCE) as f:
+        tree = ast.parse(f.read())
+    assert dead_definitions(tree, _other_texts()) == []
+
+
+def test_the_check_sees_a_dead_function():
+    """It fails on a function nothing calls, or only itself calls; one a test calls, one a
+    handler table names and a class that is used all count as alive."""
+    tree = ast.parse("def dead(): pass\n"
+                     "def loop(n): return loop(n - 1)\n"
+                     "def for_tests(): pass\n"
+                     "def cmd_x(args): pass\n"
+                     "HANDLERS = {'x': cmd_x}\n"
+                     "class Rec(object): pass\n"
+                     "def make(): return Rec()\n"
+                     "def main(): return make()\n"
+                     "if __name__ == '__main__': main()\n")
+    found = dead_definitions(tree, ["G.for_tests()"])
+    assert [name for _, name in found] == ["dead", "loop"]
