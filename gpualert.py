@@ -220,7 +220,10 @@ RESEND_MAX_S = 300.0          # bound on one `resend` run
 RESEND_MAX_ITEMS = 1000       # messages one `resend` tries, at most
 RUN_FLUSH_MAX_S = 2.0         # a run's flush of earlier messages never delays its end more
 RUN_FLUSH_MAX_ITEMS = 20      # ... nor tries more messages than this
-CLAIM_LEASE_S = 900.0         # a claim this old may be taken over (its owner is stuck)
+CLAIM_LEASE_S = 900.0         # a claim nobody renewed for this long, as one reader saw it on
+                              # its own clock since boot, may be taken over (_unrenewed)
+LEASE_RENEW_S = 60.0          # how often a live owner renews its claim (the run's stand-in,
+                              # a message being sent)
 DEAD_NOTE_MAX = 20            # dead letters named in one message
 SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
 # sysexits.h codes a sendmail gives when retrying cannot help: EX_DATAERR, EX_NOUSER,
@@ -590,10 +593,10 @@ def _job_label(sched):
 # ==== Pure core: rules ====
 
 #: The status words are an interface too (subjects, X-Gpualert-Status, run.json), worst
-#: first: the array summary's examples follow this order. Only status_for and the notices
-#: (STALLED, WARNING, TEST) make them.
-STATUSES = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED", "WARNING", "COMPLETED",
-            "SUCCESS", "TEST")
+#: first: the array summary's examples follow this order. Only status_for, the notices
+#: (STALLED, WARNING, TEST) and the run's launch stand-in (SILENT: no end told) make them.
+STATUSES = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "SILENT", "STALLED", "WARNING",
+            "COMPLETED", "SUCCESS", "TEST")
 
 #: The class ids are an interface (subjects, mail filters, run.json): never rename.
 CLASS_IDS = (
@@ -5033,7 +5036,7 @@ CHANNEL_WHEN_PARAM = "gpualert_when"
 NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover", "tgram",
                   "matrix", "matrixs", "json", "jsons")
 _SEVERITY_OF = {"FAILED": "failure", "TIMEOUT": "failure", "PREEMPTED": "warning",
-                "INTERRUPTED": "warning", "STALLED": "warning", "WARNING": "warning"}
+                "INTERRUPTED": "warning", "SILENT": "failure", "STALLED": "warning", "WARNING": "warning"}
 _SECRET_QUERY_RE = re.compile(r"(?i)token|key|sig|secret|pass|auth|code")
 _PROGRESS_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\||(?i:\b(?:epoch|step|iter(?:ation)?)\b\s*[:=#]?\s*\d+)")
 MASK = "***"
@@ -7662,14 +7665,103 @@ def claim_item(path):
     return claimed
 
 
-def _claim_stale(name, now=None):
-    """May a claim be taken over? Its owner is gone from this host, or its lease ran out."""
-    _, host, pid, when = _claim_parts(name)
-    if host is None:
+def _owner_gone(name):
+    """Is the claim's owner visibly gone: not claimed at all, or its process is no longer
+    alive on this host? (Elsewhere only its lease can tell: _unrenewed.)"""
+    _, host, pid, _ = _claim_parts(name)
+    return host is None or (host == _claim_host() and pid > 0 and not _pid_alive(pid))
+
+
+# Leases, not clocks. A live owner renews what it holds claimed every LEASE_RENEW_S (the
+# run rewrites its stand-in; a sender touches the message it sends), which changes the
+# file's identity (inode, size, mtime, ctime: the "token"). A reader takes a claim over only
+# when it saw the same token CLAIM_LEASE_S apart on its own clock since boot (/proc/uptime:
+# no wall-clock jump, skew between nodes or faketime moves it). The sightings are kept per
+# reader host and boot in PLACE/.leases~HOST~BOOT, so two cron resends CLAIM_LEASE_S apart
+# decide it; the time written in a claim's name is never compared with anything.
+LEASES_PREFIX = ".leases~"
+
+
+def _boot_clock():
+    """(boot id, seconds since boot) of this host: Linux's /proc, else time.monotonic()
+    (whose start a reboot resets: a sighting from the future is simply made again)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as handle:
+            boot = handle.read().strip()
+        with open("/proc/uptime") as handle:
+            return boot, float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return "monotonic", time.monotonic()
+
+
+def _lease_token(st):
+    return "%d:%d:%d:%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _unrenewed(place, tokens, clock=None):
+    """The names in {name: token} whose token this host saw unchanged for CLAIM_LEASE_S.
+    Records new sightings (best effort: a place we cannot write to only delays a takeover,
+    never hastens one). clock: -> (boot id, seconds), for tests."""
+    import json
+    boot, now = (clock or _boot_clock)()
+    path = os.path.join(place, "%s%s~%s" % (LEASES_PREFIX, _claim_host(), re.sub(r"\W", "", boot)[:40]))
+    try:
+        with open(path) as handle:
+            seen = json.load(handle)
+        seen = seen if isinstance(seen, dict) else {}
+    except (OSError, ValueError):
+        seen = {}
+    lapsed = set()
+    keep = dict((name, old) for name, old in seen.items()  # other callers' sightings
+                if name not in tokens and os.path.lexists(os.path.join(place, name)))
+    for name, token in tokens.items():
+        old = seen.get(name)
+        if isinstance(old, list) and len(old) == 2 and old[0] == token and \
+                isinstance(old[1], (int, float)) and old[1] <= now:
+            keep[name] = old
+            if now - old[1] >= CLAIM_LEASE_S:
+                lapsed.add(name)
+        else:
+            keep[name] = [token, now]
+    if not keep and seen:
+        _safely(lambda: os.remove(path), None)  # nothing is held here now
+    elif keep != seen:
+        _safely(lambda: _write_private(place, os.path.basename(path),
+                                       json.dumps(keep).encode("ascii")), None)
+    return lapsed
+
+
+def renew_claim(claimed):
+    """A live owner's sign of life on what it holds claimed (see _unrenewed). False: the
+    item is gone (taken over, or settled)."""
+    try:  # a later mtime than it has, whatever this host's clock says: the token changes
+        mtime = max(int(time.time() * 1e9), os.stat(claimed).st_mtime_ns + 1000)
+        os.utime(claimed, ns=(mtime, mtime))
         return True
-    if (now or time.time()) - when > CLAIM_LEASE_S:
-        return True
-    return host == _claim_host() and not _pid_alive(pid)
+    except OSError:
+        return False
+
+
+class Renewing(object):
+    """with Renewing(path): renew_claim(path) every LEASE_RENEW_S while the block runs (a
+    slow relay must not make a message look abandoned)."""
+
+    def __init__(self, claimed, every=None):
+        import threading
+        self.claimed, self.every, self.stop = claimed, every or LEASE_RENEW_S, threading.Event()
+
+    def __enter__(self):
+        import threading
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+
+    def _run(self):
+        while not self.stop.wait(self.every) and renew_claim(self.claimed):
+            pass
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        return False
 
 
 def _pid_alive(pid):
@@ -7715,28 +7807,31 @@ def bury_item(claimed, reason):
     return path
 
 
-def ready_items(place, kinds=("eml",)):
-    """Items to send in `place`, oldest first: unclaimed ones and stale claims. Files that
-    are not ours, links and half-written .tmp- files are never listed."""
+def ready_items(place, kinds=("eml",), clock=None):
+    """Items to send in `place`, oldest first: unclaimed ones, and claims whose owner is
+    gone or whose lease lapsed (_unrenewed; clock: for tests). Files that are not ours,
+    links and half-written .tmp- files are never listed."""
     try:
         names = os.listdir(place)
     except OSError:
         return []
-    out = []
+    out, held = [], {}
     for name in sorted(names, key=lambda n: _claim_parts(n)[0]):
         base = _claim_parts(name)[0]
         if name.startswith(".") or base.rsplit(".", 1)[-1] not in kinds:
-            continue
-        if CLAIM_MARK in name and not _claim_stale(name):
             continue
         path = os.path.join(place, name)
         try:
             st = os.lstat(path)
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
-            out.append(path)
-    return out
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        if not _owner_gone(name):
+            held[name] = _lease_token(st)
+        out.append(path)
+    lapsed = _unrenewed(place, held, clock)
+    return [p for p in out if os.path.basename(p) not in held or os.path.basename(p) in lapsed]
 
 
 def adopt_orphans(place):
@@ -7770,7 +7865,7 @@ def _writer_gone(place, name, parts):
     host, pid = parts[2], parts[3]
     if host == _claim_host() and pid > 0 and not _pid_alive(pid):
         return True
-    return time.time() - st.st_mtime > CLAIM_LEASE_S
+    return name in _unrenewed(place, {name: _lease_token(st)})
 
 
 def _adopt_one(place, name, parts):
@@ -7956,9 +8051,11 @@ def _emergency_dump(data, msg):
 
 def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
     """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
-    "dead" (refused for good: buried, told once on stderr) or "waiting" (released)."""
-    res = _send_with_slim_retry(msg, data, cfg, transport, deadline,
-                                on_accepted=lambda: finish_item(claimed))
+    "dead" (refused for good: buried, told once on stderr) or "waiting" (released).
+    The claim is renewed while it is sent: a slow relay does not make it look abandoned."""
+    with Renewing(claimed):
+        res = _send_with_slim_retry(msg, data, cfg, transport, deadline,
+                                    on_accepted=lambda: finish_item(claimed))
     if res.ok:
         finish_item(claimed)
         return "sent", res, None
@@ -9424,6 +9521,8 @@ class Run(object):
         self.provisional_id = None  # its Message-ID, which the full message reuses
         self.apart = None  # the folder of a full message spooled apart from the stand-in
         self.replacing = None  # the message built to replace the stand-in
+        self.lease_lock = threading.Lock()  # the renewal never writes over the exit's stand-in
+        self.lease_stop = threading.Event()
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -9431,11 +9530,15 @@ class Run(object):
         self.header_lines = self.log.lines
         self.mem_before = _safely(read_cgroup_memory, {})
         self.mem_before["own"] = own_cgroup_kind(self.mem_before.get("path"), os.environ)
+        # Spool before the launch: whenever we die from now on (kill -9, the OOM killer, the
+        # node), a stand-in that says so waits in the outbox; renewed while we live.
+        self.provisional = _safely(self._spool_launch_stand_in, None)
         child = self._run_child()
         end = time.time()
+        self._stop_renewing()
         # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
-        # Spool first: from here on a SIGKILL leaves at least this plain message to resend.
-        self.provisional = _safely(lambda: self._save_provisional(child, end), None)
+        # Over the launch stand-in: from here on a SIGKILL leaves at least the exit's facts.
+        self.provisional = _safely(lambda: self._save_provisional(child, end), self.provisional)
         self.log.record("command ended", footer_fields(child, self.start, end, self.log),
                         sync=False)
         bound = self._post_exit_bound(child)
@@ -9525,6 +9628,8 @@ class Run(object):
         exited = threading.Event()
         mail = self.cfg["notify"] != "never" or bool(self.cfg.get("notify_url"))
         Background(lambda: warm_up(exited, mail))
+        if self.provisional:  # started here, as the threads above, with the signals blocked
+            Background(self._renew_stand_in)
         self.pump.run(self.cfg["timeout"])
         exited.set()
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
@@ -9707,29 +9812,89 @@ class Run(object):
                  if limit.get(key) and not self.scheduler.get(key)}
         return dict(self.scheduler, **known) if known else self.scheduler
 
+    def _stand_in_wanted(self):
+        """Would this run send a message of its own (not --notify never, a dry run, an
+        array's summarized task or a rank that does not notify)?"""
+        cfg = self.cfg
+        return not (cfg["notify"] == "never" or cfg["dry_run"] or (
+            cfg["array_summary"] and self.scheduler.get("array_job_id")) or
+            not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True))
+
+    def _spool_launch_stand_in(self):
+        """The run's stand-in from before the launch: it says the job's end was never told.
+        Claimed by this process and renewed while it lives (_renew_stand_in), so `resend`
+        sends it only once we are gone from this host or our lease lapsed; the exit's
+        stand-in, then the full message, are written over it. -> its claimed path or None."""
+        if not self._stand_in_wanted():
+            return None
+        msg = self._silent_message()
+        self.provisional_id = self._reserve_id(msg)
+        return spool_message(msg, self.cfg, "held: the job's end was not told yet",
+                             claimed=True)[0]
+
+    def _silent_message(self):
+        alive = time.time()
+        note = ("no end was reported: gpualert or its node died while the job ran (last sign "
+                "of life at %s; it renews this message every %ds while it lives)"
+                % (time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(alive)), LEASE_RENEW_S))
+        result = make_result(
+            "SILENT", self.name, argv=self.shown_argv, host=self.host, cwd=self.cwd,
+            start=self.start, classification=make_verdict(None, "went silent at %s" %
+                                                          time.strftime("%H:%M", time.localtime(alive))),
+            log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
+            tail=tail_lines(self.pump.tail) if self.pump else [], notes=[note])
+        msg = _assemble(result, self.cfg, [], [], html=False)
+        if self.provisional_id:
+            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
+        return msg
+
+    def _renew_stand_in(self):
+        """The lease: every LEASE_RENEW_S while the child runs, the stand-in is written over
+        with the job's latest lines and the time (also a sign of life: see _unrenewed). The
+        first renewals come sooner (1, 2, 4 ... s): a job that dies early has its lines too."""
+        wait = 1.0
+        while not self.lease_stop.wait(wait):
+            wait = min(2 * wait, LEASE_RENEW_S)
+            with self.lease_lock:
+                if self.lease_stop.is_set():
+                    return
+                path = spool_message(self._silent_message(), self.cfg,
+                                     "held: the job's end was not told yet", claimed=True,
+                                     over=self.provisional)[0]
+                if path != self.provisional:  # taken over: a resend thought us dead; the
+                    self.provisional = path   # message written apart supersedes it
+                    self.apart = os.path.dirname(path) if path else None
+
+    def _stop_renewing(self):
+        with self.lease_lock:  # a renewal under way ends before the exit's stand-in is written
+            self.lease_stop.set()
+
     def _save_provisional(self, child, end):
-        """Spool first, from the child's exit on: a SIGKILL (the scheduler's after its SIGTERM,
-        an OOM killer, a node going down) may come before the full message is ready. A plain
-        message from the process facts alone is spooled at once, claimed by this process so
-        nobody sends it while we live; the full message is written over it in one step
-        (spool_over), so a SIGKILL never leaves both to send. If we die first, `resend` finds
-        the dead owner's claim and sends it.
+        """Over the launch stand-in, from the child's exit on: a SIGKILL (the scheduler's
+        after its SIGTERM, an OOM killer, a node going down) may come before the full message
+        is ready. A plain message from the process facts alone is written over it at once,
+        still claimed by this process so nobody sends it while we live; the full message is
+        written over that in one step (spool_over), so a SIGKILL never leaves two to send.
+        If we die first, `resend` finds the dead owner's claim and sends it. A run that
+        sends nothing for this end (--notify failure and a success) drops the launch one.
         Returns its claimed path or None."""
         cfg = self.cfg
-        if cfg["notify"] == "never" or cfg["dry_run"] or (
-                cfg["array_summary"] and self.scheduler.get("array_job_id")) or \
-                not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
+        if not self._stand_in_wanted():
             return None
         outcome = self._outcome(child, end)
         result = _with_note(result_for(outcome, classify_text("", facts_for(outcome))),
                             "provisional message, saved when the command ended: gpualert was "
                             "stopped before it could send the full one")
         if not should_notify(result.status, cfg["notify"]):
+            self._drop_provisional()
             return None
         msg = _assemble(result, cfg, [], [], html=False)
-        self.provisional_id = self._reserve_id(msg)
+        if self.provisional_id:
+            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
+        else:
+            self.provisional_id = self._reserve_id(msg)
         return spool_message(msg, cfg, "held: provisional, in case SIGKILL came first",
-                             claimed=True)[0]
+                             claimed=True, over=self.provisional)[0]
 
     def _drop_provisional(self):
         path, self.provisional = self.provisional, None
