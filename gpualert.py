@@ -3961,8 +3961,11 @@ def _memory_notes(before, after, own=None):
 
 # ==== Pure core: rendering ====
 
-SendResult = collections.namedtuple("SendResult", "ok detail size_rejected transport_down permanent")
-SendResult.__new__.__defaults__ = (False,)  # permanent: refused for good (5xx), not worth a retry
+SendResult = collections.namedtuple("SendResult",
+                                    "ok detail size_rejected transport_down permanent refused")
+# permanent: refused for good (5xx), not worth a retry; refused: {address: (code, text)} of
+# the recipients the relay refused at RCPT while it accepted the message for the others
+SendResult.__new__.__defaults__ = (False, None)
 
 
 def render_subject(result):
@@ -6805,8 +6808,7 @@ def _send_with_slim_retry(msg, data, cfg, transport, deadline, *, on_accepted=No
                           True, False)
     again = _send_bytes(slim, cfg, transport, deadline, on_accepted)
     if again.ok:
-        return SendResult(True, "%s; sent WITHOUT attachments (%s)" % (again.detail, reason),
-                          False, False)
+        return again._replace(detail="%s; sent WITHOUT attachments (%s)" % (again.detail, reason))
     return SendResult(False, "%s; retry without attachments also failed: %s" % (
         res.detail, again.detail), True, again.transport_down,
         again.permanent or again.size_rejected)  # even the slim one is too big: for good
@@ -6871,7 +6873,8 @@ def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
                           False, False, True)
     if kind == "smtp":
         return _send_smtp_bounded(data, cfg, deadline, on_accepted)
-    return _send_sendmail(data, where, deadline)
+    only = _envelope(data, cfg)[1] if data.startswith(RCPT_HEADER.encode("ascii")) else None
+    return _send_sendmail(data, where, deadline, only=only)
 
 
 def _envelope(data, cfg):
@@ -6881,9 +6884,23 @@ def _envelope(data, cfg):
     head = BytesHeaderParser(policy=policy.compat32).parsebytes(data)
     sender = cfg.get("from_addr") or head.get("From") or ""
     sender = parseaddr(str(sender))[1]
-    fields = [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
+    fields = [str(v) for v in head.get_all(RCPT_HEADER) or []] or \
+        [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
     rcpts = [addr for _, addr in getaddresses(fields) if addr]
     return sender, rcpts
+
+
+#: A copy kept for the recipients the relay refused for now is addressed to them alone:
+#: this header, first in the message, names its envelope recipients (SMTP and sendmail).
+RCPT_HEADER = "X-Gpualert-Rcpt"
+
+
+def _readdressed(data, addresses):
+    """The message bytes, for `addresses` alone (an earlier RCPT_HEADER replaced)."""
+    mark = RCPT_HEADER.encode("ascii") + b":"
+    while data.startswith(mark):
+        data = data.split(b"\n", 1)[-1]
+    return mark + b" " + ", ".join(sorted(addresses)).encode("utf-8", "replace") + b"\n" + data
 
 
 # ---- SMTP ----
@@ -6966,13 +6983,12 @@ def _smtp_session(data, cfg, deadline, state):
         state["stage"] = "MAIL/RCPT/DATA"
         refused = conn.sendmail(sender, rcpts, _to_crlf(data))
         if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
-            _safely(state["on_accepted"], None)
+            _safely(lambda: state["on_accepted"](data, refused), None)
     finally:
         _quit_quietly(conn)
-    detail = "SMTP %s accepted it for %s" % (cfg["smtp"], ", ".join(rcpts))
-    if refused:
-        detail += " (refused: %s)" % ", ".join(sorted(refused))
-    return SendResult(True, detail, False, False)
+    refused = dict((a, (code, _clean(_text(text), 200))) for a, (code, text) in (refused or {}).items())
+    detail = "SMTP %s accepted it for %s" % (cfg["smtp"], ", ".join(a for a in rcpts if a not in refused))
+    return SendResult(True, detail, False, False, False, refused or None)
 
 
 def _smtp_prepare(conn, cfg, mode, state):
@@ -7057,9 +7073,11 @@ def _text(value):
 
 # ---- sendmail ----
 
-def _send_sendmail(data, path, deadline):
+def _send_sendmail(data, path, deadline, only=None):
+    """only: the envelope recipients of a copy kept for some of them (not -t: the headers
+    name everyone the message was for)."""
     import subprocess
-    argv = [path, "-t", "-oi"]
+    argv = [path, "-oi", "--"] + list(only) if only else [path, "-t", "-oi"]
     try:  # own session: at the deadline the whole group is killed, helpers included
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
@@ -8053,12 +8071,18 @@ def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
     """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
     "dead" (refused for good: buried, told once on stderr) or "waiting" (released).
     The claim is renewed while it is sent: a slow relay does not make it look abandoned."""
-    with Renewing(claimed):
-        res = _send_with_slim_retry(msg, data, cfg, transport, deadline,
-                                    on_accepted=lambda: finish_item(claimed))
-    if res.ok:
+    kept = []
+
+    def accepted(sent, refused):  # before the item leaves the spool: refused ones stay in
+        kept.extend(keep_refused(claimed, sent, refused, cfg))
         finish_item(claimed)
-        return "sent", res, None
+    with Renewing(claimed):
+        res = _send_with_slim_retry(msg, data, cfg, transport, deadline, on_accepted=accepted)
+    if res.ok:
+        if res.refused and not kept:  # a transport without the callback (none refuses now)
+            kept = keep_refused(claimed, data, res.refused, cfg)
+        finish_item(claimed)
+        return "sent", res._replace(detail="; ".join([res.detail] + kept)), None
     if res.permanent:
         try:
             path = bury_item(claimed, res.detail)
@@ -8069,6 +8093,37 @@ def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
               "be tried again" % (res.detail, path))
         return "dead", res, path
     return "waiting", res, release_item(claimed)
+
+
+def keep_refused(claimed, data, refused, cfg):
+    """The recipients the relay refused while it took the message for the others: refused
+    for now (4xx), a copy for them alone waits in the spool for resend; for good (5xx), a
+    copy for them goes to dead/ with the reason (told on stderr now and in the next
+    message). The recipients that accepted never get it again. -> lines saying which."""
+    later = dict((a, r) for a, r in (refused or {}).items() if r[0] < 500)
+    never = dict((a, r) for a, r in (refused or {}).items() if r[0] >= 500)
+    lines = []
+    if later:
+        why = "refused for now by the relay: %s" % _refusals(later)
+        path, errors = spool_item(_stamp(_readdressed(data, later), why), "eml", cfg,
+                                  places=[os.path.dirname(claimed)] + spool_places(cfg))
+        lines.append("%s; %s" % (why, ("kept for resend in %s" % path) if path
+                                 else "could not be kept: %s" % "; ".join(errors)))
+    if never:
+        why = "refused for good by the relay: %s" % _refusals(never)
+        try:
+            dead = private_dir(os.path.join(os.path.dirname(claimed), DEAD_DIR))
+            line = ("X-Gpualert-Dead-Reason: %s\n" % _clean(why, 500)).encode("utf-8", "replace")
+            path = _write_private(dead, _item_name("eml"), line + _readdressed(data, never))
+            lines.append("%s; kept in %s, not tried again" % (why, path))
+        except OSError as exc:
+            lines.append("%s; not kept: %s" % (why, _describe(exc)))
+        _warn("warning: %s" % lines[-1])
+    return lines
+
+
+def _refusals(refused):
+    return ", ".join("%s (%d %s)" % (a, code, text) for a, (code, text) in sorted(refused.items()))
 
 
 def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, capped=True):

@@ -414,3 +414,87 @@ def test_a_sender_renews_its_claim_while_it_sends(tmp_path):
         while g._lease_token(os.stat(claimed)) == before and time.time() < deadline:
             time.sleep(0.01)
     assert g._lease_token(os.stat(claimed)) != before
+
+
+class _PickyRelay(object):
+    """A real SMTP server (aiosmtpd) that answers RCPT per address: `answers` maps an
+    address to its refusal ("451 ..." or "550 ..."); the others are accepted."""
+
+    def __init__(self, answers):
+        from aiosmtpd.controller import Controller
+        from conftest import _Inbox, Received, free_port
+        inbox, self.received, self.answers = _Inbox(), Received, dict(answers)
+        self.inbox = inbox
+        self.addr = "127.0.0.1:%d" % free_port()
+        relay = self
+
+        class Handler(object):
+            async def handle_RCPT(self, server, session, envelope, address, options):
+                if address in relay.answers:
+                    return relay.answers[address]
+                envelope.rcpt_tos.append(address)
+                return "250 OK"
+
+            async def handle_DATA(self, server, session, envelope):
+                inbox.record(relay.received(envelope.mail_from, list(envelope.rcpt_tos),
+                                            envelope.original_content or envelope.content,
+                                            False, False))
+                return "250 OK queued"
+        host, port = self.addr.split(":")
+        self.controller = Controller(Handler(), hostname=host, port=int(port))
+        self.controller.start()
+
+    def close(self):
+        self.controller.stop()
+
+
+@pytest.fixture
+def picky_relay():
+    relays = []
+
+    def make(answers):
+        relays.append(_PickyRelay(answers))
+        return relays[-1]
+    yield make
+    for relay in relays:
+        relay.close()
+
+
+def test_recipients_the_relay_refuses_are_kept_or_dead_lettered_and_said(tmp_path, picky_relay):
+    # --to good@x --to later@x --to never@x; the relay answers RCPT 451 for later@ and 550
+    # for never@: the message counted as sent and left the outbox; later@ was never retried,
+    # never@ never dead-lettered, and the status line said "accepted it for good@x, bad@x".
+    relay = picky_relay({"later@x": "451 4.7.1 greylisted, try again later",
+                         "never@x": "550 5.1.1 no such user"})
+    outbox = tmp_path / "outbox"
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox),
+                                  "--smtp", relay.addr, "--smtp-tls", "none", "--to", "good@x",
+                                  "--to", "later@x", "--to", "never@x", "--max-per-hour", "0",
+                                  "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    [got] = relay.inbox.wait_for(1)
+    assert got.rcpt_tos == ["good@x"]
+    said = run.stderr.decode()
+    assert "accepted it for good@x;" in said and "later@x, never@x" not in said
+    assert "refused for now by the relay: later@x (451" in said and "kept for resend" in said
+    assert "refused for good by the relay: never@x (550" in said  # the status line and a warning
+    assert said.count("refused for good by the relay: never@x") == 2
+    [dead] = _items(outbox / "dead", "*.eml")
+    assert b"X-Gpualert-Dead-Reason: refused for good by the relay: never@x (550" in _read(dead)
+    [kept] = _items(outbox, "[0-9]*.eml*")
+    assert b"X-Gpualert-Rcpt: later@x\n" in _read(kept)
+    relay.answers.pop("later@x")  # the greylisting is over: resend sends it to later@ alone
+    resend = _resend(tmp_path, outbox, relay.addr)
+    assert resend.returncode == 0, resend.stderr
+    got = relay.inbox.wait_for(2)
+    assert [m.rcpt_tos for m in got] == [["good@x"], ["later@x"]], resend.stdout
+    assert _items(outbox, "[0-9]*.eml*") == []
+    again = _resend(tmp_path, outbox, relay.addr)
+    assert again.returncode == 0 and len(relay.inbox.messages) == 2
+
+
+def test_a_copy_kept_for_some_recipients_is_addressed_to_them_alone(tmp_path):
+    g = load_gpualert()
+    data = g._readdressed(g._readdressed(b"To: a@x, b@x\nSubject: s\n\nbody\n", {"a@x": 0}), {"b@x": 0})
+    assert data.startswith(b"X-Gpualert-Rcpt: b@x\nTo: a@x, b@x")
+    assert g._envelope(data, {})[1] == ["b@x"]
