@@ -5039,7 +5039,8 @@ CHANNEL_WHEN_PARAM = "gpualert_when"
 NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover", "tgram",
                   "matrix", "matrixs", "json", "jsons")
 _SEVERITY_OF = {"FAILED": "failure", "TIMEOUT": "failure", "PREEMPTED": "warning",
-                "INTERRUPTED": "warning", "SILENT": "failure", "STALLED": "warning", "WARNING": "warning"}
+                "INTERRUPTED": "warning", "SILENT": "failure", "STALLED": "warning",
+                "WARNING": "warning"}
 _SECRET_QUERY_RE = re.compile(r"(?i)token|key|sig|secret|pass|auth|code")
 _PROGRESS_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\||(?i:\b(?:epoch|step|iter(?:ation)?)\b\s*[:=#]?\s*\d+)")
 MASK = "***"
@@ -6986,8 +6987,10 @@ def _smtp_session(data, cfg, deadline, state):
             _safely(lambda: state["on_accepted"](data, refused), None)
     finally:
         _quit_quietly(conn)
-    refused = dict((a, (code, _clean(_text(text), 200))) for a, (code, text) in (refused or {}).items())
-    detail = "SMTP %s accepted it for %s" % (cfg["smtp"], ", ".join(a for a in rcpts if a not in refused))
+    refused = dict((a, (code, _clean(_text(text), 200)))
+                   for a, (code, text) in (refused or {}).items())
+    detail = "SMTP %s accepted it for %s" % (cfg["smtp"],
+                                             ", ".join(a for a in rcpts if a not in refused))
     return SendResult(True, detail, False, False, False, refused or None)
 
 
@@ -7509,10 +7512,13 @@ def search_places(cfg):
     places = [_outbox_dir(cfg)]
     if cfg.get("log_dir"):
         places.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
+    places += _recorded_places(os.path.join(_state_dir(), PLACES_FILE))
     for tmp in _unique([_temp_dir(), "/tmp"]):
         places.append(os.path.join(tmp, "gpualert-%d" % uid, "outbox"))
         places += sorted(glob.glob(os.path.join(tmp, "gpualert-%d-*" % uid, "outbox")))
         places.append(os.path.join(tmp, "gpualert-outbox-%d" % uid))  # 0.4.0 and earlier
+        if _safely(lambda: private_dir(os.path.join(tmp, "gpualert-%d" % uid), create=False), None):
+            places += _recorded_places(os.path.join(tmp, "gpualert-%d" % uid, PLACES_FILE))
     ours, refused = [], []
     for place in _unique(places):
         if not os.path.lexists(place):
@@ -7627,16 +7633,69 @@ def spool_in(folder, data, kind, claimed=False, *, before_rename=None):
 
 
 def spool_item(data, kind, cfg, places=None, claimed=False, *, before_rename=None):
-    """data (bytes) as a new item of `kind` in the first place of the chain that takes it.
-    -> (path or None, [one line per place that failed])."""
+    """data (bytes) as a new item of `kind` in the first place of the chain that takes it;
+    a place other than the outbox is recorded (record_place). -> (path or None, [one line
+    per place that failed])."""
     errors = []
     for folder in places or spool_places(cfg):
         try:
             folder = folder or os.path.join(temp_root(), "outbox")
-            return spool_in(folder, data, kind, claimed, before_rename=before_rename), errors
+            path = spool_in(folder, data, kind, claimed, before_rename=before_rename)
         except Exception as exc:
             errors.append("%s: %s" % (folder, _describe(exc)))
+            continue
+        if os.path.abspath(folder) != os.path.abspath(_outbox_dir(cfg)):
+            _safely(lambda: record_place(folder), None)
+        return path, errors
     return None, errors
+
+
+# Every fallback is found: a place of the chain other than the outbox (<log-dir>/outbox, a
+# fresh private temp folder) is recorded, one absolute path a line, in PLACES_FILE in the
+# state dir, or, when that cannot be written (a read-only or full home), in this user's
+# private temp dir (then only a resend on the same host, or given --log-dir, finds it).
+# search_places reads both; a recorded place that is a link, not ours or open to others is
+# refused there like any other (private_dir).
+PLACES_FILE = "outbox-places"
+
+
+def record_place(folder):
+    """Add folder to the first index that takes it (see above); nothing if it is there."""
+    folder = os.path.abspath(folder)
+    if "\n" in folder:
+        return
+    for index_dir in (_state_dir(), temp_root()):
+        try:
+            path = os.path.join(private_dir(index_dir), PLACES_FILE)
+            if folder in _recorded_places(path):
+                return
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(path, flags, 0o600)
+            try:
+                os.write(fd, (folder + "\n").encode("utf-8", "surrogateescape"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            return
+        except (OSError, GpuAlertError):
+            continue
+
+
+def _recorded_places(path):
+    """The places an index names; [] unless it is our own plain file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return []
+        data = os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", "surrogateescape").splitlines()
+    return [line for line in lines if os.path.isabs(line)]
 
 
 def spool_over(claimed, data):
@@ -7722,7 +7781,8 @@ def _unrenewed(place, tokens, clock=None):
     never hastens one). clock: -> (boot id, seconds), for tests."""
     import json
     boot, now = (clock or _boot_clock)()
-    path = os.path.join(place, "%s%s~%s" % (LEASES_PREFIX, _claim_host(), re.sub(r"\W", "", boot)[:40]))
+    index = "%s%s~%s" % (LEASES_PREFIX, _claim_host(), re.sub(r"\W", "", boot)[:40])
+    path = os.path.join(place, index)
     try:
         with open(path) as handle:
             seen = json.load(handle)
@@ -9892,10 +9952,10 @@ class Run(object):
         note = ("no end was reported: gpualert or its node died while the job ran (last sign "
                 "of life at %s; it renews this message every %ds while it lives)"
                 % (time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(alive)), LEASE_RENEW_S))
+        silent = "went silent at %s" % time.strftime("%H:%M", time.localtime(alive))
         result = make_result(
             "SILENT", self.name, argv=self.shown_argv, host=self.host, cwd=self.cwd,
-            start=self.start, classification=make_verdict(None, "went silent at %s" %
-                                                          time.strftime("%H:%M", time.localtime(alive))),
+            start=self.start, classification=make_verdict(None, silent),
             log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
             tail=tail_lines(self.pump.tail) if self.pump else [], notes=[note])
         msg = _assemble(result, self.cfg, [], [], html=False)

@@ -498,3 +498,61 @@ def test_a_copy_kept_for_some_recipients_is_addressed_to_them_alone(tmp_path):
     data = g._readdressed(g._readdressed(b"To: a@x, b@x\nSubject: s\n\nbody\n", {"a@x": 0}), {"b@x": 0})
     assert data.startswith(b"X-Gpualert-Rcpt: b@x\nTo: a@x, b@x")
     assert g._envelope(data, {})[1] == ["b@x"]
+
+
+def _run_into_the_log_dir_outbox(tmp_path, env):
+    """A run whose outbox is unusable (a file stands where it would be): its message goes
+    to <log-dir>/outbox (port 9: nothing listens)."""
+    run = subprocess.run([PY, SCRIPT, "--log-dir", str(tmp_path / "logs"), "--to", "owner@example.org",
+                          "--smtp", "127.0.0.1:9", "--smtp-tls", "none", "--"] + child("raise SystemExit(2)"),
+                         env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert len(_items(tmp_path / "logs" / "outbox", "[0-9]*.eml*")) == 1, run.stderr
+    return run
+
+
+def _plain_resend(tmp_path, env, relay):
+    return subprocess.run([PY, SCRIPT, "resend", "--smtp", relay, "--max-per-hour", "0"], env=env,
+                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+
+
+def test_a_plain_resend_finds_a_message_saved_under_the_log_dir(tmp_path, smtp_plain):
+    # The outbox unusable (over quota, read-only; here a file in its place), the message went
+    # to <log-dir>/outbox, and a cron `resend` without the same --log-dir said "0 sent ...
+    # 0 remaining". The place is recorded in the state dir now.
+    env = isolated_env(tmp_path)
+    os.makedirs(str(tmp_path / "state" / "gpualert"))
+    (tmp_path / "state" / "gpualert" / "outbox").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+    assert _items(tmp_path / "logs" / "outbox", "[0-9]*.eml*") == []
+
+
+def test_with_no_usable_state_dir_the_place_is_recorded_in_the_private_temp_dir(tmp_path, smtp_plain):
+    # A read-only or full home: the record goes to $TMPDIR/gpualert-UID (a resend on the
+    # same host finds it). Here a file stands where the state dir would be.
+    env = isolated_env(tmp_path, TMPDIR=str(tmp_path / "tmp"))
+    os.makedirs(str(tmp_path / "tmp"))
+    os.makedirs(str(tmp_path / "state"))
+    (tmp_path / "state" / "gpualert").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    index = tmp_path / "tmp" / ("gpualert-%d" % os.getuid()) / "outbox-places"
+    assert index.read_text() == str(tmp_path / "logs" / "outbox") + "\n"
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+
+
+def test_a_recorded_place_that_became_a_link_is_refused(tmp_path, smtp_plain):
+    env = isolated_env(tmp_path)
+    os.makedirs(str(tmp_path / "state" / "gpualert"))
+    (tmp_path / "state" / "gpualert" / "outbox").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    os.rename(str(tmp_path / "logs" / "outbox"), str(tmp_path / "elsewhere"))
+    os.symlink(str(tmp_path / "elsewhere"), str(tmp_path / "logs" / "outbox"))
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert smtp_plain.messages == []
+    assert b"symbolic link: refused" in resend.stdout + resend.stderr
