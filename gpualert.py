@@ -177,6 +177,18 @@ SECRET_KEYS = ("smtp_password",)
 #: Names whose values are secrets: options of the command (--hf-token), NAME=VALUE
 #: arguments (WANDB_API_KEY=...), GPUALERT_* variables kept from the child.
 SECRET_NAME = re.compile(r"token|passw(?:or)?d|secret|api[-_]?key|auth|credential", re.I)
+#: ... and the options (and NAME=VALUE names) that have one of these as a word of their name
+#: (--pass, --passphrase, --wandb-key, --key=, --private-key, --github-pat, --bearer), and -p.
+SECRET_WORDS = frozenset(("pass", "passphrase", "pw", "pwd", "key", "pat", "bearer", "sig",
+                          "signature"))
+SECRET_SHORT = frozenset(("-p",))
+#: URL query parameters whose values are secrets (?access_token=X&sig=Y), also in channel URLs.
+SECRET_PARAM = r"token|key|sig|secret|pass|auth|code"
+#: Chat webhooks whose path is the secret (a Slack or Discord webhook given as an argument).
+_WEBHOOK_RE = re.compile(r"(?i)(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)"
+                         r"|(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks|[\w.-]+/hooks)/)"
+                         r"[^\s'\"?#]+")
+_URL_PARAM_RE = re.compile(r"(?i)([?&;][\w.-]*(?:%s)[\w.-]*=)[^&#\s'\"]+" % SECRET_PARAM)
 
 
 #: Bound on the whole delivery (DNS, connect, TLS, AUTH, DATA, the 552 retry), seconds.
@@ -471,8 +483,10 @@ def job_name_for(argv, cfg_name=None, scheduler=None):
 
 def redact_argv(argv):
     """argv as gpualert shows it: the values of secret-looking options (--hf-token X,
-    --password=X), NAME=VALUE arguments with a secret-looking NAME, and the password of
-    user:password@ in URLs become ***. The command itself always runs as given."""
+    --password=X, -p X: _secret_option), NAME=VALUE arguments with a secret-looking NAME,
+    the same inside an argument with spaces (sh -c '... --token X'), and in URLs the password
+    of user:password@, secret query parameters and chat-webhook paths become ***. The
+    command itself always runs as given."""
     out, hide_next = [], False
     for arg in argv:
         arg = str(arg)
@@ -482,12 +496,39 @@ def redact_argv(argv):
             continue
         hide_next = False
         m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^([A-Za-z_][\w.-]*)(=)(.*)$", arg)
-        if m and SECRET_NAME.search(m.group(1)) and m.group(3):
+        if m and _secret_option(m.group(1)) and m.group(3):
             arg = m.group(1) + "=***"
-        elif re.match(r"^-{1,2}[\w.-]+$", arg) and SECRET_NAME.search(arg):
+        elif re.match(r"^-{1,2}[\w.-]+$", arg) and _secret_option(arg):
             hide_next = True
-        out.append(re.sub(r"(\w[\w+.-]*://[^/\s:@]*:)[^/\s@]+@", r"\1***@", arg))
+        elif re.search(r"\s", arg):
+            arg = _redact_words(arg)
+        out.append(mask_token_shapes(redact_url(arg)))
     return out
+
+
+def _secret_option(name):
+    """Is --name (or NAME of NAME=VALUE) one whose value is a secret (SECRET_NAME,
+    SECRET_WORDS, SECRET_SHORT)?"""
+    words = re.split(r"[-_.]+", name.lstrip("-").lower())
+    return name in SECRET_SHORT or bool(SECRET_NAME.search(name)) or \
+        any(word in SECRET_WORDS for word in words)
+
+
+def _redact_words(text):
+    """A shell string (sh -c '...'): its words as redact_argv shows them, spaces kept."""
+    parts = re.split(r"(\s+)", text)
+    quoted = [re.match(r"^(['\"]*)(.*?)(['\";&|)]*)$", word, re.S).groups() for word in parts[0::2]]
+    shown = redact_argv([word for _, word, _ in quoted])
+    parts[0::2] = [left + word + right for (left, _, right), word in zip(quoted, shown)]
+    return "".join(parts)
+
+
+def redact_url(text):
+    """text with the secrets of the URLs in it as ***: user:password@, query parameters
+    named like tokens, keys, signatures and passwords, and chat-webhook paths."""
+    text = re.sub(r"(\w[\w+.-]*://[^/\s:@]*:)[^/\s@]+@", r"\1***@", text)
+    text = _WEBHOOK_RE.sub(r"\1***", text)
+    return _URL_PARAM_RE.sub(r"\1***", text)
 
 
 def quote_argv(argv):
@@ -511,7 +552,23 @@ def tail_lines(data, count=TAIL_LINES):
     if lines and lines[-1] == "":
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
-    return [_cut_line(clean_line(_last_redraw(line))) for line in lines[-count:]]
+    return [_cut_line(mask_token_shapes(clean_line(_last_redraw(line)))) for line in lines[-count:]]
+
+
+#: Token shapes masked in the job's own lines wherever they leave the machine (the tail,
+#: the decisive line, chat progress); the log on disk is never altered. Long enough that
+#: ordinary words never match: Hugging Face, GitHub, Slack, OpenAI-style, AWS, GitLab.
+TOKEN_SHAPES = re.compile(
+    r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|glpat-[A-Za-z0-9_-]{20,})")
+
+
+def mask_token_shapes(text):
+    """text with each TOKEN_SHAPES match as its first 4 characters and ***."""
+    if text is None or not isinstance(text, str):
+        return text
+    return TOKEN_SHAPES.sub(lambda m: m.group(0)[:4] + "***", text)
 
 
 def _cut_line(line):
@@ -3922,7 +3979,9 @@ def result_for(outcome, verdict):
         status_for(child.exit_code, verdict.cls, child.timed_out), outcome.name,
         argv=list(outcome.argv), host=outcome.host, cwd=outcome.cwd, start=outcome.start,
         end=outcome.end, exit_code=child.exit_code,
-        exit_status=exit_status_for(child.exit_code, child.exec_error), classification=verdict,
+        exit_status=exit_status_for(child.exit_code, child.exec_error),
+        classification=verdict._replace(detail=mask_token_shapes(verdict.detail),
+                                        evidence=mask_token_shapes(verdict.evidence)),
         log_path=outcome.log_path, run_dir=outcome.run_dir, tail=tail_lines(outcome.tail),
         rusage=child.rusage, scheduler=outcome.scheduler, notes=notes, gpu=outcome.gpu,
         metrics=outcome.metrics)
@@ -5041,7 +5100,7 @@ NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover"
 _SEVERITY_OF = {"FAILED": "failure", "TIMEOUT": "failure", "PREEMPTED": "warning",
                 "INTERRUPTED": "warning", "SILENT": "failure", "STALLED": "warning",
                 "WARNING": "warning"}
-_SECRET_QUERY_RE = re.compile(r"(?i)token|key|sig|secret|pass|auth|code")
+_SECRET_QUERY_RE = re.compile(r"(?i)" + SECRET_PARAM)
 _PROGRESS_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\||(?i:\b(?:epoch|step|iter(?:ation)?)\b\s*[:=#]?\s*\d+)")
 MASK = "***"
 

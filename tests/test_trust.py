@@ -8,6 +8,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -228,6 +229,54 @@ def test_secrets_on_the_command_line_are_redacted_everywhere_but_the_output(tmp_
     plain = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs2"), "--dry-run", "--no-redact", "--"] + argv)
     assert plain.returncode == 0, plain.stderr
     assert b"TOPSECRET1" in open(glob.glob(str(tmp_path / "logs2" / "*" / "run.json"))[0], "rb").read()
+
+
+def _written(tmp_path, skip=()):
+    """Every file under tmp_path (but those named in skip), as one bytes string."""
+    out = b""
+    for path in glob.glob(str(tmp_path / "**" / "*"), recursive=True):
+        if os.path.isfile(path) and os.path.basename(path) not in skip:
+            out += open(path, "rb").read()
+    return out
+
+
+@pytest.mark.parametrize("argv,kept", [
+    (["sh", "-c", "echo job ran; : --token TOPSECRET1 'https://x.example/a?access_token=TOPSECRET2"
+                 "&sig=TOPSECRET3&page=2'; export HF_TOKEN=TOPSECRET4; :"], b"page=2"),
+    ([sys.executable, "-c", "print('job ran')", "--pass", "TOPSECRET1", "-p", "TOPSECRET2",
+     "--passphrase", "TOPSECRET3", "--wandb-key", "TOPSECRET4", "--key=TOPSECRET5",
+     "--private-key", "TOPSECRET6", "--github-pat", "TOPSECRET7", "--bearer", "TOPSECRET8",
+     "https://hooks.slack.com/services/T0/B0/TOPSECRET9", "--lr", "0.1"], b"--lr 0.1"),
+], ids=["sh-c", "flags-and-webhook"])
+def test_secret_forms_the_audit_found_are_redacted_everywhere_but_the_output(tmp_path, argv, kept):
+    # All of these appeared in the log header, run.json and the message.
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + argv)
+    assert run.returncode == 0, run.stderr
+    written = _written(tmp_path)
+    assert b"job ran" in written and b"***" in written
+    for n in range(1, 10):
+        secret = b"TOPSECRET%d" % n
+        assert secret not in written and secret not in run.stderr, secret
+    assert kept in written  # what is not secret stays
+
+
+def test_token_shapes_in_the_job_s_output_are_masked_in_what_leaves_but_not_in_the_log(tmp_path):
+    # The job's own lines we send (tail, decisive line, chat progress) were never scanned
+    # for token shapes. The attached log is the log as it is (not masked).
+    token = "hf_" + "Ab1" * 12
+    code = "print('login with %s'); raise SystemExit('ERROR: bad token %s')" % (token, token)
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + child(code))
+    assert run.returncode == 1, run.stderr
+    run_dir = os.path.dirname(glob.glob(str(tmp_path / "logs" / "*" / "output.log"))[0])
+    log = open(os.path.join(run_dir, "output.log"), "rb").read()
+    assert b"login with " + token.encode() in log and b"bad token " + token.encode() in log
+    msg = email.message_from_bytes(open(glob.glob(os.path.join(run_dir, "*.eml"))[0], "rb").read(),
+                                   policy=email.policy.default)
+    text = msg.get_body(("plain",)).get_content() + str(msg["Subject"])
+    assert "login with hf_A***" in text and "bad token hf_A***" in text and token not in text
+    assert token.encode() not in open(os.path.join(run_dir, "run.json"), "rb").read()
+    ours = [line for line in run.stderr.splitlines() if line.startswith(b"gpualert:")]
+    assert ours and not [line for line in ours if token.encode() in line]  # the job's own: as is
 
 
 # ---- 7. what a message carries ----
