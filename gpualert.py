@@ -3771,6 +3771,17 @@ def array_task_count(environ):
     return None
 
 
+def array_task_ids(environ):
+    """The ids of this Slurm array's tasks, from SLURM_ARRAY_TASK_MIN/MAX/STEP; None when
+    they do not describe it (1,3,7-9: the count says more tasks than the range has)."""
+    lo, hi = environ.get("SLURM_ARRAY_TASK_MIN", ""), environ.get("SLURM_ARRAY_TASK_MAX", "")
+    step = environ.get("SLURM_ARRAY_TASK_STEP", "1")
+    if not (lo.isdigit() and hi.isdigit()):
+        return None
+    ids = [str(i) for i in range(int(lo), int(hi) + 1, max(1, int(step) if step.isdigit() else 1))]
+    return ids if len(ids) == (array_task_count(environ) or len(ids)) else None
+
+
 # ---- Grid Engine (Son of Grid Engine 8.1.9 as observed) ----
 
 def parse_sge_duration(text):
@@ -9479,7 +9490,8 @@ def _array_report(result):
     """Record this task; the task that completes the array gets the summary to send: a
     result of its own (no log, no directory: nothing of one task is attached to it)."""
     sched = result.scheduler
-    ended = (lambda: slurm_array_ended(sched["array_job_id"])) if sched.get("kind") == "slurm" else None
+    ended = (lambda: slurm_array_ended(sched["array_job_id"], task_ids=array_task_ids(os.environ))) \
+        if sched.get("kind") == "slurm" else None
     records = ArraySummary(os.path.join(_state_dir(), "arrays"), sched["array_job_id"],
                            cluster=os.environ.get("SLURM_CLUSTER_NAME")
                            or os.environ.get("SGE_CLUSTER_NAME"))
@@ -9508,19 +9520,38 @@ def _last_metric_text(metrics):
     return None
 
 
-def slurm_array_ended(array_job_id, run=None):
+def slurm_array_ended(array_job_id, run=None, task_ids=None):
     """{task id: state} of the array's tasks Slurm says have ended (sacct), for tasks that
-    could not report themselves. {} when sacct cannot tell."""
-    out = (run or run_command)(["sacct", "-n", "-P", "-X", "-j", str(array_job_id),
-                                "-o", "JobID,State,ExitCode"])
-    if not out or out[0] != 0:
-        return {}
+    could not report themselves. When sacct cannot tell (accounting off, as
+    AccountingStorageType=accounting_storage/none on small clusters), the controller's queue
+    does: each of task_ids squeue no longer lists has ended. {} when neither can tell."""
+    run = run or run_command
+    out = run(["sacct", "-n", "-P", "-X", "-j", str(array_job_id), "-o", "JobID,State,ExitCode"])
+    if not out or out[0] != 0 or not out[1].strip():
+        return _array_ended_from_queue(array_job_id, run, task_ids)
     ended = {}
     for job_id, state, _ in parse_sacct(out[1]):
         task = job_id.split("_", 1)[1] if "_" in job_id else None
         if task and task.isdigit() and state in SLURM_FINAL_STATES:
             ended[task] = state
     return ended
+
+
+def _array_ended_from_queue(array_job_id, run, task_ids):
+    """{task id: state} of the task_ids that squeue no longer lists (pending, running and
+    requeued tasks are listed). An empty list is no answer: the asking task is still in it."""
+    out = run(["squeue", "-h", "-r", "-j", str(array_job_id), "-o", "%i %T"]) if task_ids else None
+    if not out or out[0] != 0:
+        return {}
+    queued = set()
+    for line in out[1].splitlines():
+        job = (line.split() or [""])[0]
+        if "_" in job:
+            queued.add(job.split("_", 1)[1])
+    if not queued:
+        return {}
+    return dict((task, "ended, not in the queue (no accounting to say how)")
+                for task in task_ids if task not in queued)
 
 
 def summary_lines(summary):
