@@ -10839,13 +10839,32 @@ def _kinds():
     return kinds
 
 
+CONFIG_MAX_BYTES = 1 << 20  # a config file is a few hundred bytes; more is not one
+
+
+class NotAConfigFile(ConfigError):
+    """A FIFO, device or directory given as the config: ignored (a Notice), never read."""
+
+
 def read_config_file(path):
-    """The [gpualert] section of an INI file -> dict of raw strings; ConfigError if broken."""
+    """The [gpualert] section of an INI file -> dict of raw strings; ConfigError if broken,
+    NotAConfigFile if it is no regular file (opened without blocking, never read: a FIFO
+    or /dev/zero must not hang the start or fill the memory)."""
     import configparser
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        with open(path) as handle:
-            parser.read_file(handle)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        mode = _safely(lambda: os.fstat(fd).st_mode, 0)
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise NotAConfigFile("config file %s is %s, not a file: ignored" % (
+                path, "a directory" if stat.S_ISDIR(mode) else
+                "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"))
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(CONFIG_MAX_BYTES + 1)
+        if len(data) > CONFIG_MAX_BYTES:
+            raise ConfigError("config file %s: over %d bytes" % (path, CONFIG_MAX_BYTES))
+        parser.read_string(data.decode("utf-8"), source=path)
     except (OSError, configparser.Error, UnicodeDecodeError) as exc:
         raise ConfigError("config file %s: %s" % (path, str(exc).splitlines()[0]))
     if not parser.has_section("gpualert"):
@@ -10956,6 +10975,9 @@ def _merge_file(cfg, sources, problems, path):
     kinds = _kinds()
     try:
         raw = read_config_file(path)
+    except NotAConfigFile as exc:  # cannot have named a relay: holds no mail
+        problems.append(Notice(str(exc)))
+        return
     except ConfigError as exc:
         problems.append(str(exc))
         return

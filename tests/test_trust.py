@@ -393,3 +393,25 @@ def test_a_read_only_outbox_is_never_sent_from_twice(tmp_path, other_user, share
     outs = [other_user.run(argv, env=env, cwd=home) for _ in range(2)]
     assert all(b"cannot claim" in o.stderr for o in outs), [o.stderr for o in outs]
     assert smtp_plain.messages == []  # the server records a message before its 250, so before resend exits
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_a_config_that_is_no_file_is_named_once_and_ignored_and_the_command_starts(tmp_path, kind):
+    # --config /dev/zero (or a FIFO, or GPUALERT_CONFIG naming one) hung before the command
+    # started, growing to 3.5 GB in 6 s.
+    env = isolated_env(tmp_path)
+    if kind == "dev-zero":
+        path = "/dev/zero"
+    elif kind == "fifo":
+        path = str(tmp_path / "config.fifo")
+        os.mkfifo(path)
+        env["GPUALERT_CONFIG"] = path
+    else:
+        path = str(tmp_path)
+    flags = [] if kind == "fifo" else ["--config", path]
+    run = run_gpualert(tmp_path, flags + base(tmp_path) + ["--dry-run", "--"] + child("print('started')"),
+                       env=env, timeout=30)
+    assert run.returncode == 0 and b"started" in run.stdout, run.stderr
+    warnings = [line for line in run.stderr.splitlines() if path.encode() in line and b"ignored" in line]
+    assert len(warnings) == 1, run.stderr
+    assert b"not a file" in warnings[0]
