@@ -7150,17 +7150,24 @@ def _send_sendmail(data, path, deadline, only=None):
     """only: the envelope recipients of a copy kept for some of them (not -t: the headers
     name everyone the message was for)."""
     import subprocess
+    import tempfile
     argv = [path, "-oi", "--"] + list(only) if only else [path, "-t", "-oi"]
-    try:  # own session: at the deadline the whole group is killed, helpers included
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        return SendResult(False, "cannot run %s: %s" % (path, exc.strerror or exc), False, True)
-    try:
-        _, err = proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        _kill_session(proc)
-        return SendResult(False, "%s -t -oi timed out" % path, False, True)
+    # Its exit status says whether it took the message: stderr goes to a file, not a pipe,
+    # so a child it forks that keeps the descriptor (a queue runner) cannot hold us until
+    # the deadline, reported "timed out" and later resent: a duplicate.
+    with tempfile.TemporaryFile() as errors:
+        try:  # own session: at the deadline the whole group is killed, helpers included
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=errors, start_new_session=True)
+        except OSError as exc:
+            return SendResult(False, "cannot run %s: %s" % (path, exc.strerror or exc), False, True)
+        try:
+            proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _kill_session(proc)
+            return SendResult(False, "%s -t -oi timed out" % path, False, True)
+        errors.seek(max(0, os.fstat(errors.fileno()).st_size - 4096))
+        err = errors.read()
     if proc.returncode != 0:
         last = _clean(_text(err).strip().splitlines()[-1] if err.strip() else "", 200)
         return SendResult(False, "%s -t -oi exited with status %d%s" % (
