@@ -390,6 +390,12 @@ _UNITS_B = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 4
 _CONTROL_RE = re.compile(u"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
+#: The longest duration or number of seconds any option takes: a year and a day. Beyond
+#: it a deadline overflows what a thread can wait (--smtp-timeout 1e12 was an OverflowError
+#: at delivery time) and no job means it.
+DURATION_MAX_S = 366 * 86400.0
+
+
 def parse_duration(text):
     """'90s', '12h', '1h30m', '45' (seconds), or Slurm's '[D-]HH:MM:SS' -> seconds."""
     text = str(text).strip().lower()
@@ -397,11 +403,17 @@ def parse_duration(text):
     if clock:
         d, a, b, c = clock.groups()
         hms = (int(a), int(b), int(c)) if c is not None else (0, int(a), int(b))
-        return float(int(d or 0) * 86400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
+        return _bounded(float(int(d or 0) * 86400 + hms[0] * 3600 + hms[1] * 60 + hms[2]), text)
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m)" % text)
-    return float(sum(float(n) * _UNITS_S[u] for n, u in parts))
+    return _bounded(float(sum(float(n) * _UNITS_S[u] for n, u in parts)), text)
+
+
+def _bounded(seconds, text):
+    if seconds > DURATION_MAX_S:
+        raise ConfigError("%r is over the longest duration gpualert takes (366d)" % text)
+    return seconds
 
 
 def parse_size(text):
@@ -421,7 +433,7 @@ def parse_seconds(text):
         raise ConfigError("negative number of seconds %r" % text)
     if value != value or value == float("inf"):  # nan, inf: no deadline could hold
         raise ConfigError("not a finite number of seconds %r" % text)
-    return value
+    return _bounded(value, text)
 
 
 def format_duration(seconds):

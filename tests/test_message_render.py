@@ -416,6 +416,15 @@ class TestOptions(unittest.TestCase):
         with self.assertRaises(N.UsageError):
             N.parse_command_line(["--array-summary=sometimes", "--", "true"])
 
+    def test_durations_have_a_sane_maximum(self):
+        # --smtp-timeout 1e12 was accepted, then delivery failed with an OverflowError.
+        for flag, value in (("--smtp-timeout", "1e12"), ("--timeout", "400d"),
+                            ("--stall", "9000:00:00"), ("--gpu-interval", "1e300")):
+            with self.assertRaises(N.UsageError):
+                N.parse_command_line([flag, value, "--", "true"])
+        cli = N.parse_command_line(["--smtp-timeout", "600", "--timeout", "366d", "--", "true"])
+        self.assertEqual(cli.flags["timeout"], 366 * 86400.0)
+
 
 class TestHostile(unittest.TestCase):
     """Inputs a shared cluster produces: absurd values, giant lines, crowded folders."""
