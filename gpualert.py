@@ -5693,7 +5693,7 @@ class RunLog(object):
     def __init__(self, path):
         import threading
         self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.lines = 0
         self.sync_error = None
         self.lost_bytes = 0  # all bytes never written
@@ -6097,7 +6097,7 @@ def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
     for n in range(1000):
         path = base if n == 0 else "%s.%d" % (base, n)
         try:
-            os.makedirs(path, mode=0o700)  # a log can hold anything the job printed
+            make_private_dirs(path)  # a log can hold anything the job printed
             return path
         except OSError as exc:
             if exc.errno != errno.EEXIST:
@@ -7532,7 +7532,7 @@ def private_dir(path, create=True):
     0700 if it is ours but writable by group or others. -> path."""
     if create:
         try:
-            os.makedirs(path, mode=0o700)
+            make_private_dirs(path)
         except FileExistsError:
             pass
     st = os.lstat(path)
@@ -7545,6 +7545,19 @@ def private_dir(path, create=True):
     if st.st_mode & 0o022:  # ours, made under umask 002 (or by an older gpualert): tighten it
         _tighten_dir(path)
     return path
+
+
+def make_private_dirs(path):
+    """os.makedirs, but each directory it makes (parents too: ~/.local, ~/.local/state) is
+    made 0700, which a umask can only narrow (under umask 000 makedirs made the parents
+    world-writable). FileExistsError if path itself exists."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if parent != os.path.abspath(path) and not os.path.isdir(parent):
+        try:
+            make_private_dirs(parent)
+        except FileExistsError:
+            pass  # made meanwhile by another process
+    os.mkdir(path, 0o700)
 
 
 def _tighten_dir(path):
@@ -8412,7 +8425,8 @@ def mark_told(dead_letters):
     """Remember that a delivered message told the user about these dead letters."""
     for path, _ in dead_letters:
         try:
-            with open(os.path.join(os.path.dirname(path), ".told"), "a") as handle:
+            told = os.path.join(os.path.dirname(path), ".told")
+            with os.fdopen(os.open(told, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as handle:
                 handle.write(os.path.basename(path) + "\n")
         except OSError:
             pass
@@ -9337,7 +9351,7 @@ class ArraySummary(object):
                 # The summary went out before this record: a task requeued after it, or an
                 # array that reuses the id (another cluster sharing this home, ids wrapped).
                 self.already_sent = os.path.exists(self.marker)
-                with open(self.path, "a") as f:
+                with os.fdopen(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as f:
                     f.write(json.dumps(entry, sort_keys=True) + "\n")
                     f.flush()
                     os.fsync(f.fileno())
@@ -9376,7 +9390,7 @@ class ArraySummary(object):
 
     def _claim(self):
         try:
-            os.close(os.open(self.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.close(os.open(self.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             return True
         except OSError:
             return False
@@ -9478,7 +9492,7 @@ class RateLimiter(object):
         if allowed:
             stamps.append(now)
         tmp = "%s.%d.tmp" % (self.path, os.getpid())
-        with open(tmp, "w") as f:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write("".join("%.3f\n" % t for t in stamps))
         os.replace(tmp, self.path)
         return allowed
@@ -10381,7 +10395,7 @@ def _write_run_json(result, delivery, manifest, sync=True):
     path = os.path.join(result.run_dir, "run.json")
     tmp = path + ".tmp"
     try:
-        with open(tmp, "w") as handle:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
             json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
             handle.write("\n")
             handle.flush()

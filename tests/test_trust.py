@@ -415,3 +415,23 @@ def test_a_config_that_is_no_file_is_named_once_and_ignored_and_the_command_star
     warnings = [line for line in run.stderr.splitlines() if path.encode() in line and b"ignored" in line]
     assert len(warnings) == 1, run.stderr
     assert b"not a file" in warnings[0]
+
+
+def test_under_umask_000_nothing_gpualert_makes_is_open_to_others(tmp_path, smtp_plain):
+    # umask 000 made ~/.local, ~/.local/state, the state dir's runs/ and run.json
+    # world-writable. The job keeps its umask.
+    env = isolated_env(tmp_path)
+    del env["XDG_STATE_HOME"]  # the default, under HOME
+    run = subprocess.run([PY, SCRIPT, "--to", "owner@example.org", "--smtp", "127.0.0.1:9",
+                          "--smtp-tls", "none", "--"] +
+                         child("import os; print('umask %o' % os.umask(0)); raise SystemExit(1)"),
+                         env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=60, preexec_fn=lambda: os.umask(0))
+    assert run.returncode == 1, run.stderr
+    assert b"umask 0" in run.stdout  # the job's own umask, untouched
+    made = [str(tmp_path / ".local")]
+    for folder, dirs, files in os.walk(made[0]):
+        made += [os.path.join(folder, n) for n in dirs + files]
+    assert any(p.endswith("run.json") for p in made) and any(".eml" in p for p in made), made
+    loose = [(p, oct(os.lstat(p).st_mode & 0o777)) for p in made if os.lstat(p).st_mode & 0o077]
+    assert loose == []
