@@ -5443,14 +5443,17 @@ def build_slack(channel, summary):
 def build_discord(channel, summary):
     """Discord execute-webhook: content <= 2,000; one embed (title 256, description 4,096,
     field values 1,024, 6,000 in all); mentions from log text never ping anyone."""
-    fields = [{"name": _fit(k, 256), "value": _fit(v, 1024), "inline": k in ("Duration", "Exit", "Host")}
+    # Field values and titles are markdown: [label](url) from a log line must not become a
+    # link whose label hides where it goes (the evidence's code block is literal already).
+    fields = [{"name": _fit(k, 256), "value": _fit(_no_links(v), 1024),
+               "inline": k in ("Duration", "Exit", "Host")}
               for k, v in summary.fields if k not in ("Status", "Decisive line")][:25]
     desc = "```\n%s\n```" % _fit(summary.evidence.replace("```", "'''"), 3900) if summary.evidence else ""
-    embed = {"title": _fit(summary.title, 256), "color": _COLOUR[summary.severity],
+    embed = {"title": _fit(_no_links(summary.title), 256), "color": _COLOUR[summary.severity],
              "description": desc, "fields": fields}
     while _embed_chars(embed) > 6000 and embed["fields"]:
         embed["fields"].pop()
-    return _json_request(channel.url, {"content": _fit(summary.title, 2000), "embeds": [embed],
+    return _json_request(channel.url, {"content": _fit(_no_links(summary.title), 2000), "embeds": [embed],
                                        "allowed_mentions": {"parse": []}})
 
 
@@ -5600,8 +5603,11 @@ def build_matrix(channel, summary, room_id, txn_id):
         "<b>%s:</b> %s" % (_html(k), _html(v)) for k, v in summary.fields if k != "Decisive line"))
     if summary.evidence:
         html += "<pre><code>%s</code></pre>" % _html(summary.evidence)
+    # m.mentions {}: an intentional-mentions client pings nobody for a log line's @room or
+    # a user id in it (without it, the body's text decides).
     content = {"msgtype": "m.text", "body": _fit(summary.title + "\n" + summary.text, 16000),
-               "format": "org.matrix.custom.html", "formatted_body": _fit(html, 30000)}
+               "format": "org.matrix.custom.html", "formatted_body": _fit(html, 30000),
+               "m.mentions": {}}
     url = "%s/_matrix/client/v3/rooms/%s/send/m.room.message/%s" % (
         channel.parts["base"], _quote(room_id), _quote(txn_id))
     req = _json_request(url, content, {"Authorization": "Bearer " + channel.parts["token"]})

@@ -869,3 +869,28 @@ def test_watch_posts_an_ended_job_to_the_channels(servers, tmp_path, monkeypatch
     assert [c["outcome"] for c in delivery["channels"]] == ["sent"]
     body = server.wait_for(1)[0].json
     assert body["status"] == "FAILED" and body["name"] == "train"
+
+
+HOSTILE = "[Re-authenticate](https://evil.example/login) @room @everyone <!channel> <https://evil.example|ok>"
+
+
+def test_a_hostile_job_line_is_text_in_every_chat():
+    # Discord's Progress field was the job's raw line, so [label](url) became a link;
+    # Matrix sent @room through with no m.mentions.
+    summary = gpualert.channel_summary(make_result(tail=["epoch 3 " + HOSTILE]))
+    assert HOSTILE[:40] in dict(summary.fields)["Progress"]  # the line is the progress
+    disc = json.loads(gpualert.build_discord(gpualert.parse_channel(SERVICE_URLS["discord"]), summary).body)
+    texts = [f["value"] for f in disc["embeds"][0]["fields"]] + [disc["content"], disc["embeds"][0]["title"]]
+    assert not [t for t in texts if "](http" in t or "<http" in t]
+    assert disc["allowed_mentions"] == {"parse": []}
+    slack = gpualert.build_slack(gpualert.parse_channel(SERVICE_URLS["slack"]), summary).body.decode()
+    assert "<!channel>" not in slack and "<https" not in slack and "@everyone" not in slack
+    room = gpualert.parse_channel("matrixs://TOKEN@matrix.test/!room:matrix.test")
+    matrix = json.loads(gpualert.build_matrix(room, summary, "!room:matrix.test", "t1").body)
+    assert matrix["m.mentions"] == {}
+    assert "<a " not in matrix["formatted_body"] and "&lt;!channel&gt;" in matrix["formatted_body"]
+    tg = json.loads(gpualert.build_telegram(gpualert.parse_channel(SERVICE_URLS["telegram"]), summary).body)
+    assert "<https" not in tg["text"] and "&lt;!channel&gt;" in tg["text"]
+    for service in ("mattermost", "rocketchat", "teams", "googlechat"):
+        body = getattr(gpualert, "build_" + service)(gpualert.parse_channel(SERVICE_URLS[service]), summary).body
+        assert b"](http" not in body, service
