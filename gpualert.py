@@ -7423,35 +7423,38 @@ def _json_field(body, name):
 
 
 def _post_apprise(channel, summary, deadline):
-    """The bridge for schemes gpualert does not speak: `apprise -t TITLE -b BODY`, the URL
-    given in a private config file so it never shows in `ps`."""
+    """The bridge for schemes gpualert does not speak: `apprise -c FILE` with the URL in a
+    private config file and the title and body (the job's lines) on its stdin, so none of
+    them shows in `ps` to other users. Without apprise here the post stays for a `resend`
+    where it is installed (a login node)."""
     import shutil
     import tempfile
     path = shutil.which("apprise")
     if not path:
-        return ChannelResult(False, True, "unknown scheme and `apprise` is not installed "
-                                          "(pip install --user apprise, or use a native URL)")
+        return ChannelResult(False, False, "unknown scheme and `apprise` is not installed here "
+                                           "(pip install --user apprise, or use a native URL); "
+                                           "kept for a resend where it is")
     folder = tempfile.mkdtemp(prefix="gpualert-apprise-")  # 0700
     conf = os.path.join(folder, "urls.txt")
     try:
         fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(channel.url + "\n")
-        argv = [path, "-c", conf, "-t", summary.title, "-b", summary.text]
-        return _run_apprise(argv, deadline)
+        body = "%s\n%s" % (summary.title, summary.text)  # apprise reads a body, not a title, from stdin
+        return _run_apprise([path, "-c", conf], deadline, body.encode("utf-8", "replace"))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run_apprise(argv, deadline):
+def _run_apprise(argv, deadline, body):
     import subprocess
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as exc:
         return ChannelResult(False, False, "cannot run apprise: %s" % (exc.strerror or exc))
     try:
-        out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        out, _ = proc.communicate(body, timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill_session(proc)
         return ChannelResult(False, False, "apprise timed out (delivery deadline)")

@@ -387,10 +387,27 @@ def test_unknown_scheme_goes_through_the_real_apprise(servers, apprise_on_path):
     assert rec.path == "/bridge" and b"cuda_oom" in rec.body
 
 
-def test_unknown_scheme_without_apprise_is_permanent(monkeypatch, tmp_path):
+def test_unknown_scheme_without_apprise_stays_for_a_resend_where_it_is(monkeypatch, tmp_path):
+    # On a compute node without apprise the post was dead-lettered for good, though a login
+    # node with apprise could deliver it.
     monkeypatch.setenv("PATH", str(tmp_path))
     res, _ = _post("pbul://SECRET99")
-    assert not res.ok and res.permanent and "apprise" in res.detail and "SECRET99" not in res.detail
+    assert not res.ok and not res.permanent and "apprise" in res.detail and "SECRET99" not in res.detail
+
+
+def test_apprise_gets_the_title_and_body_on_its_stdin_not_its_argv(monkeypatch, tmp_path):
+    # apprise's title and body (the job's evidence and progress) were on its argv, where
+    # `ps` shows them to every local user.
+    fake = tmp_path / "apprise"
+    fake.write_text('#!/bin/sh\nprintf "%%s\\n" "$@" > "%s/argv"\ncat > "%s/stdin"\n' % (tmp_path, tmp_path))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:/usr/bin:/bin" % tmp_path)
+    res, _ = _post("pbul://SECRET99")
+    assert res.ok, res.detail
+    argv = (tmp_path / "argv").read_text()
+    assert "CUDA out of memory" not in argv and "SECRET99" not in argv and "epoch 3" not in argv
+    stdin = (tmp_path / "stdin").read_text()
+    assert "CUDA out of memory" in stdin and "train" in stdin
 
 
 # ---- end to end: the wrapper with --notify-url ----
