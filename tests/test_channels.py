@@ -736,7 +736,8 @@ def test_a_log_line_cannot_page_the_whole_chat(service):
 def test_an_unusable_record_becomes_a_dead_letter_not_a_retry_forever(tmp_path):
     outbox = state_dir(tmp_path) / "outbox"
     gpualert.spool_in(str(outbox), b"{not json", "json")
-    gpualert.spool_in(str(outbox), json.dumps({"kind": "gpualert-channel", "url": "nonsense://",
+    # (not "nonsense://": an apprise-routed URL, which waits for a host with apprise)
+    gpualert.spool_in(str(outbox), json.dumps({"kind": "gpualert-channel", "url": "not a url",
                                                "summary": {}}).encode(), "json")
     proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
     assert "2 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
