@@ -5696,10 +5696,14 @@ class RunLog(object):
     once one succeeds the gap is marked in the log, so the log goes on when space returns.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, dir_fd=None):
         import threading
         self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # dir_fd: the run directory as opened at its creation (open_run_dir): the log is made
+        # in it even if its path was swapped for a link meanwhile
+        name = os.path.basename(path) if dir_fd is not None else path
+        self.fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+                          0o600, dir_fd=dir_fd)
         self.lines = 0
         self.sync_error = None
         self.lost_bytes = 0  # all bytes never written
@@ -6109,6 +6113,32 @@ def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
             if exc.errno != errno.EEXIST:
                 raise
     raise GpuAlertError("cannot create a run directory under %s" % log_dir)
+
+
+def open_run_dir(path):
+    """The run directory just made, as a descriptor (O_DIRECTORY, O_NOFOLLOW, ours): whatever
+    is renamed or linked at its path later, gpualert writes into this directory only."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    if os.fstat(fd).st_uid != os.geteuid():
+        os.close(fd)
+        raise OSError(errno.EPERM, "%s is not yours: refused" % path)
+    return fd
+
+
+def run_dir_moved(path, fd):
+    """None while `path` is still the directory `fd` was opened on; else where that directory
+    is now (Linux's /proc/self/fd; "?" elsewhere): someone renamed it and maybe put a link
+    or another directory in its place (a group-writable --log-dir without the sticky bit)."""
+    try:
+        now, ours = os.lstat(path), os.fstat(fd)
+        if (now.st_dev, now.st_ino) == (ours.st_dev, ours.st_ino):
+            return None
+    except OSError:
+        pass
+    try:
+        return os.readlink("/proc/self/fd/%d" % fd)
+    except OSError:
+        return "?"
 
 
 def header_fields(run):
@@ -9751,6 +9781,7 @@ class Run(object):
         self.rank = _safely(lambda: job_rank(os.environ), None)
         self.shown_argv = self.argv if cfg.get("no_redact") else redact_argv(self.argv)
         self.name = job_name_for(self.shown_argv, cfg["name"], self.scheduler)
+        self.run_dir_fd = None  # the run directory as made (open_run_dir): written through
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
         self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
@@ -9833,8 +9864,9 @@ class Run(object):
                 log_dir = log_dir or temp_root()  # private, never a name someone else made
                 run_dir = make_run_dir(log_dir, self.name, self.host, self.scheduler,
                                        rank=self.rank, start=self.start)
+                self.run_dir_fd = open_run_dir(run_dir)
                 name = "output.log" if self.rank is None else "output.rank%d.log" % self.rank
-                return RunLog(os.path.join(run_dir, name)), run_dir
+                return RunLog(os.path.join(run_dir, name), dir_fd=self.run_dir_fd), run_dir
             except (OSError, GpuAlertError) as exc:
                 self.notes.append("cannot write the log under %s: %s" % (log_dir, exc))
         raise GpuAlertError("no writable place for the log (%s)" % "; ".join(self.notes[-2:]))
@@ -9974,20 +10006,22 @@ class Run(object):
 
     def conclude(self, child, end):
         """Classify, record, notify: after the exit status is fixed, by self.deadline."""
+        self._follow_run_dir()
         outcome = self.gather(child, end)
         verdict = classify_text(outcome.tail.decode("utf-8", "replace"), facts_for(outcome))
         result = result_for(outcome, verdict)
         for note in self._thread_notes(child, result):
             result = _with_note(result, note)
         self.log.record("cause", _cause_fields(verdict), sync=False)
-        result = _with_note(result, _write_run_json(result, None, None, sync=False))
+        result = _with_note(result, _write_run_json(result, None, None, sync=False,
+                                                     dir_fd=self.run_dir_fd))
         delivery, manifest = self.notify(result)
         # The log's fsync after the message is safe, not before: writing back a GiB of output
         # takes about half a second, and reads of the log (the metrics) wait for it meanwhile.
         self.log.sync()
         if delivery.get("outcome") != "outbox" or delivery.get("outbox_path"):
             self._drop_provisional()  # the full message is out or safe: the stand-in goes
-        _write_run_json(result, delivery, manifest)
+        _write_run_json(result, delivery, manifest, dir_fd=self.run_dir_fd)
         if not self.cfg["quiet"]:
             _warn(_summary_line(result, delivery))
         self.spooled.set()
@@ -9995,6 +10029,22 @@ class Run(object):
         if delivery.get("outcome") == "sent" or posted:
             _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S, mail=delivery.get("outcome") == "sent",
                           channels=posted)
+
+    def _follow_run_dir(self):
+        """The run directory renamed under us (a link or another folder at its path): the log
+        and run.json stay in ours (written through its descriptor); the message names where
+        it is now and says what happened; nothing is written at the old path."""
+        moved = self.run_dir_fd is not None and run_dir_moved(self.run_dir, self.run_dir_fd)
+        if not moved:
+            return
+        note = ("the run directory %s was replaced while the job ran (renamed, something else "
+                "put at its path); nothing was written there: the log and run.json are in %s"
+                % (self.run_dir, moved))
+        self.notes.append(note)
+        _warn("warning: " + note)
+        if moved != "?" and os.path.isabs(moved):
+            self.log.path = os.path.join(moved, os.path.basename(self.log.path))
+            self.run_dir = moved
 
     def _thread_notes(self, child, result):
         """The early notices this run sent, and what the job did after a warning signal."""
@@ -10396,23 +10446,25 @@ def result_record(result, delivery=None, manifest=None):
     return record
 
 
-def _write_run_json(result, delivery, manifest, sync=True):
-    """run.json beside the log, written atomically (scripts and `resend` read it).
+def _write_run_json(result, delivery, manifest, sync=True, dir_fd=None):
+    """run.json beside the log, written atomically (scripts and `resend` read it); through
+    dir_fd (open_run_dir) when given, so never into a directory swapped in at its path.
     -> None, or a note saying why it could not be written (a full log disk must not cost
     the notification)."""
     import json
-    path = os.path.join(result.run_dir, "run.json")
+    path = "run.json" if dir_fd is not None else os.path.join(result.run_dir, "run.json")
     tmp = path + ".tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+        with os.fdopen(os.open(tmp, flags, 0o600, dir_fd=dir_fd), "w") as handle:
             json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
             handle.write("\n")
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, path, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except OSError as exc:
-        _remove_quietly(tmp)
+        _safely(lambda: os.remove(tmp, dir_fd=dir_fd), None)
         return "run.json could not be written (%s)" % exc.strerror
     return None
 

@@ -435,3 +435,26 @@ def test_under_umask_000_nothing_gpualert_makes_is_open_to_others(tmp_path, smtp
     assert any(p.endswith("run.json") for p in made) and any(".eml" in p for p in made), made
     loose = [(p, oct(os.lstat(p).st_mode & 0o777)) for p in made if os.lstat(p).st_mode & 0o077]
     assert loose == []
+
+
+def test_a_run_directory_swapped_for_a_link_gets_nothing_written_through_it(tmp_path, smtp_plain):
+    # In a group-writable --log-dir without the sticky bit another member renamed the live
+    # run directory and put a symlink in its place: run.json, with the job's last lines,
+    # went through the link into their folder, and the message's Log: pointed there.
+    # (The job plays that member here: same rename, same link.)
+    logs, theirs = tmp_path / "logs", tmp_path / "theirs"
+    code = ("import glob, os\n"
+            "[d] = glob.glob(%r)\n"
+            "os.rename(d, d + '.moved'); os.makedirs(%r); os.symlink(%r, d)\n"
+            "print('swapped')\n" % (str(logs / "*"), str(theirs), str(theirs)))
+    run = run_gpualert(tmp_path, ["--log-dir", str(logs), "--outbox", str(tmp_path / "outbox"),
+                                  "--to", "owner@example.org", "--smtp", smtp_plain.addr, "--"] + child(code))
+    assert run.returncode == 0, run.stderr
+    assert os.listdir(str(theirs)) == []
+    [moved] = glob.glob(str(logs / "*.moved"))
+    assert sorted(os.listdir(moved)) == ["output.log", "run.json"]
+    assert b"swapped" in open(os.path.join(moved, "output.log"), "rb").read()
+    assert b"was replaced while the job ran" in run.stderr
+    [got] = smtp_plain.wait_for(1)
+    body = email.message_from_bytes(got.data, policy=email.policy.default).get_body(("plain",)).get_content()
+    assert "was replaced while the job ran" in body and os.path.join(moved, "output.log") in body
