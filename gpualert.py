@@ -7153,6 +7153,10 @@ def _smtp_failure(exc, cfg, stage):
     import ssl
     where = "SMTP %s" % cfg.get("smtp")
     code, text = _smtp_code(exc)
+    mixed = _mixed_refusals(exc)
+    if mixed:  # every recipient refused, some for now, some for good: each gets its due
+        return SendResult(False, "%s refused every recipient: %s" % (where, _refusals(mixed)),
+                          False, False, False, mixed)
     if code is not None:
         size = code == 552 or (500 <= code < 600 and "size" in text.lower())
         size = size or "5.3.4" in text
@@ -7172,6 +7176,18 @@ def _smtp_failure(exc, cfg, stage):
     else:
         why = "failed during %s: %s" % (stage, _describe(exc))
     return SendResult(False, "%s: %s" % (where, why), False, True)
+
+
+def _mixed_refusals(exc):
+    """{address: (code, text)} when the relay refused every recipient at RCPT, some with
+    4xx and some with 5xx; else None (one kind: the first code says it all)."""
+    import smtplib
+    if not isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return None
+    refused = dict((a, (code, _clean(_text(text), 200)))
+                   for a, (code, text) in (exc.recipients or {}).items())
+    kinds = set(code >= 500 for code, _ in refused.values())
+    return refused if len(kinds) == 2 else None
 
 
 def _smtp_code(exc):
@@ -8293,7 +8309,24 @@ def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
         _warn("warning: a message was refused for good (%s); it is kept in %s and will not "
               "be tried again" % (res.detail, path))
         return "dead", res, path
+    if res.refused:  # none accepted it: those refused for good go to dead/, the item waits
+        split = _split_refused(claimed, data, res.refused, cfg)
+        res = res._replace(detail="; ".join([res.detail] + split))
     return "waiting", res, release_item(claimed)
+
+
+def _split_refused(claimed, data, refused, cfg):
+    """Every recipient refused, some for now and some for good: a copy for the latter goes
+    to dead/ (keep_refused), and the claimed item is readdressed to the former alone."""
+    never = dict((a, r) for a, r in refused.items() if r[0] >= 500)
+    lines = keep_refused(claimed, data, never, cfg)
+    later = [a for a, r in refused.items() if r[0] < 500]
+    try:
+        spool_over(claimed, _stamp(_readdressed(data, later), "refused for now by the relay: %s"
+                                   % _refusals(dict((a, refused[a]) for a in later))))
+    except OSError as exc:
+        lines.append("not readdressed to %s: %s" % (", ".join(later), _describe(exc)))
+    return lines
 
 
 def keep_refused(claimed, data, refused, cfg):

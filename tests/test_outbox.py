@@ -556,3 +556,23 @@ def test_a_recorded_place_that_became_a_link_is_refused(tmp_path, smtp_plain):
     assert resend.returncode == 0, resend.stderr
     assert smtp_plain.messages == []
     assert b"symbolic link: refused" in resend.stdout + resend.stderr
+
+
+def test_when_every_recipient_is_refused_each_gets_its_due(tmp_path, picky_relay):
+    # 451 for one, 550 for the other and none accepted: the first code decided for both
+    # (all buried, or all retried for ever).
+    relay = picky_relay({"later@x": "451 4.7.1 try again later", "never@x": "550 5.1.1 no such user"})
+    outbox = tmp_path / "outbox"
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox),
+                                  "--smtp", relay.addr, "--smtp-tls", "none", "--to", "later@x",
+                                  "--to", "never@x", "--max-per-hour", "0", "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    [dead] = _items(outbox / "dead", "*.eml")
+    assert b"X-Gpualert-Rcpt: never@x\n" in _read(dead)
+    [kept] = _items(outbox, "[0-9]*.eml*")
+    assert b"X-Gpualert-Rcpt: later@x\n" in _read(kept)
+    relay.answers.pop("later@x")
+    resend = _resend(tmp_path, outbox, relay.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert [m.rcpt_tos for m in relay.inbox.wait_for(1)] == [["later@x"]]
+    assert _items(outbox, "[0-9]*.eml*") == []
