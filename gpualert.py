@@ -11057,10 +11057,13 @@ def check_settings(cfg, warn):
     problem is one warning naming the setting and what is used instead, never an error.
     -> cfg, or a read-only copy without the bad values."""
     fixed, say = dict(cfg), warn or (lambda line: None)
-    good = [a for a in cfg.get("to") or [] if _address_ok(a)]
+    # A bare name is a local user's mailbox; one that is no user here came from a comma
+    # inside an address (--to 'me@uni,edu' split into me@uni and edu).
+    good = [a for a in cfg.get("to") or [] if _address_ok(a) and ("@" in a or _local_user(a))]
     for bad in [a for a in cfg.get("to") or [] if a not in good]:
-        say("warning: --to %r is not an e-mail address; ignored (sending to %s)"
-            % (bad, ", ".join(good) or "the local user"))
+        say("warning: --to %r is not an e-mail address%s; ignored (sending to %s)"
+            % (bad, "" if "@" in bad else " nor a user on this host (a comma inside an address?)",
+               ", ".join(good) or "the local user"))
     fixed["to"] = good
     if cfg.get("from_addr") and not _address_ok(cfg["from_addr"]):
         say("warning: --from %r is not an e-mail address; using gpualert@HOST" % cfg["from_addr"])
@@ -11075,6 +11078,15 @@ def check_settings(cfg, warn):
         say("warning: --sendmail %r is not an executable file; using %s instead" % (
             asked, _choose_transport(fixed)[1]))
     return types.MappingProxyType(fixed) if fixed != dict(cfg) else cfg
+
+
+def _local_user(name):
+    try:
+        import pwd
+        pwd.getpwnam(str(name).strip())
+        return True
+    except (ImportError, KeyError):
+        return False
 
 
 def _address_ok(addr):

@@ -458,3 +458,15 @@ def test_a_run_directory_swapped_for_a_link_gets_nothing_written_through_it(tmp_
     [got] = smtp_plain.wait_for(1)
     body = email.message_from_bytes(got.data, policy=email.policy.default).get_body(("plain",)).get_content()
     assert "was replaced while the job ran" in body and os.path.join(moved, "output.log") in body
+
+
+def test_a_comma_inside_an_address_is_warned_about_not_sent_to_a_bare_name(tmp_path):
+    # --to 'me@uni,edu' silently sent to a bare `edu` as well.
+    run = run_gpualert(tmp_path, base(tmp_path, to="me@uni,edu") + ["--to", "root", "--dry-run", "--"] +
+                       child("pass"))
+    assert run.returncode == 0, run.stderr
+    warned = [line for line in run.stderr.splitlines() if b"--to 'edu'" in line]
+    assert len(warned) == 1 and b"nor a user on this host" in warned[0], run.stderr
+    msg = email.message_from_bytes(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(),
+                                   policy=email.policy.default)
+    assert str(msg["To"]) == "me@uni, root"
