@@ -11181,7 +11181,7 @@ def cmd_classify(args):
     status = 0
     for path in args.logs:
         try:
-            c = classify_log(path, dict(facts))
+            c = _classify_any(path, dict(facts))
         except (OSError, IOError) as exc:
             why = getattr(exc, "strerror", None) or exc
             sys.stderr.write("gpualert: error: cannot read %s: %s\n" % (path, why))
@@ -11193,6 +11193,23 @@ def cmd_classify(args):
         else:
             print(_format_plain(path, c))
     return status
+
+
+def _classify_any(path, facts):
+    """classify_log, also for `-` (stdin), /dev/stdin and pipes (<(...)): classify_log reads
+    the tail by seeking, so a stream is first copied to a private temporary file, in pieces."""
+    import shutil
+    import tempfile
+    if path != "-" and stat.S_ISREG(os.stat(path).st_mode):
+        return classify_log(path, facts)
+    with tempfile.NamedTemporaryFile(prefix="gpualert-classify-") as copy:  # 0600
+        if path == "-":
+            shutil.copyfileobj(sys.stdin.buffer, copy, 1 << 20)
+        else:
+            with open(path, "rb") as stream:
+                shutil.copyfileobj(stream, copy, 1 << 20)
+        copy.flush()
+        return classify_log(copy.name, facts)
 
 
 def cmd_resend(args, cfg):
