@@ -13,14 +13,18 @@ Synopsis
 
 What a run does
     Before CMD starts, a run directory and a log with a header (command, host, cwd, start
-    time, scheduler ids) exist on disk, flushed and fsync'd. CMD's stdout and stderr stream
+    time, scheduler ids) exist on disk, flushed and fsync'd, and a stand-in message (status
+    SILENT: no end was reported) waits in the outbox, renewed while gpualert lives: if it or
+    its node dies, a later `resend` sends that. CMD's stdout and stderr stream
     live to the terminal and, as raw bytes in arrival order, into the log. When CMD ends,
     however it ends, the log gets a footer, the run is classified (cause, evidence line,
     remediation), run.json is written beside the log, and one message goes out: by SMTP or
     by the node's sendmail. It is spooled to the outbox first and leaves it only once a
     transport accepted it; `resend` (on a login node, or the next run) delivers what is left
-    later, each message claimed first so it goes out once. No message is ever lost; one
-    refused for good goes to outbox/dead/ with the reason. By default a message carries the
+    later, each message claimed first so it goes out once (a claim is a lease its owner
+    renews, taken over only once seen unrenewed for 15 minutes, never by wall-clock age).
+    No message is ever lost; one refused for good (or a recipient refused for good) goes
+    to outbox/dead/ with the reason. By default a message carries the
     log only (--artifacts GLOB|auto for more); secret-looking arguments show as *** and the
     job never sees GPUALERT_SMTP_PASSWORD.
 
