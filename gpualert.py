@@ -8385,7 +8385,17 @@ def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, 
         _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items,
                       capped=capped, places=places)
     counts["remaining"] = sum(len(ready_items(p)) for p in places)
+    counts["held"] = sum(len(_held_claims(p)) for p in places)
     return counts
+
+
+def _held_claims(place):
+    """The messages in `place` claimed by an owner that is alive or whose lease has not
+    lapsed (a running job's stand-in, a message being sent elsewhere): not sendable now."""
+    ready = set(ready_items(place))
+    claims = [n for n in _listdir(place) if CLAIM_MARK in n and not n.startswith(".")
+              and _claim_parts(n)[0].endswith(".eml")]
+    return [os.path.join(place, n) for n in claims if os.path.join(place, n) not in ready]
 
 
 def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped, places):
@@ -11225,6 +11235,10 @@ def cmd_resend(args, cfg):
         print("gpualert: resend: found %d in %s" % (n, place))
     print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (
         counts["sent"], counts["failed"], counts["dead"], counts["remaining"]))
+    if counts.get("held"):
+        print("gpualert: resend: %d held by a live owner (a running job's stand-in, a message "
+              "being sent): sent here once seen unrenewed for %s" % (
+                  counts["held"], format_duration(CLAIM_LEASE_S)))
     if posts["sent"] or posts["failed"] or posts["dead"] or posts["remaining"]:
         print("gpualert: resend: channels: %d sent, %d failed, %d dead, %d remaining" % (
             posts["sent"], posts["failed"], posts["dead"], posts["remaining"]))

@@ -379,6 +379,7 @@ def test_a_claim_20_minutes_old_by_the_clock_is_not_taken_from_a_live_owner(tmp_
         for _ in range(2):
             resend = _resend(tmp_path, tmp_path / "outbox", smtp_plain.addr)
             assert resend.returncode == 0, resend.stderr
+            assert b"1 held by a live owner" in resend.stdout, resend.stdout
         assert smtp_plain.messages == [] and os.path.exists(claimed)
     finally:
         owner.kill()
