@@ -7910,6 +7910,19 @@ def _owner_gone(name):
     return host is None or (host == _claim_host() and pid > 0 and not _pid_alive(pid))
 
 
+def _owner_stopped(name):
+    """Is the claim's owner a process on this host that is stopped (Ctrl-Z, a scheduler's
+    suspend: SIGSTOP)? It cannot renew, yet it is not gone: its claim is not taken over."""
+    _, host, pid, _ = _claim_parts(name)
+    if host != _claim_host() or not pid or pid <= 0:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
+
+
 # Leases, not clocks. A live owner renews what it holds claimed every LEASE_RENEW_S (the
 # run rewrites its stand-in; a sender touches the message it sends), which changes the
 # file's identity (inode, size, mtime, ctime: the "token"). A reader takes a claim over only
@@ -8070,7 +8083,8 @@ def ready_items(place, kinds=("eml",), clock=None):
             held[name] = _lease_token(st)
         out.append(path)
     lapsed = _unrenewed(place, held, clock)
-    return [p for p in out if os.path.basename(p) not in held or os.path.basename(p) in lapsed]
+    return [p for p in out if os.path.basename(p) not in held or
+            (os.path.basename(p) in lapsed and not _owner_stopped(os.path.basename(p)))]
 
 
 def adopt_orphans(place):

@@ -577,3 +577,29 @@ def test_when_every_recipient_is_refused_each_gets_its_due(tmp_path, picky_relay
     assert resend.returncode == 0, resend.stderr
     assert [m.rcpt_tos for m in relay.inbox.wait_for(1)] == [["later@x"]]
     assert _items(outbox, "[0-9]*.eml*") == []
+
+
+def test_a_stopped_owner_on_this_host_keeps_its_claim_past_the_lease(tmp_path):
+    # A job suspended (Ctrl-Z, scontrol suspend: SIGSTOP) cannot renew, yet is not gone.
+    g = load_gpualert()
+    outbox = str(tmp_path / "outbox")
+    owner = subprocess.Popen(["sleep", "60"])
+    try:
+        claimed = _claimed_item(g, outbox, g._claim_host(), owner.pid, int(time.time()))
+        now = [1000.0]
+        clock = lambda: ("boot-a", now[0])  # noqa: E731
+        assert g.ready_items(outbox, clock=clock) == []
+        now[0] += g.CLAIM_LEASE_S
+        owner.send_signal(signal.SIGSTOP)
+        deadline = time.time() + 10
+        while not g._owner_stopped(os.path.basename(claimed)) and time.time() < deadline:
+            time.sleep(0.01)
+        assert g.ready_items(outbox, clock=clock) == []
+        owner.send_signal(signal.SIGCONT)
+        deadline = time.time() + 10
+        while g._owner_stopped(os.path.basename(claimed)) and time.time() < deadline:
+            time.sleep(0.01)
+        assert g.ready_items(outbox, clock=clock) == [claimed]  # alive, running, unrenewed: stuck
+    finally:
+        owner.kill()
+        owner.wait()
