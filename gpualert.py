@@ -186,6 +186,8 @@ SECRET_NAME = re.compile(r"token|passw(?:or)?d|secret|api[-_]?key|auth|credentia
 SECRET_WORDS = frozenset(("pass", "passphrase", "pw", "pwd", "key", "pat", "bearer", "sig",
                           "signature"))
 SECRET_SHORT = frozenset(("-p",))
+#: ... but not right after these commands, where -p is something else (mkdir -p out, ssh -p 22)
+NOT_SECRET_AFTER = frozenset(("mkdir", "cp", "ssh", "scp", "psql", "install", "nc", "rsync"))
 #: URL query parameters whose values are secrets (?access_token=X&sig=Y), also in channel URLs.
 SECRET_PARAM = r"token|key|sig|secret|pass|auth|code"
 #: Chat webhooks whose path is the secret (a Slack or Discord webhook given as an argument).
@@ -503,31 +505,32 @@ def redact_argv(argv):
     the same inside an argument with spaces (sh -c '... --token X'), and in URLs the password
     of user:password@, secret query parameters and chat-webhook paths become ***. The
     command itself always runs as given."""
-    out, hide_next = [], False
+    out, hide_next, prev = [], False, ""
     for arg in argv:
-        arg = str(arg)
+        arg, prev = str(arg), os.path.basename(prev)
         if hide_next and not arg.startswith("-"):
             out.append("***")
-            hide_next = False
+            hide_next, prev = False, arg
             continue
         hide_next = False
         m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^([A-Za-z_][\w.-]*)(=)(.*)$", arg)
-        if m and _secret_option(m.group(1)) and m.group(3):
+        if m and _secret_option(m.group(1), prev) and m.group(3):
             arg = m.group(1) + "=***"
-        elif re.match(r"^-{1,2}[\w.-]+$", arg) and _secret_option(arg):
+        elif re.match(r"^-{1,2}[\w.-]+$", arg) and _secret_option(arg, prev):
             hide_next = True
         elif re.search(r"\s", arg):
             arg = _redact_words(arg)
+        prev = arg
         out.append(mask_token_shapes(redact_url(arg)))
     return out
 
 
-def _secret_option(name):
+def _secret_option(name, prev=""):
     """Is --name (or NAME of NAME=VALUE) one whose value is a secret (SECRET_NAME,
-    SECRET_WORDS, SECRET_SHORT)?"""
+    SECRET_WORDS, SECRET_SHORT unless right after a NOT_SECRET_AFTER command, prev)?"""
     words = re.split(r"[-_.]+", name.lstrip("-").lower())
-    return name in SECRET_SHORT or bool(SECRET_NAME.search(name)) or \
-        any(word in SECRET_WORDS for word in words)
+    return (name in SECRET_SHORT and prev not in NOT_SECRET_AFTER) or \
+        bool(SECRET_NAME.search(name)) or any(word in SECRET_WORDS for word in words)
 
 
 def _redact_words(text):
@@ -5457,8 +5460,8 @@ def build_discord(channel, summary):
              "description": desc, "fields": fields}
     while _embed_chars(embed) > 6000 and embed["fields"]:
         embed["fields"].pop()
-    return _json_request(channel.url, {"content": _fit(_no_links(summary.title), 2000), "embeds": [embed],
-                                       "allowed_mentions": {"parse": []}})
+    return _json_request(channel.url, {"content": _fit(_no_links(summary.title), 2000),
+                                       "embeds": [embed], "allowed_mentions": {"parse": []}})
 
 
 def _embed_chars(embed):
@@ -9451,7 +9454,8 @@ class ArraySummary(object):
                 # The summary went out before this record: a task requeued after it, or an
                 # array that reuses the id (another cluster sharing this home, ids wrapped).
                 self.already_sent = os.path.exists(self.marker)
-                with os.fdopen(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as f:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+                with os.fdopen(os.open(self.path, flags, 0o600), "a") as f:
                     f.write(json.dumps(entry, sort_keys=True) + "\n")
                     f.flush()
                     os.fsync(f.fileno())

@@ -470,3 +470,11 @@ def test_a_comma_inside_an_address_is_warned_about_not_sent_to_a_bare_name(tmp_p
     msg = email.message_from_bytes(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(),
                                    policy=email.policy.default)
     assert str(msg["To"]) == "me@uni, root"
+
+
+def test_p_is_a_password_but_not_after_mkdir_or_ssh():
+    from _load import load_gpualert
+    g = load_gpualert()
+    assert g.redact_argv(["sh", "-c", "mkdir -p out && mysql -u me -p S3CRET db; ssh -p 22 host"]) == [
+        "sh", "-c", "mkdir -p out && mysql -u me -p *** db; ssh -p 22 host"]
+    assert g.redact_argv(["/bin/mkdir", "-p", "out"]) == ["/bin/mkdir", "-p", "out"]
