@@ -10220,12 +10220,14 @@ class Run(object):
             with self.lease_lock:
                 if self.lease_stop.is_set():
                     return
-                path = spool_message(self._silent_message(), self.cfg,
-                                     "held: the job's end was not told yet", claimed=True,
-                                     over=self.provisional)[0]
-                if path != self.provisional:  # taken over: a resend thought us dead; the
-                    self.provisional = path   # message written apart supersedes it
-                    self.apart = os.path.dirname(path) if path else None
+                path = _safely(lambda: spool_message(
+                    self._silent_message(), self.cfg, "held: the job's end was not told yet",
+                    claimed=True, over=self.provisional)[0], None)
+                if path is None and self.provisional:  # not rewritten (a full disk, a quota):
+                    renew_claim(self.provisional)  # renewed all the same, or a resend thinks us dead
+                elif path != self.provisional:  # taken over: a resend thought us dead; the
+                    self.provisional = path     # message written apart supersedes it
+                    self.apart = os.path.dirname(path)
 
     def _stop_renewing(self):
         with self.lease_lock:  # a renewal under way ends before the exit's stand-in is written
