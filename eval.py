@@ -2351,26 +2351,43 @@ class SoakRelays(object):
         self.rcpt_5xx.stop()
 
 
+SOAK_KILL_MOMENTS = ("during the run", "in the first 200 ms after the exit",
+                     "after the exit was logged (spooling, delivery)")
+
+
 def _soak_run(i, rng, relays, work, env, kill_p):
-    """One wrapped run against a relay in a random state; sometimes SIGKILLed after the child
-    exited (the child prints a line just before it exits). -> (token, state, killed)."""
+    """One wrapped run against a relay in a random state; in a share of them the wrapper is
+    SIGKILLed at a moment drawn from SOAK_KILL_MOMENTS: while the child runs (it says
+    "start", runs 0.3 s, says "bye" and exits), in the 200 ms after its "bye", or after the
+    wrapper logged the exit. -> (token, state, killed)."""
     state = rng.choice(SOAK_STATES)
     token = "soak%05d%s" % (i, os.urandom(3).hex())
     argv = [REL_PY, _SNAPSHOT["path"], "--log-dir", os.path.join(work, "logs"),
             "--outbox", os.path.join(work, "outbox"), "--to", "soak@example.org",
             "--smtp", relays.addr[state], "--smtp-timeout", "2", "--max-per-hour", "0",
-            "--name", token, "--quiet", "--", "sh", "-c", "echo bye; exit %d" % rng.choice((0, 1, 3))]
-    kill_after = rng.uniform(0.0, 2.5) if rng.random() < kill_p else None
+            "--name", token, "--quiet", "--", "sh", "-c",
+            "echo start; sleep 0.3; echo bye; exit %d" % rng.choice((0, 1, 3))]
+    moment = rng.choice(SOAK_KILL_MOMENTS) if rng.random() < kill_p else None
     proc = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc.stdout.readline()  # "start": the child runs
+    if moment == SOAK_KILL_MOMENTS[0]:
+        _soak_kill_within(proc, rng.uniform(0.0, 0.3))
     proc.stdout.readline()  # "bye": the child is exiting now
-    if kill_after is not None:  # "after the child exits": once the wrapper logged the exit
+    if moment == SOAK_KILL_MOMENTS[1]:
+        _soak_kill_within(proc, rng.uniform(0.0, 0.2))
+    if moment == SOAK_KILL_MOMENTS[2]:
         _soak_wait_logged(work, token, proc)
-        try:
-            proc.wait(kill_after)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _soak_kill_within(proc, rng.uniform(0.0, 2.5))
     proc.communicate(timeout=120)
-    return token, state, kill_after is not None and proc.returncode == -signal.SIGKILL
+    return token, state, moment is not None and proc.returncode == -signal.SIGKILL
+
+
+def _soak_kill_within(proc, seconds):
+    """SIGKILL the wrapper `seconds` from now unless it ends before."""
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def _soak_wait_logged(work, token, proc, timeout=30.0):
@@ -2476,7 +2493,8 @@ def _soak_explain(token, relays, dead_paths):
 
 def cmd_soak(args):
     """N runs, the relay's state drawn per run (healthy / mute / 5xx / refused), a random
-    SIGKILL of the wrapper after the child exits in a share of them, resends in between and
+    SIGKILL of the wrapper in a share of them (during the run, just after the exit, or while
+    it spools and delivers: SOAK_KILL_MOMENTS), resends in between and
     at the end (healthy relay, until the spool is empty). Every message must end delivered
     exactly once or in outbox/dead/ with its reason; none lost, none duplicated."""
     import random

@@ -17,14 +17,18 @@ Synopsis
 
 What a run does
     Before CMD starts, a run directory and a log with a header (command, host, cwd, start
-    time, scheduler ids) exist on disk, flushed and fsync'd. CMD's stdout and stderr stream
+    time, scheduler ids) exist on disk, flushed and fsync'd, and a stand-in message (status
+    SILENT: no end was reported) waits in the outbox, renewed while gpualert lives: if it or
+    its node dies, a later `resend` sends that. CMD's stdout and stderr stream
     live to the terminal and, as raw bytes in arrival order, into the log. When CMD ends,
     however it ends, the log gets a footer, the run is classified (cause, evidence line,
     remediation), run.json is written beside the log, and one message goes out: by SMTP or
     by the node's sendmail. It is spooled to the outbox first and leaves it only once a
     transport accepted it; `resend` (on a login node, or the next run) delivers what is left
-    later, each message claimed first so it goes out once. No message is ever lost; one
-    refused for good goes to outbox/dead/ with the reason. By default a message carries the
+    later, each message claimed first so it goes out once (a claim is a lease its owner
+    renews, taken over only once seen unrenewed for 15 minutes, never by wall-clock age).
+    No message is ever lost; one refused for good (or a recipient refused for good) goes
+    to outbox/dead/ with the reason. By default a message carries the
     log only (--artifacts GLOB|auto for more); secret-looking arguments show as *** and the
     job never sees GPUALERT_SMTP_PASSWORD.
 
@@ -232,6 +236,20 @@ SECRET_KEYS = ("smtp_password",)
 #: Names whose values are secrets: options of the command (--hf-token), NAME=VALUE
 #: arguments (WANDB_API_KEY=...), GPUALERT_* variables kept from the child.
 SECRET_NAME = re.compile(r"token|passw(?:or)?d|secret|api[-_]?key|auth|credential", re.I)
+#: ... and the options (and NAME=VALUE names) that have one of these as a word of their name
+#: (--pass, --passphrase, --wandb-key, --key=, --private-key, --github-pat, --bearer), and -p.
+SECRET_WORDS = frozenset(("pass", "passphrase", "pw", "pwd", "key", "pat", "bearer", "sig",
+                          "signature"))
+SECRET_SHORT = frozenset(("-p",))
+#: ... but not right after these commands, where -p is something else (mkdir -p out, ssh -p 22)
+NOT_SECRET_AFTER = frozenset(("mkdir", "cp", "ssh", "scp", "psql", "install", "nc", "rsync"))
+#: URL query parameters whose values are secrets (?access_token=X&sig=Y), also in channel URLs.
+SECRET_PARAM = r"token|key|sig|secret|pass|auth|code"
+#: Chat webhooks whose path is the secret (a Slack or Discord webhook given as an argument).
+_WEBHOOK_RE = re.compile(r"(?i)(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)"
+                         r"|(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks|[\w.-]+/hooks)/)"
+                         r"[^\s'\"?#]+")
+_URL_PARAM_RE = re.compile(r"(?i)([?&;][\w.-]*(?:%s)[\w.-]*=)[^&#\s'\"]+" % SECRET_PARAM)
 
 
 #: Bound on the whole delivery (DNS, connect, TLS, AUTH, DATA, the 552 retry), seconds.
@@ -276,7 +294,10 @@ DIGEST_SINCE_S = 86400.0      # `digest` covers this long by default
 RESEND_MAX_ITEMS = 1000       # messages one `resend` tries, at most
 RUN_FLUSH_MAX_S = 2.0         # a run's flush of earlier messages never delays its end more
 RUN_FLUSH_MAX_ITEMS = 20      # ... nor tries more messages than this
-CLAIM_LEASE_S = 900.0         # a claim this old may be taken over (its owner is stuck)
+CLAIM_LEASE_S = 900.0         # a claim nobody renewed for this long, as one reader saw it on
+                              # its own clock since boot, may be taken over (_unrenewed)
+LEASE_RENEW_S = 60.0          # how often a live owner renews its claim (the run's stand-in,
+                              # a message being sent)
 DEAD_NOTE_MAX = 20            # dead letters named in one message
 SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
 # sysexits.h codes a sendmail gives when retrying cannot help: EX_DATAERR, EX_NOUSER,
@@ -436,12 +457,17 @@ class _ArtifactList(list):
 # ==== Pure core: values, names, statuses ====
 
 _UNITS_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-DURATION_MAX_S = 100 * 365.25 * 86400  # a longer --since or timeout is a typo, not a wish
 _UNITS_B = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 #: The one definition of a control character: C0 but TAB and LF (a line's own business),
 #: DEL, C1 and the Unicode line and paragraph separators. Never shown to a reader as is.
 # Bidi embeddings, overrides and isolates too: a job's line must display as what it is.
 _CONTROL_RE = re.compile(u"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+#: The longest duration or number of seconds any option takes: a year and a day. Beyond
+#: it a deadline overflows what a thread can wait (--smtp-timeout 1e12 was an OverflowError
+#: at delivery time) and no job means it.
+DURATION_MAX_S = 366 * 86400.0
 
 
 def parse_duration(text):
@@ -451,13 +477,16 @@ def parse_duration(text):
     if clock:
         d, a, b, c = clock.groups()
         hms = (int(a), int(b), int(c)) if c is not None else (0, int(a), int(b))
-        return float(int(d or 0) * 86400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
+        return _bounded(float(int(d or 0) * 86400 + hms[0] * 3600 + hms[1] * 60 + hms[2]), text)
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m)" % text)
-    seconds = float(sum(float(n) * _UNITS_S[u] for n, u in parts))
-    if not seconds <= DURATION_MAX_S:  # inf too: no clock or date can reach back that far
-        raise ConfigError("duration %r is longer than 100 years" % _clean(text, 40))
+    return _bounded(float(sum(float(n) * _UNITS_S[u] for n, u in parts)), text)
+
+
+def _bounded(seconds, text):
+    if seconds > DURATION_MAX_S:
+        raise ConfigError("%r is over the longest duration gpualert takes (366d)" % text)
     return seconds
 
 
@@ -478,7 +507,7 @@ def parse_seconds(text):
         raise ConfigError("negative number of seconds %r" % text)
     if value != value or value == float("inf"):  # nan, inf: no deadline could hold
         raise ConfigError("not a finite number of seconds %r" % text)
-    return value
+    return _bounded(value, text)
 
 
 def format_duration(seconds):
@@ -540,23 +569,53 @@ def job_name_for(argv, cfg_name=None, scheduler=None):
 
 def redact_argv(argv):
     """argv as gpualert shows it: the values of secret-looking options (--hf-token X,
-    --password=X), NAME=VALUE arguments with a secret-looking NAME, and the password of
-    user:password@ in URLs become ***. The command itself always runs as given."""
-    out, hide_next = [], False
+    --password=X, -p X: _secret_option), NAME=VALUE arguments with a secret-looking NAME,
+    the same inside an argument with spaces (sh -c '... --token X'), and in URLs the password
+    of user:password@, secret query parameters and chat-webhook paths become ***. The
+    command itself always runs as given."""
+    out, hide_next, prev = [], False, ""
     for arg in argv:
-        arg = str(arg)
+        arg, prev = str(arg), os.path.basename(prev)
         if hide_next and not arg.startswith("-"):
             out.append("***")
-            hide_next = False
+            hide_next, prev = False, arg
             continue
         hide_next = False
         m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^([A-Za-z_][\w.-]*)(=)(.*)$", arg)
-        if m and SECRET_NAME.search(m.group(1)) and m.group(3):
+        if m and _secret_option(m.group(1), prev) and m.group(3):
             arg = m.group(1) + "=***"
-        elif re.match(r"^-{1,2}[\w.-]+$", arg) and SECRET_NAME.search(arg):
+        elif re.match(r"^-{1,2}[\w.-]+$", arg) and _secret_option(arg, prev):
             hide_next = True
-        out.append(re.sub(r"(\w[\w+.-]*://[^/\s:@]*:)[^/\s@]+@", r"\1***@", arg))
+        elif re.search(r"\s", arg):
+            arg = _redact_words(arg)
+        prev = arg
+        out.append(mask_token_shapes(redact_url(arg)))
     return out
+
+
+def _secret_option(name, prev=""):
+    """Is --name (or NAME of NAME=VALUE) one whose value is a secret (SECRET_NAME,
+    SECRET_WORDS, SECRET_SHORT unless right after a NOT_SECRET_AFTER command, prev)?"""
+    words = re.split(r"[-_.]+", name.lstrip("-").lower())
+    return (name in SECRET_SHORT and prev not in NOT_SECRET_AFTER) or \
+        bool(SECRET_NAME.search(name)) or any(word in SECRET_WORDS for word in words)
+
+
+def _redact_words(text):
+    """A shell string (sh -c '...'): its words as redact_argv shows them, spaces kept."""
+    parts = re.split(r"(\s+)", text)
+    quoted = [re.match(r"^(['\"]*)(.*?)(['\";&|)]*)$", word, re.S).groups() for word in parts[0::2]]
+    shown = redact_argv([word for _, word, _ in quoted])
+    parts[0::2] = [left + word + right for (left, _, right), word in zip(quoted, shown)]
+    return "".join(parts)
+
+
+def redact_url(text):
+    """text with the secrets of the URLs in it as ***: user:password@, query parameters
+    named like tokens, keys, signatures and passwords, and chat-webhook paths."""
+    text = re.sub(r"(\w[\w+.-]*://[^/\s:@]*:)[^/\s@]+@", r"\1***@", text)
+    text = _WEBHOOK_RE.sub(r"\1***", text)
+    return _URL_PARAM_RE.sub(r"\1***", text)
 
 
 def quote_argv(argv):
@@ -580,8 +639,25 @@ def tail_lines(data, count=TAIL_LINES):
     if lines and lines[-1] == "":
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
-    return [_fit(clean_line(_last_redraw(line)), TAIL_LINE_MAX_CHARS, " [...]", head=TAIL_LINE_MAX_CHARS)
-            for line in lines[-count:]]
+    return [_fit(mask_token_shapes(clean_line(_last_redraw(line))), TAIL_LINE_MAX_CHARS, " [...]",
+                 head=TAIL_LINE_MAX_CHARS) for line in lines[-count:]]
+
+
+#: Token shapes masked in the job's own lines wherever they leave the machine (the tail,
+#: the decisive line, chat progress); the log on disk is never altered. Long enough that
+#: ordinary words never match: Hugging Face, GitHub, Slack, OpenAI-style, AWS, GitLab.
+TOKEN_SHAPES = re.compile(
+    r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|glpat-[A-Za-z0-9_-]{20,})")
+
+
+def mask_token_shapes(text):
+    """text with each TOKEN_SHAPES match as its first 4 characters and ***."""
+    if text is None or not isinstance(text, str):
+        return text
+    return TOKEN_SHAPES.sub(lambda m: m.group(0)[:4] + "***", text)
+
 
 
 def _last_redraw(line):
@@ -668,10 +744,10 @@ def _job_label(sched):
 # ==== Pure core: rules ====
 
 #: The status words are an interface too (subjects, X-Gpualert-Status, run.json), worst
-#: first: the array summary's examples follow this order. Only status_for and the notices
-#: (STALLED, WARNING, TEST, DIGEST) make them.
-STATUSES = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "STALLED", "WARNING", "COMPLETED",
-            "SUCCESS", "TEST", "DIGEST")
+#: first: the array summary's examples follow this order. Only status_for, the notices
+#: (STALLED, WARNING, TEST, DIGEST) and the run's launch stand-in (SILENT: no end told) make them.
+STATUSES = ("FAILED", "TIMEOUT", "PREEMPTED", "INTERRUPTED", "SILENT", "STALLED", "WARNING",
+            "COMPLETED", "SUCCESS", "TEST", "DIGEST")
 
 #: The class ids are an interface (subjects, mail filters, run.json): never rename.
 CLASS_IDS = (
@@ -4106,6 +4182,17 @@ def array_task_count(environ):
     return None
 
 
+def array_task_ids(environ):
+    """The ids of this Slurm array's tasks, from SLURM_ARRAY_TASK_MIN/MAX/STEP; None when
+    they do not describe it (1,3,7-9: the count says more tasks than the range has)."""
+    lo, hi = environ.get("SLURM_ARRAY_TASK_MIN", ""), environ.get("SLURM_ARRAY_TASK_MAX", "")
+    step = environ.get("SLURM_ARRAY_TASK_STEP", "1")
+    if not (lo.isdigit() and hi.isdigit()):
+        return None
+    ids = [str(i) for i in range(int(lo), int(hi) + 1, max(1, int(step) if step.isdigit() else 1))]
+    return ids if len(ids) == (array_task_count(environ) or len(ids)) else None
+
+
 # ---- Grid Engine (Son of Grid Engine 8.1.9 as observed) ----
 
 def parse_sge_duration(text):
@@ -4547,7 +4634,9 @@ def result_for(outcome, verdict):
         status_for(child.exit_code, verdict.cls, child.timed_out), outcome.name,
         argv=list(outcome.argv), host=outcome.host, cwd=outcome.cwd, start=outcome.start,
         end=outcome.end, exit_code=child.exit_code,
-        exit_status=exit_status_for(child.exit_code, child.exec_error), classification=verdict,
+        exit_status=exit_status_for(child.exit_code, child.exec_error),
+        classification=verdict._replace(detail=mask_token_shapes(verdict.detail),
+                                        evidence=mask_token_shapes(verdict.evidence)),
         log_path=outcome.log_path, run_dir=outcome.run_dir, tail=tail_lines(outcome.tail),
         rusage=child.rusage, scheduler=outcome.scheduler, notes=notes, gpu=outcome.gpu,
         metrics=outcome.metrics)
@@ -4869,8 +4958,11 @@ def _node_item(node):
 
 # ==== Pure core: rendering ====
 
-SendResult = collections.namedtuple("SendResult", "ok detail size_rejected transport_down permanent")
-SendResult.__new__.__defaults__ = (False,)  # permanent: refused for good (5xx), not worth a retry
+SendResult = collections.namedtuple("SendResult",
+                                    "ok detail size_rejected transport_down permanent refused")
+# permanent: refused for good (5xx), not worth a retry; refused: {address: (code, text)} of
+# the recipients the relay refused at RCPT while it accepted the message for the others
+SendResult.__new__.__defaults__ = (False, None)
 
 
 def render_subject(result):
@@ -6123,8 +6215,9 @@ CHANNEL_WHEN_PARAM = "gpualert_when"
 NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover", "tgram",
                   "matrix", "matrixs", "json", "jsons")
 _SEVERITY_OF = {"FAILED": "failure", "TIMEOUT": "failure", "PREEMPTED": "warning",
-                "INTERRUPTED": "warning", "STALLED": "warning", "WARNING": "warning"}
-_SECRET_QUERY_RE = re.compile(r"(?i)token|key|sig|secret|pass|auth|code")
+                "INTERRUPTED": "warning", "SILENT": "failure", "STALLED": "warning",
+                "WARNING": "warning"}
+_SECRET_QUERY_RE = re.compile(r"(?i)" + SECRET_PARAM)
 _PROGRESS_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\||(?i:\b(?:epoch|step|iter(?:ation)?)\b\s*[:=#]?\s*\d+)")
 MASK = "***"
 
@@ -6444,15 +6537,18 @@ def build_slack(channel, summary):
 def build_discord(channel, summary):
     """Discord execute-webhook: content <= 2,000; one embed (title 256, description 4,096,
     field values 1,024, 6,000 in all); mentions from log text never ping anyone."""
-    fields = [{"name": _fit(k, 256), "value": _fit(v, 1024), "inline": k in ("Duration", "Exit", "Host")}
+    # Field values and titles are markdown: [label](url) from a log line must not become a
+    # link whose label hides where it goes (the evidence's code block is literal already).
+    fields = [{"name": _fit(k, 256), "value": _fit(_no_links(v), 1024),
+               "inline": k in ("Duration", "Exit", "Host")}
               for k, v in summary.fields if k not in ("Status", "Decisive line")][:25]
     desc = "```\n%s\n```" % _fit(summary.evidence.replace("```", "'''"), 3900) if summary.evidence else ""
-    embed = {"title": _fit(summary.title, 256), "color": _COLOUR[summary.severity],
+    embed = {"title": _fit(_no_links(summary.title), 256), "color": _COLOUR[summary.severity],
              "description": desc, "fields": fields}
     while _embed_chars(embed) > 6000 and embed["fields"]:
         embed["fields"].pop()
-    return _json_request(channel.url, {"content": _fit(summary.title, 2000), "embeds": [embed],
-                                       "allowed_mentions": {"parse": []}})
+    return _json_request(channel.url, {"content": _fit(_no_links(summary.title), 2000),
+                                       "embeds": [embed], "allowed_mentions": {"parse": []}})
 
 
 def _embed_chars(embed):
@@ -6603,8 +6699,11 @@ def build_matrix(channel, summary, room_id, txn_id):
         "<b>%s:</b> %s" % (_html(k), _html(v)) for k, v in summary.fields if k != "Decisive line"))
     if summary.evidence:
         html += "<pre><code>%s</code></pre>" % _html(summary.evidence)
+    # m.mentions {}: an intentional-mentions client pings nobody for a log line's @room or
+    # a user id in it (without it, the body's text decides).
     content = {"msgtype": "m.text", "body": _fit(summary.title + "\n" + summary.text, 16000),
-               "format": "org.matrix.custom.html", "formatted_body": _fit(html, 30000)}
+               "format": "org.matrix.custom.html", "formatted_body": _fit(html, 30000),
+               "m.mentions": {}}
     url = "%s/_matrix/client/v3/rooms/%s/send/m.room.message/%s" % (
         channel.parts["base"], _quote(room_id), _quote(txn_id))
     req = _json_request(url, content, {"Authorization": "Bearer " + channel.parts["token"]})
@@ -6693,10 +6792,14 @@ class RunLog(object):
     once one succeeds the gap is marked in the log, so the log goes on when space returns.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, dir_fd=None):
         import threading
         self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        # dir_fd: the run directory as opened at its creation (open_run_dir): the log is made
+        # in it even if its path was swapped for a link meanwhile
+        name = os.path.basename(path) if dir_fd is not None else path
+        self.fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+                          0o600, dir_fd=dir_fd)
         self.lines = 0
         self.sync_error = None
         self.lost_bytes = 0  # all bytes never written
@@ -7104,12 +7207,38 @@ def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
     for n in range(1000):
         path = base if n == 0 else "%s.%d" % (base, n)
         try:
-            os.makedirs(path, mode=0o700)  # a log can hold anything the job printed
+            make_private_dirs(path)  # a log can hold anything the job printed
             return path
         except OSError as exc:
             if exc.errno != errno.EEXIST:
                 raise
     raise GpuAlertError("cannot create a run directory under %s" % log_dir)
+
+
+def open_run_dir(path):
+    """The run directory just made, as a descriptor (O_DIRECTORY, O_NOFOLLOW, ours): whatever
+    is renamed or linked at its path later, gpualert writes into this directory only."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    if os.fstat(fd).st_uid != os.geteuid():
+        os.close(fd)
+        raise OSError(errno.EPERM, "%s is not yours: refused" % path)
+    return fd
+
+
+def run_dir_moved(path, fd):
+    """None while `path` is still the directory `fd` was opened on; else where that directory
+    is now (Linux's /proc/self/fd; "?" elsewhere): someone renamed it and maybe put a link
+    or another directory in its place (a group-writable --log-dir without the sticky bit)."""
+    try:
+        now, ours = os.lstat(path), os.fstat(fd)
+        if (now.st_dev, now.st_ino) == (ours.st_dev, ours.st_ino):
+            return None
+    except OSError:
+        pass
+    try:
+        return os.readlink("/proc/self/fd/%d" % fd)
+    except OSError:
+        return "?"
 
 
 def header_fields(run):
@@ -7929,8 +8058,7 @@ def _send_with_slim_retry(msg, data, cfg, transport, deadline, *, on_accepted=No
                           True, False)
     again = _send_bytes(slim, cfg, transport, deadline, on_accepted)
     if again.ok:
-        return SendResult(True, "%s; sent WITHOUT attachments (%s)" % (again.detail, reason),
-                          False, False)
+        return again._replace(detail="%s; sent WITHOUT attachments (%s)" % (again.detail, reason))
     return SendResult(False, "%s; retry without attachments also failed: %s" % (
         res.detail, again.detail), True, again.transport_down,
         again.permanent or again.size_rejected)  # even the slim one is too big: for good
@@ -7995,7 +8123,8 @@ def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
                           False, False, True)
     if kind == "smtp":
         return _send_smtp_bounded(data, cfg, deadline, on_accepted)
-    return _send_sendmail(data, where, deadline)
+    only = _envelope(data, cfg)[1] if data.startswith(RCPT_HEADER.encode("ascii")) else None
+    return _send_sendmail(data, where, deadline, only=only)
 
 
 def _envelope(data, cfg):
@@ -8005,9 +8134,23 @@ def _envelope(data, cfg):
     head = BytesHeaderParser(policy=policy.compat32).parsebytes(data)
     sender = cfg.get("from_addr") or head.get("From") or ""
     sender = parseaddr(str(sender))[1]
-    fields = [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
+    fields = [str(v) for v in head.get_all(RCPT_HEADER) or []] or \
+        [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
     rcpts = [addr for _, addr in getaddresses(fields) if addr]
     return sender, rcpts
+
+
+#: A copy kept for the recipients the relay refused for now is addressed to them alone:
+#: this header, first in the message, names its envelope recipients (SMTP and sendmail).
+RCPT_HEADER = "X-Gpualert-Rcpt"
+
+
+def _readdressed(data, addresses):
+    """The message bytes, for `addresses` alone (an earlier RCPT_HEADER replaced)."""
+    mark = RCPT_HEADER.encode("ascii") + b":"
+    while data.startswith(mark):
+        data = data.split(b"\n", 1)[-1]
+    return mark + b" " + ", ".join(sorted(addresses)).encode("utf-8", "replace") + b"\n" + data
 
 
 # ---- SMTP ----
@@ -8090,13 +8233,14 @@ def _smtp_session(data, cfg, deadline, state):
         state["stage"] = "MAIL/RCPT/DATA"
         refused = conn.sendmail(sender, rcpts, _to_crlf(data))
         if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
-            _safely(state["on_accepted"], None)
+            _safely(lambda: state["on_accepted"](data, refused), None)
     finally:
         _quit_quietly(conn)
-    detail = "SMTP %s accepted it for %s" % (cfg["smtp"], ", ".join(rcpts))
-    if refused:
-        detail += " (refused: %s)" % ", ".join(sorted(refused))
-    return SendResult(True, detail, False, False)
+    refused = dict((a, (code, _clean(_text(text), 200)))
+                   for a, (code, text) in (refused or {}).items())
+    detail = "SMTP %s accepted it for %s" % (cfg["smtp"],
+                                             ", ".join(a for a in rcpts if a not in refused))
+    return SendResult(True, detail, False, False, False, refused or None)
 
 
 def _smtp_prepare(conn, cfg, mode, state):
@@ -8140,6 +8284,10 @@ def _smtp_failure(exc, cfg, stage):
     import ssl
     where = "SMTP %s" % cfg.get("smtp")
     code, text = _smtp_code(exc)
+    mixed = _mixed_refusals(exc)
+    if mixed:  # every recipient refused, some for now, some for good: each gets its due
+        return SendResult(False, "%s refused every recipient: %s" % (where, _refusals(mixed)),
+                          False, False, False, mixed)
     if code is not None:
         size = code == 552 or (500 <= code < 600 and "size" in text.lower())
         size = size or "5.3.4" in text
@@ -8159,6 +8307,18 @@ def _smtp_failure(exc, cfg, stage):
     else:
         why = "failed during %s: %s" % (stage, _describe(exc))
     return SendResult(False, "%s: %s" % (where, why), False, True)
+
+
+def _mixed_refusals(exc):
+    """{address: (code, text)} when the relay refused every recipient at RCPT, some with
+    4xx and some with 5xx; else None (one kind: the first code says it all)."""
+    import smtplib
+    if not isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return None
+    refused = dict((a, (code, _clean(_text(text), 200)))
+                   for a, (code, text) in (exc.recipients or {}).items())
+    kinds = set(code >= 500 for code, _ in refused.values())
+    return refused if len(kinds) == 2 else None
 
 
 def _smtp_code(exc):
@@ -8181,19 +8341,28 @@ def _text(value):
 
 # ---- sendmail ----
 
-def _send_sendmail(data, path, deadline):
+def _send_sendmail(data, path, deadline, only=None):
+    """only: the envelope recipients of a copy kept for some of them (not -t: the headers
+    name everyone the message was for)."""
     import subprocess
-    argv = [path, "-t", "-oi"]
-    try:  # own session: at the deadline the whole group is killed, helpers included
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        return SendResult(False, "cannot run %s: %s" % (path, exc.strerror or exc), False, True)
-    try:
-        _, err = proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        _kill_session(proc)
-        return SendResult(False, "%s -t -oi timed out" % path, False, True)
+    import tempfile
+    argv = [path, "-oi", "--"] + list(only) if only else [path, "-t", "-oi"]
+    # Its exit status says whether it took the message: stderr goes to a file, not a pipe,
+    # so a child it forks that keeps the descriptor (a queue runner) cannot hold us until
+    # the deadline, reported "timed out" and later resent: a duplicate.
+    with tempfile.TemporaryFile() as errors:
+        try:  # own session: at the deadline the whole group is killed, helpers included
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=errors, start_new_session=True)
+        except OSError as exc:
+            return SendResult(False, "cannot run %s: %s" % (path, exc.strerror or exc), False, True)
+        try:
+            proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _kill_session(proc)
+            return SendResult(False, "%s -t -oi timed out" % path, False, True)
+        errors.seek(max(0, os.fstat(errors.fileno()).st_size - 4096))
+        err = errors.read()
     if proc.returncode != 0:
         last = _clean(_text(err).strip().splitlines()[-1] if err.strip() else "", 200)
         return SendResult(False, "%s -t -oi exited with status %d%s" % (
@@ -8431,35 +8600,38 @@ def _json_field(body, name):
 
 
 def _post_apprise(channel, summary, deadline):
-    """The bridge for schemes gpualert does not speak: `apprise -t TITLE -b BODY`, the URL
-    given in a private config file so it never shows in `ps`."""
+    """The bridge for schemes gpualert does not speak: `apprise -c FILE` with the URL in a
+    private config file and the title and body (the job's lines) on its stdin, so none of
+    them shows in `ps` to other users. Without apprise here the post stays for a `resend`
+    where it is installed (a login node)."""
     import shutil
     import tempfile
     path = shutil.which("apprise")
     if not path:
-        return ChannelResult(False, True, "unknown scheme and `apprise` is not installed "
-                                          "(pip install --user apprise, or use a native URL)")
+        return ChannelResult(False, False, "unknown scheme and `apprise` is not installed here "
+                                           "(pip install --user apprise, or use a native URL); "
+                                           "kept for a resend where it is")
     folder = tempfile.mkdtemp(prefix="gpualert-apprise-")  # 0700
     conf = os.path.join(folder, "urls.txt")
     try:
         fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(channel.url + "\n")
-        argv = [path, "-c", conf, "-t", summary.title, "-b", summary.text]
-        return _run_apprise(argv, deadline)
+        body = "%s\n%s" % (summary.title, summary.text)  # apprise reads a body, not a title, from stdin
+        return _run_apprise([path, "-c", conf], deadline, body.encode("utf-8", "replace"))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run_apprise(argv, deadline):
+def _run_apprise(argv, deadline, body):
     import subprocess
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as exc:
         return ChannelResult(False, False, "cannot run apprise: %s" % (exc.strerror or exc))
     try:
-        out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        out, _ = proc.communicate(body, timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill_session(proc)
         return ChannelResult(False, False, "apprise timed out (delivery deadline)")
@@ -8546,7 +8718,7 @@ def private_dir(path, create=True):
     0700 if it is ours but writable by group or others. -> path."""
     if create:
         try:
-            os.makedirs(path, mode=0o700)
+            make_private_dirs(path)
         except FileExistsError:
             pass
     st = os.lstat(path)
@@ -8559,6 +8731,19 @@ def private_dir(path, create=True):
     if st.st_mode & 0o022:  # ours, made under umask 002 (or by an older gpualert): tighten it
         _tighten_dir(path)
     return path
+
+
+def make_private_dirs(path):
+    """os.makedirs, but each directory it makes (parents too: ~/.local, ~/.local/state) is
+    made 0700, which a umask can only narrow (under umask 000 makedirs made the parents
+    world-writable). FileExistsError if path itself exists."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if parent != os.path.abspath(path) and not os.path.isdir(parent):
+        try:
+            make_private_dirs(parent)
+        except FileExistsError:
+            pass  # made meanwhile by another process
+    os.mkdir(path, 0o700)
 
 
 def _tighten_dir(path):
@@ -8642,10 +8827,13 @@ def search_places(cfg):
     places = [_outbox_dir(cfg)]
     if cfg.get("log_dir"):
         places.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
+    places += _recorded_places(os.path.join(_state_dir(), PLACES_FILE))
     for tmp in _unique([_temp_dir(), "/tmp"]):
         places.append(os.path.join(tmp, "gpualert-%d" % uid, "outbox"))
         places += sorted(glob.glob(os.path.join(tmp, "gpualert-%d-*" % uid, "outbox")))
         places.append(os.path.join(tmp, "gpualert-outbox-%d" % uid))  # 0.4.0 and earlier
+        if _safely(lambda: private_dir(os.path.join(tmp, "gpualert-%d" % uid), create=False), None):
+            places += _recorded_places(os.path.join(tmp, "gpualert-%d" % uid, PLACES_FILE))
     ours, refused = [], []
     for place in _unique(places):
         if not os.path.lexists(place):
@@ -8760,16 +8948,69 @@ def spool_in(folder, data, kind, claimed=False, *, before_rename=None):
 
 
 def spool_item(data, kind, cfg, places=None, claimed=False, *, before_rename=None):
-    """data (bytes) as a new item of `kind` in the first place of the chain that takes it.
-    -> (path or None, [one line per place that failed])."""
+    """data (bytes) as a new item of `kind` in the first place of the chain that takes it;
+    a place other than the outbox is recorded (record_place). -> (path or None, [one line
+    per place that failed])."""
     errors = []
     for folder in places or spool_places(cfg):
         try:
             folder = folder or os.path.join(temp_root(), "outbox")
-            return spool_in(folder, data, kind, claimed, before_rename=before_rename), errors
+            path = spool_in(folder, data, kind, claimed, before_rename=before_rename)
         except Exception as exc:
             errors.append("%s: %s" % (folder, _describe(exc)))
+            continue
+        if os.path.abspath(folder) != os.path.abspath(_outbox_dir(cfg)):
+            _safely(lambda: record_place(folder), None)
+        return path, errors
     return None, errors
+
+
+# Every fallback is found: a place of the chain other than the outbox (<log-dir>/outbox, a
+# fresh private temp folder) is recorded, one absolute path a line, in PLACES_FILE in the
+# state dir, or, when that cannot be written (a read-only or full home), in this user's
+# private temp dir (then only a resend on the same host, or given --log-dir, finds it).
+# search_places reads both; a recorded place that is a link, not ours or open to others is
+# refused there like any other (private_dir).
+PLACES_FILE = "outbox-places"
+
+
+def record_place(folder):
+    """Add folder to the first index that takes it (see above); nothing if it is there."""
+    folder = os.path.abspath(folder)
+    if "\n" in folder:
+        return
+    for index_dir in (_state_dir(), temp_root()):
+        try:
+            path = os.path.join(private_dir(index_dir), PLACES_FILE)
+            if folder in _recorded_places(path):
+                return
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(path, flags, 0o600)
+            try:
+                os.write(fd, (folder + "\n").encode("utf-8", "surrogateescape"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            return
+        except (OSError, GpuAlertError):
+            continue
+
+
+def _recorded_places(path):
+    """The places an index names; [] unless it is our own plain file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return []
+        data = os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", "surrogateescape").splitlines()
+    return [line for line in lines if os.path.isabs(line)]
 
 
 def spool_over(claimed, data):
@@ -8812,14 +9053,117 @@ def claim_item(path):
     return claimed
 
 
-def _claim_stale(name, now=None):
-    """May a claim be taken over? Its owner is gone from this host, or its lease ran out."""
-    _, host, pid, when = _claim_parts(name)
-    if host is None:
+def _owner_gone(name):
+    """Is the claim's owner visibly gone: not claimed at all, or its process is no longer
+    alive on this host? (Elsewhere only its lease can tell: _unrenewed.)"""
+    _, host, pid, _ = _claim_parts(name)
+    return host is None or (host == _hostname()[:64] and pid > 0 and not _pid_alive(pid))
+
+
+def _owner_stopped(name):
+    """Is the claim's owner a process on this host that is stopped (Ctrl-Z, a scheduler's
+    suspend: SIGSTOP)? It cannot renew, yet it is not gone: its claim is not taken over."""
+    _, host, pid, _ = _claim_parts(name)
+    if host != _hostname()[:64] or not pid or pid <= 0:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
+
+
+# Leases, not clocks. A live owner renews what it holds claimed every LEASE_RENEW_S (the
+# run rewrites its stand-in; a sender touches the message it sends), which changes the
+# file's identity (inode, size, mtime, ctime: the "token"). A reader takes a claim over only
+# when it saw the same token CLAIM_LEASE_S apart on its own clock since boot (/proc/uptime:
+# no wall-clock jump, skew between nodes or faketime moves it). The sightings are kept per
+# reader host and boot in PLACE/.leases~HOST~BOOT, so two cron resends CLAIM_LEASE_S apart
+# decide it; the time written in a claim's name is never compared with anything.
+LEASES_PREFIX = ".leases~"
+
+
+def _boot_clock():
+    """(boot id, seconds since boot) of this host: Linux's /proc, else time.monotonic()
+    (whose start a reboot resets: a sighting from the future is simply made again)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as handle:
+            boot = handle.read().strip()
+        with open("/proc/uptime") as handle:
+            return boot, float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return "monotonic", time.monotonic()
+
+
+def _lease_token(st):
+    return "%d:%d:%d:%d" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _unrenewed(place, tokens, clock=None):
+    """The names in {name: token} whose token this host saw unchanged for CLAIM_LEASE_S.
+    Records new sightings (best effort: a place we cannot write to only delays a takeover,
+    never hastens one). clock: -> (boot id, seconds), for tests."""
+    import json
+    boot, now = (clock or _boot_clock)()
+    index = "%s%s~%s" % (LEASES_PREFIX, _hostname()[:64], re.sub(r"\W", "", boot)[:40])
+    path = os.path.join(place, index)
+    try:
+        with open(path) as handle:
+            seen = json.load(handle)
+        seen = seen if isinstance(seen, dict) else {}
+    except (OSError, ValueError):
+        seen = {}
+    lapsed = set()
+    keep = dict((name, old) for name, old in seen.items()  # other callers' sightings
+                if name not in tokens and os.path.lexists(os.path.join(place, name)))
+    for name, token in tokens.items():
+        old = seen.get(name)
+        if isinstance(old, list) and len(old) == 2 and old[0] == token and \
+                isinstance(old[1], (int, float)) and old[1] <= now:
+            keep[name] = old
+            if now - old[1] >= CLAIM_LEASE_S:
+                lapsed.add(name)
+        else:
+            keep[name] = [token, now]
+    if not keep and seen:
+        _safely(lambda: os.remove(path), None)  # nothing is held here now
+    elif keep != seen:
+        _safely(lambda: _write_private(place, os.path.basename(path),
+                                       json.dumps(keep).encode("ascii")), None)
+    return lapsed
+
+
+def renew_claim(claimed):
+    """A live owner's sign of life on what it holds claimed (see _unrenewed). False: the
+    item is gone (taken over, or settled)."""
+    try:  # a later mtime than it has, whatever this host's clock says: the token changes
+        mtime = max(int(time.time() * 1e9), os.stat(claimed).st_mtime_ns + 1000)
+        os.utime(claimed, ns=(mtime, mtime))
         return True
-    if (now or time.time()) - when > CLAIM_LEASE_S:
-        return True
-    return host == _hostname()[:64] and not _pid_alive(pid)
+    except OSError:
+        return False
+
+
+class Renewing(object):
+    """with Renewing(path): renew_claim(path) every LEASE_RENEW_S while the block runs (a
+    slow relay must not make a message look abandoned)."""
+
+    def __init__(self, claimed, every=None):
+        import threading
+        self.claimed, self.every, self.stop = claimed, every or LEASE_RENEW_S, threading.Event()
+
+    def __enter__(self):
+        import threading
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+
+    def _run(self):
+        while not self.stop.wait(self.every) and renew_claim(self.claimed):
+            pass
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        return False
 
 
 def _pid_alive(pid):
@@ -8865,28 +9209,32 @@ def bury_item(claimed, reason):
     return path
 
 
-def ready_items(place, kinds=("eml",)):
-    """Items to send in `place`, oldest first: unclaimed ones and stale claims. Files that
-    are not ours, links and half-written .tmp- files are never listed."""
+def ready_items(place, kinds=("eml",), clock=None):
+    """Items to send in `place`, oldest first: unclaimed ones, and claims whose owner is
+    gone or whose lease lapsed (_unrenewed; clock: for tests). Files that are not ours,
+    links and half-written .tmp- files are never listed."""
     try:
         names = os.listdir(place)
     except OSError:
         return []
-    out = []
+    out, held = [], {}
     for name in sorted(names, key=lambda n: _claim_parts(n)[0]):
         base = _claim_parts(name)[0]
         if name.startswith(".") or base.rsplit(".", 1)[-1] not in kinds:
-            continue
-        if CLAIM_MARK in name and not _claim_stale(name):
             continue
         path = os.path.join(place, name)
         try:
             st = os.lstat(path)
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
-            out.append(path)
-    return out
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        if not _owner_gone(name):
+            held[name] = _lease_token(st)
+        out.append(path)
+    lapsed = _unrenewed(place, held, clock)
+    return [p for p in out if os.path.basename(p) not in held or
+            (os.path.basename(p) in lapsed and not _owner_stopped(os.path.basename(p)))]
 
 
 def adopt_orphans(place):
@@ -8920,7 +9268,7 @@ def _writer_gone(place, name, parts):
     host, pid = parts[2], parts[3]
     if host == _hostname()[:64] and pid > 0 and not _pid_alive(pid):
         return True
-    return time.time() - st.st_mtime > CLAIM_LEASE_S
+    return name in _unrenewed(place, {name: _lease_token(st)})
 
 
 def _adopt_one(place, name, parts):
@@ -9106,12 +9454,20 @@ def _emergency_dump(data, msg):
 
 def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
     """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
-    "dead" (refused for good: buried, told once on stderr) or "waiting" (released)."""
-    res = _send_with_slim_retry(msg, data, cfg, transport, deadline,
-                                on_accepted=lambda: finish_item(claimed))
-    if res.ok:
+    "dead" (refused for good: buried, told once on stderr) or "waiting" (released).
+    The claim is renewed while it is sent: a slow relay does not make it look abandoned."""
+    kept = []
+
+    def accepted(sent, refused):  # before the item leaves the spool: refused ones stay in
+        kept.extend(keep_refused(claimed, sent, refused, cfg))
         finish_item(claimed)
-        return "sent", res, None
+    with Renewing(claimed):
+        res = _send_with_slim_retry(msg, data, cfg, transport, deadline, on_accepted=accepted)
+    if res.ok:
+        if res.refused and not kept:  # a transport without the callback (none refuses now)
+            kept = keep_refused(claimed, data, res.refused, cfg)
+        finish_item(claimed)
+        return "sent", res._replace(detail="; ".join([res.detail] + kept)), None
     if res.permanent:
         try:
             path = bury_item(claimed, res.detail)
@@ -9121,7 +9477,55 @@ def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
         _warn("warning: a message was refused for good (%s); it is kept in %s and will not "
               "be tried again" % (res.detail, path))
         return "dead", res, path
+    if res.refused:  # none accepted it: those refused for good go to dead/, the item waits
+        split = _split_refused(claimed, data, res.refused, cfg)
+        res = res._replace(detail="; ".join([res.detail] + split))
     return "waiting", res, release_item(claimed)
+
+
+def _split_refused(claimed, data, refused, cfg):
+    """Every recipient refused, some for now and some for good: a copy for the latter goes
+    to dead/ (keep_refused), and the claimed item is readdressed to the former alone."""
+    never = dict((a, r) for a, r in refused.items() if r[0] >= 500)
+    lines = keep_refused(claimed, data, never, cfg)
+    later = [a for a, r in refused.items() if r[0] < 500]
+    try:
+        spool_over(claimed, _stamp(_readdressed(data, later), "refused for now by the relay: %s"
+                                   % _refusals(dict((a, refused[a]) for a in later))))
+    except OSError as exc:
+        lines.append("not readdressed to %s: %s" % (", ".join(later), _describe(exc)))
+    return lines
+
+
+def keep_refused(claimed, data, refused, cfg):
+    """The recipients the relay refused while it took the message for the others: refused
+    for now (4xx), a copy for them alone waits in the spool for resend; for good (5xx), a
+    copy for them goes to dead/ with the reason (told on stderr now and in the next
+    message). The recipients that accepted never get it again. -> lines saying which."""
+    later = dict((a, r) for a, r in (refused or {}).items() if r[0] < 500)
+    never = dict((a, r) for a, r in (refused or {}).items() if r[0] >= 500)
+    lines = []
+    if later:
+        why = "refused for now by the relay: %s" % _refusals(later)
+        path, errors = spool_item(_stamp(_readdressed(data, later), why), "eml", cfg,
+                                  places=[os.path.dirname(claimed)] + spool_places(cfg))
+        lines.append("%s; %s" % (why, ("kept for resend in %s" % path) if path
+                                 else "could not be kept: %s" % "; ".join(errors)))
+    if never:
+        why = "refused for good by the relay: %s" % _refusals(never)
+        try:
+            dead = private_dir(os.path.join(os.path.dirname(claimed), DEAD_DIR))
+            line = ("X-Gpualert-Dead-Reason: %s\n" % _clean(why, 500)).encode("utf-8", "replace")
+            path = _write_private(dead, _item_name("eml"), line + _readdressed(data, never))
+            lines.append("%s; kept in %s, not tried again" % (why, path))
+        except OSError as exc:
+            lines.append("%s; not kept: %s" % (why, _describe(exc)))
+        _warn("warning: %s" % lines[-1])
+    return lines
+
+
+def _refusals(refused):
+    return ", ".join("%s (%d %s)" % (a, code, text) for a, (code, text) in sorted(refused.items()))
 
 
 def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, capped=True):
@@ -9145,7 +9549,17 @@ def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, 
         _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items,
                       capped=capped, places=places)
     counts["remaining"] = sum(len(ready_items(p)) for p in places)
+    counts["held"] = sum(len(_held_claims(p)) for p in places)
     return counts
+
+
+def _held_claims(place):
+    """The messages in `place` claimed by an owner that is alive or whose lease has not
+    lapsed (a running job's stand-in, a message being sent elsewhere): not sendable now."""
+    ready = set(ready_items(place))
+    claims = [n for n in _listdir(place) if CLAIM_MARK in n and not n.startswith(".")
+              and _claim_parts(n)[0].endswith(".eml")]
+    return [os.path.join(place, n) for n in claims if os.path.join(place, n) not in ready]
 
 
 def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped, places):
@@ -9242,7 +9656,8 @@ def mark_told(dead_letters):
     """Remember that a delivered message told the user about these dead letters."""
     for path, _ in dead_letters:
         try:
-            with open(os.path.join(os.path.dirname(path), ".told"), "a") as handle:
+            told = os.path.join(os.path.dirname(path), ".told")
+            with os.fdopen(os.open(told, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as handle:
                 handle.write(os.path.basename(path) + "\n")
         except OSError:
             pass
@@ -10493,10 +10908,12 @@ def run_end(run_dir, warn=None):
     return _newest_mtime(run_dir), None
 
 
-def note_child(run_dir, pid):
+def note_child(run_dir, pid, dir_fd=None):
     """Leave the child's pid in its run directory: when the wrapper is SIGKILLed the child
-    may run on, and prune must still see the run as going (_child_alive)."""
-    fd = os.open(os.path.join(run_dir, CHILD_PID_NAME), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    may run on, and prune must still see the run as going (_child_alive). Through dir_fd
+    when given, as run.json is (never into a directory swapped in at its path)."""
+    path = CHILD_PID_NAME if dir_fd is not None else os.path.join(run_dir, CHILD_PID_NAME)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     with os.fdopen(fd, "w") as handle:
         handle.write("%s %d\n" % (_hostname(short=True), pid))
 
@@ -10661,7 +11078,8 @@ class ArraySummary(object):
                 # The summary went out before this record: a task requeued after it, or an
                 # array that reuses the id (another cluster sharing this home, ids wrapped).
                 self.already_sent = os.path.exists(self.marker)
-                with open(self.path, "a") as f:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+                with os.fdopen(os.open(self.path, flags, 0o600), "a") as f:
                     f.write(json.dumps(entry, sort_keys=True) + "\n")
                     f.flush()
                     os.fsync(f.fileno())
@@ -10700,7 +11118,7 @@ class ArraySummary(object):
 
     def _claim(self):
         try:
-            os.close(os.open(self.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.close(os.open(self.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             return True
         except OSError:
             return False
@@ -10802,7 +11220,7 @@ class RateLimiter(object):
         if allowed:
             stamps.append(now)
         tmp = "%s.%d.tmp" % (self.path, os.getpid())
-        with open(tmp, "w") as f:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write("".join("%.3f\n" % t for t in stamps))
         os.replace(tmp, self.path)
         return allowed
@@ -10833,7 +11251,8 @@ def _array_report(result):
     """Record this task; the task that completes the array gets the summary to send: a
     result of its own (no log, no directory: nothing of one task is attached to it)."""
     sched = result.scheduler
-    ended = (lambda: slurm_array_ended(sched["array_job_id"])) if sched.get("kind") == "slurm" else None
+    ended = (lambda: slurm_array_ended(sched["array_job_id"], task_ids=array_task_ids(os.environ))) \
+        if sched.get("kind") == "slurm" else None
     records = ArraySummary(os.path.join(_state_dir(), "arrays"), sched["array_job_id"],
                            cluster=os.environ.get("SLURM_CLUSTER_NAME")
                            or os.environ.get("SGE_CLUSTER_NAME"))
@@ -10862,19 +11281,38 @@ def _last_metric_text(metrics):
     return None
 
 
-def slurm_array_ended(array_job_id, run=None):
+def slurm_array_ended(array_job_id, run=None, task_ids=None):
     """{task id: state} of the array's tasks Slurm says have ended (sacct), for tasks that
-    could not report themselves. {} when sacct cannot tell."""
-    out = (run or run_command)(["sacct", "-n", "-P", "-X", "-j", str(array_job_id),
-                                "-o", "JobID,State,ExitCode"])
-    if not out or out[0] != 0:
-        return {}
+    could not report themselves. When sacct cannot tell (accounting off, as
+    AccountingStorageType=accounting_storage/none on small clusters), the controller's queue
+    does: each of task_ids squeue no longer lists has ended. {} when neither can tell."""
+    run = run or run_command
+    out = run(["sacct", "-n", "-P", "-X", "-j", str(array_job_id), "-o", "JobID,State,ExitCode"])
+    if not out or out[0] != 0 or not out[1].strip():
+        return _array_ended_from_queue(array_job_id, run, task_ids)
     ended = {}
     for job_id, state, _ in parse_sacct(out[1]):
         task = job_id.split("_", 1)[1] if "_" in job_id else None
         if task and task.isdigit() and state in SLURM_FINAL_STATES:
             ended[task] = state
     return ended
+
+
+def _array_ended_from_queue(array_job_id, run, task_ids):
+    """{task id: state} of the task_ids that squeue no longer lists (pending, running and
+    requeued tasks are listed). An empty list is no answer: the asking task is still in it."""
+    out = run(["squeue", "-h", "-r", "-j", str(array_job_id), "-o", "%i %T"]) if task_ids else None
+    if not out or out[0] != 0:
+        return {}
+    queued = set()
+    for line in out[1].splitlines():
+        job = (line.split() or [""])[0]
+        if "_" in job:
+            queued.add(job.split("_", 1)[1])
+    if not queued:
+        return {}
+    return dict((task, "ended, not in the queue (no accounting to say how)")
+                for task in task_ids if task not in queued)
 
 
 def summary_lines(summary):
@@ -11032,6 +11470,7 @@ class Run(object):
         self.rank = _safely(lambda: job_rank(os.environ), None)
         self.shown_argv = self.argv if cfg.get("no_redact") else redact_argv(self.argv)
         self.name = job_name_for(self.shown_argv, cfg["name"], self.scheduler)
+        self.run_dir_fd = None  # the run directory as made (open_run_dir): written through
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
         self.output_mark = None  # the job output file before the child wrote (job_output_mark)
@@ -11055,6 +11494,8 @@ class Run(object):
         self.final = self.final_record = None  # conclude's result, (delivery, manifest)
         if cfg.get("requeue"):
             self._find_attempts()
+        self.lease_lock = threading.Lock()  # the renewal never writes over the exit's stand-in
+        self.lease_stop = threading.Event()
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -11064,11 +11505,15 @@ class Run(object):
         self.mem_before = _safely(read_cgroup_memory, {})
         self.mem_before["own"] = own_cgroup_kind(self.mem_before.get("path"), os.environ)
         self.mem_before["rlimit_as"] = _safely(address_space_limit, None)
+        # Spool before the launch: whenever we die from now on (kill -9, the OOM killer, the
+        # node), a stand-in that says so waits in the outbox; renewed while we live.
+        self.provisional = _safely(self._spool_launch_stand_in, None)
         child = self._run_child()
         end = time.time()
+        self._stop_renewing()
         # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
-        # Spool first: from here on a SIGKILL leaves at least this plain message to resend.
-        self.provisional = _safely(lambda: self._save_provisional(child, end), None)
+        # Over the launch stand-in: from here on a SIGKILL leaves at least the exit's facts.
+        self.provisional = _safely(lambda: self._save_provisional(child, end), self.provisional)
         self.log.record("command ended", footer_fields(child, self.start, end, self.log),
                         sync=False)
         bound = self._post_exit_bound(child)
@@ -11120,8 +11565,9 @@ class Run(object):
                 log_dir = log_dir or temp_root()  # private, never a name someone else made
                 run_dir = make_run_dir(log_dir, self.name, self.host, self.scheduler,
                                        rank=self.rank, start=self.start)
+                self.run_dir_fd = open_run_dir(run_dir)
                 name = "output.log" if self.rank is None else "output.rank%d.log" % self.rank
-                return RunLog(os.path.join(run_dir, name)), run_dir
+                return RunLog(os.path.join(run_dir, name), dir_fd=self.run_dir_fd), run_dir
             except (OSError, GpuAlertError) as exc:
                 self.notes.append("cannot write the log under %s: %s" % (log_dir, exc))
         raise GpuAlertError("no writable place for the log (%s)" % "; ".join(self.notes[-2:]))
@@ -11143,7 +11589,7 @@ class Run(object):
             # the fork's RSS lies between the readings either side of it
             fork_kib = max(before or 0, _safely(own_rss_kib, None) or 0)
             if not exec_error:
-                _safely(lambda: note_child(self.run_dir, pid), None)
+                _safely(lambda: note_child(self.run_dir, pid, self.run_dir_fd), None)
         except OSError as exc:  # out of file descriptors or processes: the command never ran
             return ChildExit(None, {}, (exc.errno, "gpualert could not start it: %s"
                                         % exc.strerror), False, [], 0.0)
@@ -11168,6 +11614,8 @@ class Run(object):
         exited = threading.Event()
         mail = self.cfg["notify"] != "never" or bool(self.cfg.get("notify_url"))
         Background(lambda: warm_up(exited, mail))
+        if self.provisional:  # started here, as the threads above, with the signals blocked
+            Background(self._renew_stand_in)
         self.pump.run(self.cfg["timeout"])
         exited.set()
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
@@ -11282,6 +11730,7 @@ class Run(object):
 
     def conclude(self, child, end):
         """Classify, record, notify: after the exit status is fixed, by self.deadline."""
+        self._follow_run_dir()
         outcome = self.gather(child, end)
         verdict = classify_text(outcome.tail.decode("utf-8", "replace"), facts_for(outcome))
         result = result_for(outcome, verdict)
@@ -11289,7 +11738,8 @@ class Run(object):
             result = _with_note(result, note)
         result = _safely(lambda: self._requeue(result), result, report=True)
         self.log.record("cause", _cause_fields(verdict), sync=False)
-        result = _with_note(result, _write_run_json(self._with_thread(result), None, None, sync=False))
+        result = _with_note(result, _write_run_json(self._with_thread(result), None, None, sync=False,
+                                                     dir_fd=self.run_dir_fd))
         self.final = result
         delivery, manifest = self.notify(result)
         # The log's fsync after the message is safe, not before: writing back a GiB of output
@@ -11297,7 +11747,7 @@ class Run(object):
         self.log.sync()
         if delivery.get("outcome") != "outbox" or delivery.get("outbox_path"):
             self._drop_provisional()  # the full message is out or safe: the stand-in goes
-        _write_run_json(self._with_thread(result), delivery, manifest)
+        _write_run_json(self._with_thread(result), delivery, manifest, dir_fd=self.run_dir_fd)
         self.final_record = (delivery, manifest)
         if not self.cfg["quiet"]:
             _warn(_summary_line(result, delivery))
@@ -11432,6 +11882,22 @@ class Run(object):
         ids = list(self.thread_ids) + [i for i in (self.provisional_id,) if i and i not in self.thread_ids]
         return result._replace(requeue=dict(result.requeue, thread=ids))
 
+    def _follow_run_dir(self):
+        """The run directory renamed under us (a link or another folder at its path): the log
+        and run.json stay in ours (written through its descriptor); the message names where
+        it is now and says what happened; nothing is written at the old path."""
+        moved = self.run_dir_fd is not None and run_dir_moved(self.run_dir, self.run_dir_fd)
+        if not moved:
+            return
+        note = ("the run directory %s was replaced while the job ran (renamed, something else "
+                "put at its path); nothing was written there: the log and run.json are in %s"
+                % (self.run_dir, moved))
+        self.notes.append(note)
+        _warn("warning: " + note)
+        if moved != "?" and os.path.isabs(moved):
+            self.log.path = os.path.join(moved, os.path.basename(self.log.path))
+            self.run_dir = moved
+
     def _thread_notes(self, child, result):
         """The early notices this run sent, and what the job did after a warning signal."""
         notes = ["earlier notice: %s at %s (%s)" % (status, time.strftime("%H:%M:%S", time.localtime(at)),
@@ -11499,29 +11965,91 @@ class Run(object):
                  if limit.get(key) and not self.scheduler.get(key)}
         return dict(self.scheduler, **known) if known else self.scheduler
 
+    def _stand_in_wanted(self):
+        """Would this run send a message of its own (not --notify never, a dry run, an
+        array's summarized task or a rank that does not notify)?"""
+        cfg = self.cfg
+        return not (cfg["notify"] == "never" or cfg["dry_run"] or (
+            cfg["array_summary"] and self.scheduler.get("array_job_id")) or
+            not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True))
+
+    def _spool_launch_stand_in(self):
+        """The run's stand-in from before the launch: it says the job's end was never told.
+        Claimed by this process and renewed while it lives (_renew_stand_in), so `resend`
+        sends it only once we are gone from this host or our lease lapsed; the exit's
+        stand-in, then the full message, are written over it. -> its claimed path or None."""
+        if not self._stand_in_wanted():
+            return None
+        msg = self._silent_message()
+        self.provisional_id = self._reserve_id(msg)
+        return spool_message(msg, self.cfg, "held: the job's end was not told yet",
+                             claimed=True)[0]
+
+    def _silent_message(self):
+        alive = time.time()
+        note = ("no end was reported: gpualert or its node died while the job ran (last sign "
+                "of life at %s; it renews this message every %ds while it lives)"
+                % (time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(alive)), LEASE_RENEW_S))
+        silent = "went silent at %s" % time.strftime("%H:%M", time.localtime(alive))
+        result = make_result(
+            "SILENT", self.name, argv=self.shown_argv, host=self.host, cwd=self.cwd,
+            start=self.start, classification=make_verdict(None, silent),
+            log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
+            tail=tail_lines(self.pump.tail) if self.pump else [], notes=[note])
+        msg = _assemble(result, self.cfg, [], [], html=False)
+        if self.provisional_id:
+            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
+        return msg
+
+    def _renew_stand_in(self):
+        """The lease: every LEASE_RENEW_S while the child runs, the stand-in is written over
+        with the job's latest lines and the time (also a sign of life: see _unrenewed). The
+        first renewals come sooner (1, 2, 4 ... s): a job that dies early has its lines too."""
+        wait = 1.0
+        while not self.lease_stop.wait(wait):
+            wait = min(2 * wait, LEASE_RENEW_S)
+            with self.lease_lock:
+                if self.lease_stop.is_set():
+                    return
+                path = _safely(lambda: spool_message(
+                    self._silent_message(), self.cfg, "held: the job's end was not told yet",
+                    claimed=True, over=self.provisional)[0], None)
+                if path is None and self.provisional:  # not rewritten (a full disk, a quota):
+                    renew_claim(self.provisional)  # renewed all the same, or a resend thinks us dead
+                elif path != self.provisional:  # taken over: a resend thought us dead; the
+                    self.provisional = path     # message written apart supersedes it
+                    self.apart = os.path.dirname(path)
+
+    def _stop_renewing(self):
+        with self.lease_lock:  # a renewal under way ends before the exit's stand-in is written
+            self.lease_stop.set()
+
     def _save_provisional(self, child, end):
-        """Spool first, from the child's exit on: a SIGKILL (the scheduler's after its SIGTERM,
-        an OOM killer, a node going down) may come before the full message is ready. A plain
-        message from the process facts alone is spooled at once, claimed by this process so
-        nobody sends it while we live; the full message is written over it in one step
-        (spool_over), so a SIGKILL never leaves both to send. If we die first, `resend` finds
-        the dead owner's claim and sends it.
+        """Over the launch stand-in, from the child's exit on: a SIGKILL (the scheduler's
+        after its SIGTERM, an OOM killer, a node going down) may come before the full message
+        is ready. A plain message from the process facts alone is written over it at once,
+        still claimed by this process so nobody sends it while we live; the full message is
+        written over that in one step (spool_over), so a SIGKILL never leaves two to send.
+        If we die first, `resend` finds the dead owner's claim and sends it. A run that
+        sends nothing for this end (--notify failure and a success) drops the launch one.
         Returns its claimed path or None."""
         cfg = self.cfg
-        if cfg["notify"] == "never" or cfg["dry_run"] or (
-                cfg["array_summary"] and self.scheduler.get("array_job_id")) or \
-                not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
+        if not self._stand_in_wanted():
             return None
         outcome = self._outcome(child, end)
         result = _with_note(result_for(outcome, classify_text("", facts_for(outcome))),
                             "provisional message, saved when the command ended: gpualert was "
                             "stopped before it could send the full one")
         if not should_notify(result.status, cfg["notify"]):
+            self._drop_provisional()
             return None
         msg = _assemble(result, cfg, [], [], html=False)
-        self.provisional_id = self._reserve_id(msg)
+        if self.provisional_id:
+            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
+        else:
+            self.provisional_id = self._reserve_id(msg)
         return spool_message(msg, cfg, "held: provisional, in case SIGKILL came first",
-                             claimed=True)[0]
+                             claimed=True, over=self.provisional)[0]
 
     def _drop_provisional(self):
         path, self.provisional = self.provisional, None
@@ -11774,23 +12302,25 @@ def result_record(result, delivery=None, manifest=None):
     return record
 
 
-def _write_run_json(result, delivery, manifest, sync=True):
-    """run.json beside the log, written atomically (scripts and `resend` read it).
+def _write_run_json(result, delivery, manifest, sync=True, dir_fd=None):
+    """run.json beside the log, written atomically (scripts and `resend` read it); through
+    dir_fd (open_run_dir) when given, so never into a directory swapped in at its path.
     -> None, or a note saying why it could not be written (a full log disk must not cost
     the notification)."""
     import json
-    path = os.path.join(result.run_dir, "run.json")
+    path = "run.json" if dir_fd is not None else os.path.join(result.run_dir, "run.json")
     tmp = path + ".tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(tmp, "w") as handle:
+        with os.fdopen(os.open(tmp, flags, 0o600, dir_fd=dir_fd), "w") as handle:
             json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
             handle.write("\n")
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, path, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except OSError as exc:
-        _remove_quietly(tmp)
+        _safely(lambda: os.remove(tmp, dir_fd=dir_fd), None)
         return "run.json could not be written (%s)" % exc.strerror
     return None
 
@@ -12245,13 +12775,32 @@ def _kinds():
     return kinds
 
 
+CONFIG_MAX_BYTES = 1 << 20  # a config file is a few hundred bytes; more is not one
+
+
+class NotAConfigFile(ConfigError):
+    """A FIFO, device or directory given as the config: ignored (a Notice), never read."""
+
+
 def read_config_file(path):
-    """The [gpualert] section of an INI file -> dict of raw strings; ConfigError if broken."""
+    """The [gpualert] section of an INI file -> dict of raw strings; ConfigError if broken,
+    NotAConfigFile if it is no regular file (opened without blocking, never read: a FIFO
+    or /dev/zero must not hang the start or fill the memory)."""
     import configparser
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        with open(path) as handle:
-            parser.read_file(handle)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        mode = _safely(lambda: os.fstat(fd).st_mode, 0)
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise NotAConfigFile("config file %s is %s, not a file: ignored" % (
+                path, "a directory" if stat.S_ISDIR(mode) else
+                "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"))
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(CONFIG_MAX_BYTES + 1)
+        if len(data) > CONFIG_MAX_BYTES:
+            raise ConfigError("config file %s: over %d bytes" % (path, CONFIG_MAX_BYTES))
+        parser.read_string(data.decode("utf-8"), source=path)
     except (OSError, configparser.Error, UnicodeDecodeError) as exc:
         raise ConfigError("config file %s: %s" % (path, str(exc).splitlines()[0]))
     if not parser.has_section("gpualert"):
@@ -12317,10 +12866,13 @@ def check_settings(cfg, warn):
     problem is one warning naming the setting and what is used instead, never an error.
     -> cfg, or a read-only copy without the bad values."""
     fixed, say = dict(cfg), warn or (lambda line: None)
-    good = [a for a in cfg.get("to") or [] if _address_ok(a)]
+    # A bare name is a local user's mailbox; one that is no user here came from a comma
+    # inside an address (--to 'me@uni,edu' split into me@uni and edu).
+    good = [a for a in cfg.get("to") or [] if _address_ok(a) and ("@" in a or _local_user(a))]
     for bad in [a for a in cfg.get("to") or [] if a not in good]:
-        say("warning: --to %r is not an e-mail address; ignored (sending to %s)"
-            % (bad, ", ".join(good) or "the local user"))
+        say("warning: --to %r is not an e-mail address%s; ignored (sending to %s)"
+            % (bad, "" if "@" in bad else " nor a user on this host (a comma inside an address?)",
+               ", ".join(good) or "the local user"))
     fixed["to"] = good
     if cfg.get("from_addr") and not _address_ok(cfg["from_addr"]):
         say("warning: --from %r is not an e-mail address; using gpualert@HOST" % cfg["from_addr"])
@@ -12335,6 +12887,15 @@ def check_settings(cfg, warn):
         say("warning: --sendmail %r is not an executable file; using %s instead" % (
             asked, _choose_transport(fixed)[1]))
     return types.MappingProxyType(fixed) if fixed != dict(cfg) else cfg
+
+
+def _local_user(name):
+    try:
+        import pwd
+        pwd.getpwnam(str(name).strip())
+        return True
+    except (ImportError, KeyError):
+        return False
 
 
 def _address_ok(addr):
@@ -12362,6 +12923,9 @@ def _merge_file(cfg, sources, problems, path):
     kinds = _kinds()
     try:
         raw = read_config_file(path)
+    except NotAConfigFile as exc:  # cannot have named a relay: holds no mail
+        problems.append(Notice(str(exc)))
+        return
     except ConfigError as exc:
         problems.append(str(exc))
         return
@@ -12428,7 +12992,7 @@ def cmd_classify(args):
     status = 0
     for path in args.logs:
         try:
-            c = classify_log(path, dict(facts))
+            c = _classify_any(path, dict(facts))
         except (OSError, IOError) as exc:
             why = getattr(exc, "strerror", None) or exc
             sys.stderr.write("gpualert: error: cannot read %s: %s\n" % (path, why))
@@ -12442,6 +13006,23 @@ def cmd_classify(args):
     return status
 
 
+def _classify_any(path, facts):
+    """classify_log, also for `-` (stdin), /dev/stdin and pipes (<(...)): classify_log reads
+    the tail by seeking, so a stream is first copied to a private temporary file, in pieces."""
+    import shutil
+    import tempfile
+    if path != "-" and stat.S_ISREG(os.stat(path).st_mode):
+        return classify_log(path, facts)
+    with tempfile.NamedTemporaryFile(prefix="gpualert-classify-") as copy:  # 0600
+        if path == "-":
+            shutil.copyfileobj(sys.stdin.buffer, copy, 1 << 20)
+        else:
+            with open(path, "rb") as stream:
+                shutil.copyfileobj(stream, copy, 1 << 20)
+        copy.flush()
+        return classify_log(copy.name, facts)
+
+
 def cmd_resend(args, cfg):
     """`gpualert resend`: flush the outbox (e-mail and channel messages). 0 if nothing is
     left, else 1 (dead letters in outbox/dead/ do not count)."""
@@ -12451,6 +13032,10 @@ def cmd_resend(args, cfg):
         print("gpualert: resend: found %d in %s" % (n, place))
     print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (
         counts["sent"], counts["failed"], counts["dead"], counts["remaining"]))
+    if counts.get("held"):
+        print("gpualert: resend: %d held by a live owner (a running job's stand-in, a message "
+              "being sent): sent here once seen unrenewed for %s" % (
+                  counts["held"], format_duration(CLAIM_LEASE_S)))
     if posts["sent"] or posts["failed"] or posts["dead"] or posts["remaining"]:
         print("gpualert: resend: channels: %d sent, %d failed, %d dead, %d remaining" % (
             posts["sent"], posts["failed"], posts["dead"], posts["remaining"]))

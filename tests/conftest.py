@@ -438,6 +438,8 @@ _SENDMAIL_BODIES = {
     "ok": 'printf "%s\\n" "$*" > "$D/args"\ncat > "$D/stdin"\nexit 0\n',
     "fail": 'cat > /dev/null\necho "sendmail: fatal: no route to mail hub" >&2\nexit 75\n',
     "hang": 'sleep 600 &\necho $! > "$D/pid"\nwait\n',
+    # takes the message, leaves a child holding its stdout and stderr (a queue runner), exits 0
+    "forks": 'cat > "$D/stdin"\nsleep 30 &\necho $! > "$D/pid"\nexit 0\n',
 }
 
 

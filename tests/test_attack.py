@@ -4,6 +4,7 @@
 Black-box tests run the real gpualert.py in a subprocess (tests/wrapper_helpers.py); the
 picture tests decode the PNG with zlib alone (tests/test_message_render.py's decoder).
 """
+import json
 import os
 import subprocess
 import time
@@ -283,3 +284,16 @@ def test_bidi_controls_in_the_output_cannot_reorder_the_message(tmp_path):
     assert any("gpj.exe" in text for text in texts), texts
     for text in texts:
         assert "\u202e" not in text and "\u2066" not in text, text
+
+
+def test_classify_reads_stdin_and_pipes(tmp_path):
+    # `classify -`, /dev/stdin and <(...) could not be read (classify_log seeks to the tail).
+    log = b"Traceback (most recent call last):\nRuntimeError: CUDA error: out of memory\n"
+    for argv in (["-"], ["/dev/stdin"]):
+        out = subprocess.run([PY, SCRIPT, "classify", "--json"] + argv, input=log,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["class"] == "cuda_oom"
+    out = subprocess.run(["bash", "-c", 'printf "%%s" "$0" | "%s" "%s" classify --json <(cat)' % (PY, SCRIPT),
+                          log.decode()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert out.returncode == 0 and json.loads(out.stdout)["class"] == "cuda_oom", out.stderr

@@ -395,10 +395,27 @@ def test_unknown_scheme_goes_through_the_real_apprise(servers, apprise_on_path):
     assert rec.path == "/bridge" and b"cuda_oom" in rec.body
 
 
-def test_unknown_scheme_without_apprise_is_permanent(monkeypatch, tmp_path):
+def test_unknown_scheme_without_apprise_stays_for_a_resend_where_it_is(monkeypatch, tmp_path):
+    # On a compute node without apprise the post was dead-lettered for good, though a login
+    # node with apprise could deliver it.
     monkeypatch.setenv("PATH", str(tmp_path))
     res, _ = _post("pbul://SECRET99")
-    assert not res.ok and res.permanent and "apprise" in res.detail and "SECRET99" not in res.detail
+    assert not res.ok and not res.permanent and "apprise" in res.detail and "SECRET99" not in res.detail
+
+
+def test_apprise_gets_the_title_and_body_on_its_stdin_not_its_argv(monkeypatch, tmp_path):
+    # apprise's title and body (the job's evidence and progress) were on its argv, where
+    # `ps` shows them to every local user.
+    fake = tmp_path / "apprise"
+    fake.write_text('#!/bin/sh\nprintf "%%s\\n" "$@" > "%s/argv"\ncat > "%s/stdin"\n' % (tmp_path, tmp_path))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:/usr/bin:/bin" % tmp_path)
+    res, _ = _post("pbul://SECRET99")
+    assert res.ok, res.detail
+    argv = (tmp_path / "argv").read_text()
+    assert "CUDA out of memory" not in argv and "SECRET99" not in argv and "epoch 3" not in argv
+    stdin = (tmp_path / "stdin").read_text()
+    assert "CUDA out of memory" in stdin and "train" in stdin
 
 
 # ---- end to end: the wrapper with --notify-url ----
@@ -727,7 +744,8 @@ def test_a_log_line_cannot_page_the_whole_chat(service):
 def test_an_unusable_record_becomes_a_dead_letter_not_a_retry_forever(tmp_path):
     outbox = state_dir(tmp_path) / "outbox"
     gpualert.spool_in(str(outbox), b"{not json", "json")
-    gpualert.spool_in(str(outbox), json.dumps({"kind": "gpualert-channel", "url": "nonsense://",
+    # (not "nonsense://": an apprise-routed URL, which waits for a host with apprise)
+    gpualert.spool_in(str(outbox), json.dumps({"kind": "gpualert-channel", "url": "not a url",
                                                "summary": {}}).encode(), "json")
     proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
     assert "2 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
@@ -910,3 +928,28 @@ def test_a_rank_prefixed_failure_names_the_rank_and_frame_in_the_email_and_the_c
     where = next(line for line in text.splitlines() if line.strip().startswith("Where:"))
     assert "on rank 3" in what and "KeyError" in what, text
     assert "/home/ana/proj/train.py:61 in main" in where
+
+
+HOSTILE = "[Re-authenticate](https://evil.example/login) @room @everyone <!channel> <https://evil.example|ok>"
+
+
+def test_a_hostile_job_line_is_text_in_every_chat():
+    # Discord's Progress field was the job's raw line, so [label](url) became a link;
+    # Matrix sent @room through with no m.mentions.
+    summary = gpualert.channel_summary(make_result(tail=["epoch 3 " + HOSTILE]))
+    assert HOSTILE[:40] in dict(summary.fields)["Progress"]  # the line is the progress
+    disc = json.loads(gpualert.build_discord(gpualert.parse_channel(SERVICE_URLS["discord"]), summary).body)
+    texts = [f["value"] for f in disc["embeds"][0]["fields"]] + [disc["content"], disc["embeds"][0]["title"]]
+    assert not [t for t in texts if "](http" in t or "<http" in t]
+    assert disc["allowed_mentions"] == {"parse": []}
+    slack = gpualert.build_slack(gpualert.parse_channel(SERVICE_URLS["slack"]), summary).body.decode()
+    assert "<!channel>" not in slack and "<https" not in slack and "@everyone" not in slack
+    room = gpualert.parse_channel("matrixs://TOKEN@matrix.test/!room:matrix.test")
+    matrix = json.loads(gpualert.build_matrix(room, summary, "!room:matrix.test", "t1").body)
+    assert matrix["m.mentions"] == {}
+    assert "<a " not in matrix["formatted_body"] and "&lt;!channel&gt;" in matrix["formatted_body"]
+    tg = json.loads(gpualert.build_telegram(gpualert.parse_channel(SERVICE_URLS["telegram"]), summary).body)
+    assert "<https" not in tg["text"] and "&lt;!channel&gt;" in tg["text"]
+    for service in ("mattermost", "rocketchat", "teams", "googlechat"):
+        body = getattr(gpualert, "build_" + service)(gpualert.parse_channel(SERVICE_URLS[service]), summary).body
+        assert b"](http" not in body, service

@@ -417,6 +417,15 @@ class TestOptions(unittest.TestCase):
         with self.assertRaises(N.UsageError):
             N.parse_command_line(["--array-summary=sometimes", "--", "true"])
 
+    def test_durations_have_a_sane_maximum(self):
+        # --smtp-timeout 1e12 was accepted, then delivery failed with an OverflowError.
+        for flag, value in (("--smtp-timeout", "1e12"), ("--timeout", "400d"),
+                            ("--stall", "9000:00:00"), ("--gpu-interval", "1e300")):
+            with self.assertRaises(N.UsageError):
+                N.parse_command_line([flag, value, "--", "true"])
+        cli = N.parse_command_line(["--smtp-timeout", "600", "--timeout", "366d", "--", "true"])
+        self.assertEqual(cli.flags["timeout"], 366 * 86400.0)
+
 
 class TestHostile(unittest.TestCase):
     """Inputs a shared cluster produces: absurd values, giant lines, crowded folders."""
@@ -540,3 +549,58 @@ class TestCli(unittest.TestCase):
         self.assertRegex(proc.stdout, r"budget\s+= \d+\.\d MiB \(\d+ bytes\)")
         proc = self.run_cli("config")  # the test environment says --sendmail none
         self.assertIn("would deliver: outbox", proc.stdout)
+
+
+class TestArrayWithoutAccounting(unittest.TestCase):
+    """Slurm with AccountingStorageType=accounting_storage/none: sacct refuses, squeue
+    answers. Nine tasks fail, one never reports (its node died): one summary, not none."""
+
+    def setUp(self):
+        self.sink = _smtp_sink(self)
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="gpualert-array-noacct-"))
+        self.addCleanup(shutil.rmtree, str(self.tmp), True)
+        self.bin = self.tmp / "slurm-bin"
+        self.bin.mkdir()
+        for name, body in (
+                ("sacct", 'echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1'),
+                # the asking task and those still pending; task 9 (its node died) has left
+                ("squeue", 'i=$SLURM_ARRAY_TASK_ID; while [ $i -le 8 ]; do '
+                           'echo "4500_$i PENDING"; i=$((i+1)); done')):
+            path = self.bin / name
+            path.write_text("#!/bin/sh\n%s\n" % body)
+            path.chmod(0o755)
+
+    def test_a_task_that_never_reports_does_not_silence_the_summary(self):
+        from wrapper_helpers import PY, SCRIPT, child, isolated_env
+        for n in range(9):
+            env = isolated_env(self.tmp, SLURM_JOB_ID=str(4500 + n), SLURM_ARRAY_JOB_ID="4500",
+                               SLURM_ARRAY_TASK_ID=str(n), SLURM_ARRAY_TASK_COUNT="10",
+                               SLURM_ARRAY_TASK_MIN="0", SLURM_ARRAY_TASK_MAX="9",
+                               SLURM_ARRAY_TASK_STEP="1")
+            env["PATH"] = str(self.bin) + os.pathsep + env["PATH"]
+            proc = subprocess.run(
+                [PY, SCRIPT, "--log-dir", str(self.tmp / "logs"), "--outbox", str(self.tmp / "outbox"),
+                 "--to", "o@example.org", "--smtp", self.sink.addr, "--array-summary", "--"] +
+                child("raise SystemExit(1)"), env=env, cwd=str(self.tmp), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+        msgs = self.sink.wait_for(1, timeout=30)
+        self.assertEqual(len(msgs), 1, [m.data[:600] for m in msgs])
+        summary = email.message_from_bytes(msgs[0].data, policy=email.policy.default)
+        self.assertIn("9 failed, 1 never reported", summary["Subject"])
+        self.assertIn("not in the queue", summary.get_body(("plain",)).get_content())
+
+    def test_the_queue_answers_only_for_tasks_it_no_longer_lists(self):
+        def run(argv):
+            if argv[0] == "sacct":
+                return (1, "")
+            return (0, "4501_2 RUNNING\n4501_3 PENDING\n")
+        self.assertEqual(N.slurm_array_ended("4501", run=run, task_ids=["0", "1", "2", "3"]),
+                         {"0": "ended, not in the queue (no accounting to say how)",
+                          "1": "ended, not in the queue (no accounting to say how)"})
+        self.assertEqual(N.slurm_array_ended("4501", run=lambda argv: (0, ""), task_ids=["0"]), {})
+        self.assertEqual(N.slurm_array_ended("4501", run=run, task_ids=None), {})
+        self.assertIsNone(N.array_task_ids({"SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "9",
+                                            "SLURM_ARRAY_TASK_COUNT": "4"}))
+        self.assertEqual(N.array_task_ids({"SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "7",
+                                           "SLURM_ARRAY_TASK_STEP": "3"}), ["1", "4", "7"])

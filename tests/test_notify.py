@@ -8,6 +8,7 @@ import gzip
 import io
 import os
 import pathlib
+import signal
 import socket
 import time
 import tracemalloc
@@ -48,9 +49,11 @@ def make_result(tmp_path, **kw):
 
 
 @pytest.fixture
-def cfg(tmp_path):
+def cfg(tmp_path, monkeypatch):
     # sendmail "none": the host's sendmail (most HPC nodes have one) is never used unless a
-    # test names one
+    # test names one. The state dir is the test's own: a fallback place recorded there (the
+    # outbox-places index), the hourly cap, never the home's.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     return {"to": ["bob@example.org"], "from_addr": None, "name": None, "notify": "always",
             "log_dir": str(tmp_path / "logs"), "artifacts": [], "budget": 10 * 1024 * 1024,
             "timeout": None, "smtp": None, "smtp_user": None, "smtp_password": None,
@@ -670,6 +673,18 @@ def test_hanging_sendmail_is_killed_at_deadline(tmp_path, cfg, fake_sendmail):
             state = "gone"
         time.sleep(0.02)
     assert state in ("gone", "Z", "X"), state
+
+
+def test_a_sendmail_whose_child_keeps_its_output_counts_by_its_exit_status(tmp_path, cfg, fake_sendmail):
+    # Reported "timed out" (its output never reached EOF) and resent later: a duplicate.
+    fake = fake_sendmail("forks")
+    cfg.update(sendmail=fake.path, smtp_timeout=5)
+    try:
+        out, elapsed = _deliver(tmp_path, cfg)
+        assert out["outcome"] == "sent" and out["transport"] == "sendmail", out
+        assert elapsed < 5
+    finally:
+        os.kill(int(open(fake.pid_file).read()), signal.SIGKILL)
 
 
 def test_time_row_uses_the_limit_read_at_the_start(tmp_path):

@@ -280,3 +280,326 @@ def _warning_then_sigkill(work):
         silent.close()
         if proc.poll() is None:
             proc.kill()
+
+
+def _sigkill_just_after_the_exit(work, delay):
+    """The issue's reproducer: the wrapper is SIGKILLed `delay` s after its command exited
+    (port 9: nothing listens; the message would only be spooled)."""
+    argv = [PY, SCRIPT, "--quiet", "--smtp", "127.0.0.1:9", "--smtp-tls", "none", "--to", "w@x",
+            "--log-dir", str(work / "logs"), "--outbox", str(work / "outbox"), "--",
+            "sh", "-c", "touch exited; exit 1"]
+    proc = subprocess.Popen(argv, env=isolated_env(work), cwd=str(work),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while not (work / "exited").exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert (work / "exited").exists(), "the command never ran"
+        time.sleep(delay)  # the moment to strike in, not a wait for a result
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_a_sigkill_just_after_the_command_exits_loses_no_message(tmp_path, smtp_plain):
+    # The stand-in reached the disk 60-170 ms after the exit; a SIGKILL in that window left
+    # nothing to resend (lost 5 of 5 at 20 ms). It is spooled before the launch now: one
+    # message each time, whichever of the stand-ins or the full message the kill left.
+    for i, delay in enumerate((0.0, 0.005, 0.01, 0.02, 0.04)):
+        work = tmp_path / ("run%d" % i)
+        work.mkdir()
+        smtp_plain.messages[:] = []
+        _sigkill_just_after_the_exit(work, delay)
+        resend = _resend(work, work / "outbox", smtp_plain.addr)
+        assert resend.returncode == 0, resend.stderr
+        got = smtp_plain.wait_for(1)
+        assert len(got) == 1, (delay, resend.stdout, resend.stderr)
+        assert re.search(rb"X-Gpualert-Status: (FAILED|SILENT)", got[0].data), got[0].data[:400]
+        again = _resend(work, work / "outbox", smtp_plain.addr)
+        assert again.returncode == 0 and len(smtp_plain.messages) == 1, again.stdout
+
+
+def test_a_wrapper_killed_mid_job_is_told_by_resend_with_its_last_lines(tmp_path, smtp_plain):
+    # kill -9 of the wrapper (the OOM killer choosing it, a node losing power) while the job
+    # runs: the launch stand-in says the job went silent, with the lines it had printed.
+    code = ("import os, sys, time\n"
+            "print('epoch 7 loss 0.25', flush=True)\n"
+            "print(os.getppid(), os.getpid(), flush=True)\n"
+            "time.sleep(60)\n")
+    argv = [PY, SCRIPT, "--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
+            "--to", "owner@example.org", "--smtp", "127.0.0.1:9", "--smtp-tls", "none", "--"] + child(code)
+    proc = subprocess.Popen(argv, env=isolated_env(tmp_path), cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    job = None
+    try:
+        assert proc.stdout.readline().startswith(b"epoch 7")
+        wrapper, job = [int(n) for n in proc.stdout.readline().split()]
+        deadline, renewed = time.time() + 30, False
+        while time.time() < deadline and not renewed:  # a renewal has put the job's lines in it
+            renewed = any(b"epoch 7" in _read(p) for p in _items(tmp_path / "outbox", "[0-9]*.eml*"))
+            time.sleep(0.05)
+        assert renewed, os.listdir(str(tmp_path / "outbox"))
+        os.kill(wrapper, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if job:
+            os.kill(job, signal.SIGKILL)  # the orphaned job, which outlives its wrapper
+    resend = _resend(tmp_path, tmp_path / "outbox", smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    [got] = smtp_plain.wait_for(1)
+    assert b"X-Gpualert-Status: SILENT" in got.data
+    assert b"went silent" in got.data and b"epoch 7 loss 0.25" in got.data
+    assert b"gpualert or its node died" in got.data
+
+
+def _claimed_item(g, outbox, host, pid, when):
+    data = g._stamp(b"From: a@example.org\nTo: owner@example.org\nSubject: held\n\nx\n", "test")
+    path = g.spool_in(str(outbox), data, "eml")
+    claimed = "%s~claimed~%s~%d~%d" % (path, host, pid, when)
+    os.rename(path, claimed)
+    return claimed
+
+
+@pytest.mark.parametrize("host", ["here", "othernode"])
+def test_a_claim_20_minutes_old_by_the_clock_is_not_taken_from_a_live_owner(tmp_path, smtp_plain, host):
+    # The issue's `faketime -f '+20m' gpualert.py resend` beside a slow resend in progress
+    # (faketime is not installed here: the claim's time says 20 minutes ago instead, which
+    # is what the skewed reader saw): the claim was taken over by wall-clock age and the
+    # message sent twice. Now a reader takes a claim over only when it saw it unrenewed for
+    # CLAIM_LEASE_S on its own clock since boot; a first sighting never does.
+    g = load_gpualert()
+    owner = subprocess.Popen(["sleep", "60"])  # alive, on this host
+    try:
+        name = g._hostname()[:64] if host == "here" else host
+        claimed = _claimed_item(g, tmp_path / "outbox", name, owner.pid, int(time.time()) - 1200)
+        for _ in range(2):
+            resend = _resend(tmp_path, tmp_path / "outbox", smtp_plain.addr)
+            assert resend.returncode == 0, resend.stderr
+            assert b"1 held by a live owner" in resend.stdout, resend.stdout
+        assert smtp_plain.messages == [] and os.path.exists(claimed)
+    finally:
+        owner.kill()
+        owner.wait()
+
+
+def test_a_lease_lapses_only_after_a_reader_saw_it_unrenewed_for_the_lease(tmp_path):
+    g = load_gpualert()
+    outbox = str(tmp_path / "outbox")
+    claimed = _claimed_item(g, outbox, "othernode", 4242, int(time.time()) + 86400)  # a clock ahead
+    now = [1000.0]
+    clock = lambda: ("boot-a", now[0])  # noqa: E731
+    assert g.ready_items(outbox, clock=clock) == []  # first sighting
+    now[0] += g.CLAIM_LEASE_S - 1
+    assert g.ready_items(outbox, clock=clock) == []
+    assert g.renew_claim(claimed)  # the owner renews: the lease starts again
+    now[0] += 2
+    assert g.ready_items(outbox, clock=clock) == []
+    now[0] += g.CLAIM_LEASE_S - 1
+    assert g.ready_items(outbox, clock=clock) == []
+    assert g.ready_items(outbox, clock=lambda: ("boot-b", 5.0)) == []  # another boot: its own
+    now[0] += 1
+    assert g.ready_items(outbox, clock=clock) == [claimed]  # seen unrenewed for the lease
+    assert g.ready_items(outbox, clock=lambda: ("boot-a", 10.0)) == []  # its clock went back
+
+
+def test_a_sender_renews_its_claim_while_it_sends(tmp_path):
+    g = load_gpualert()
+    claimed = _claimed_item(g, str(tmp_path / "outbox"), "here", os.getpid(), 0)
+    before = g._lease_token(os.stat(claimed))
+    with g.Renewing(claimed, every=0.05):
+        deadline = time.time() + 10
+        while g._lease_token(os.stat(claimed)) == before and time.time() < deadline:
+            time.sleep(0.01)
+    assert g._lease_token(os.stat(claimed)) != before
+
+
+class _PickyRelay(object):
+    """A real SMTP server (aiosmtpd) that answers RCPT per address: `answers` maps an
+    address to its refusal ("451 ..." or "550 ..."); the others are accepted."""
+
+    def __init__(self, answers):
+        from aiosmtpd.controller import Controller
+        from conftest import _Inbox, Received, free_port
+        inbox, self.received, self.answers = _Inbox(), Received, dict(answers)
+        self.inbox = inbox
+        self.addr = "127.0.0.1:%d" % free_port()
+        relay = self
+
+        class Handler(object):
+            async def handle_RCPT(self, server, session, envelope, address, options):
+                if address in relay.answers:
+                    return relay.answers[address]
+                envelope.rcpt_tos.append(address)
+                return "250 OK"
+
+            async def handle_DATA(self, server, session, envelope):
+                inbox.record(relay.received(envelope.mail_from, list(envelope.rcpt_tos),
+                                            envelope.original_content or envelope.content,
+                                            False, False))
+                return "250 OK queued"
+        host, port = self.addr.split(":")
+        self.controller = Controller(Handler(), hostname=host, port=int(port))
+        self.controller.start()
+
+    def close(self):
+        self.controller.stop()
+
+
+@pytest.fixture
+def picky_relay():
+    relays = []
+
+    def make(answers):
+        relays.append(_PickyRelay(answers))
+        return relays[-1]
+    yield make
+    for relay in relays:
+        relay.close()
+
+
+def test_recipients_the_relay_refuses_are_kept_or_dead_lettered_and_said(tmp_path, picky_relay):
+    # --to good@x --to later@x --to never@x; the relay answers RCPT 451 for later@ and 550
+    # for never@: the message counted as sent and left the outbox; later@ was never retried,
+    # never@ never dead-lettered, and the status line said "accepted it for good@x, bad@x".
+    relay = picky_relay({"later@x": "451 4.7.1 greylisted, try again later",
+                         "never@x": "550 5.1.1 no such user"})
+    outbox = tmp_path / "outbox"
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox),
+                                  "--smtp", relay.addr, "--smtp-tls", "none", "--to", "good@x",
+                                  "--to", "later@x", "--to", "never@x", "--max-per-hour", "0",
+                                  "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    [got] = relay.inbox.wait_for(1)
+    assert got.rcpt_tos == ["good@x"]
+    said = run.stderr.decode()
+    assert "accepted it for good@x;" in said and "later@x, never@x" not in said
+    assert "refused for now by the relay: later@x (451" in said and "kept for resend" in said
+    assert "refused for good by the relay: never@x (550" in said  # the status line and a warning
+    assert said.count("refused for good by the relay: never@x") == 2
+    [dead] = _items(outbox / "dead", "*.eml")
+    assert b"X-Gpualert-Dead-Reason: refused for good by the relay: never@x (550" in _read(dead)
+    [kept] = _items(outbox, "[0-9]*.eml*")
+    assert b"X-Gpualert-Rcpt: later@x\n" in _read(kept)
+    relay.answers.pop("later@x")  # the greylisting is over: resend sends it to later@ alone
+    resend = _resend(tmp_path, outbox, relay.addr)
+    assert resend.returncode == 0, resend.stderr
+    got = relay.inbox.wait_for(2)
+    assert [m.rcpt_tos for m in got] == [["good@x"], ["later@x"]], resend.stdout
+    assert _items(outbox, "[0-9]*.eml*") == []
+    again = _resend(tmp_path, outbox, relay.addr)
+    assert again.returncode == 0 and len(relay.inbox.messages) == 2
+
+
+def test_a_copy_kept_for_some_recipients_is_addressed_to_them_alone(tmp_path):
+    g = load_gpualert()
+    data = g._readdressed(g._readdressed(b"To: a@x, b@x\nSubject: s\n\nbody\n", {"a@x": 0}), {"b@x": 0})
+    assert data.startswith(b"X-Gpualert-Rcpt: b@x\nTo: a@x, b@x")
+    assert g._envelope(data, {})[1] == ["b@x"]
+
+
+def _run_into_the_log_dir_outbox(tmp_path, env):
+    """A run whose outbox is unusable (a file stands where it would be): its message goes
+    to <log-dir>/outbox (port 9: nothing listens)."""
+    run = subprocess.run([PY, SCRIPT, "--log-dir", str(tmp_path / "logs"), "--to", "owner@example.org",
+                          "--smtp", "127.0.0.1:9", "--smtp-tls", "none", "--"] + child("raise SystemExit(2)"),
+                         env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert len(_items(tmp_path / "logs" / "outbox", "[0-9]*.eml*")) == 1, run.stderr
+    return run
+
+
+def _plain_resend(tmp_path, env, relay):
+    return subprocess.run([PY, SCRIPT, "resend", "--smtp", relay, "--max-per-hour", "0"], env=env,
+                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+
+
+def test_a_plain_resend_finds_a_message_saved_under_the_log_dir(tmp_path, smtp_plain):
+    # The outbox unusable (over quota, read-only; here a file in its place), the message went
+    # to <log-dir>/outbox, and a cron `resend` without the same --log-dir said "0 sent ...
+    # 0 remaining". The place is recorded in the state dir now.
+    env = isolated_env(tmp_path)
+    os.makedirs(str(tmp_path / "state" / "gpualert"))
+    (tmp_path / "state" / "gpualert" / "outbox").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+    assert _items(tmp_path / "logs" / "outbox", "[0-9]*.eml*") == []
+
+
+def test_with_no_usable_state_dir_the_place_is_recorded_in_the_private_temp_dir(tmp_path, smtp_plain):
+    # A read-only or full home: the record goes to $TMPDIR/gpualert-UID (a resend on the
+    # same host finds it). Here a file stands where the state dir would be.
+    env = isolated_env(tmp_path, TMPDIR=str(tmp_path / "tmp"))
+    os.makedirs(str(tmp_path / "tmp"))
+    os.makedirs(str(tmp_path / "state"))
+    (tmp_path / "state" / "gpualert").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    index = tmp_path / "tmp" / ("gpualert-%d" % os.getuid()) / "outbox-places"
+    assert index.read_text() == str(tmp_path / "logs" / "outbox") + "\n"
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+
+
+def test_a_recorded_place_that_became_a_link_is_refused(tmp_path, smtp_plain):
+    env = isolated_env(tmp_path)
+    os.makedirs(str(tmp_path / "state" / "gpualert"))
+    (tmp_path / "state" / "gpualert" / "outbox").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    os.rename(str(tmp_path / "logs" / "outbox"), str(tmp_path / "elsewhere"))
+    os.symlink(str(tmp_path / "elsewhere"), str(tmp_path / "logs" / "outbox"))
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert smtp_plain.messages == []
+    assert b"symbolic link: refused" in resend.stdout + resend.stderr
+
+
+def test_when_every_recipient_is_refused_each_gets_its_due(tmp_path, picky_relay):
+    # 451 for one, 550 for the other and none accepted: the first code decided for both
+    # (all buried, or all retried for ever).
+    relay = picky_relay({"later@x": "451 4.7.1 try again later", "never@x": "550 5.1.1 no such user"})
+    outbox = tmp_path / "outbox"
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox),
+                                  "--smtp", relay.addr, "--smtp-tls", "none", "--to", "later@x",
+                                  "--to", "never@x", "--max-per-hour", "0", "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    [dead] = _items(outbox / "dead", "*.eml")
+    assert b"X-Gpualert-Rcpt: never@x\n" in _read(dead)
+    [kept] = _items(outbox, "[0-9]*.eml*")
+    assert b"X-Gpualert-Rcpt: later@x\n" in _read(kept)
+    relay.answers.pop("later@x")
+    resend = _resend(tmp_path, outbox, relay.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert [m.rcpt_tos for m in relay.inbox.wait_for(1)] == [["later@x"]]
+    assert _items(outbox, "[0-9]*.eml*") == []
+
+
+def test_a_stopped_owner_on_this_host_keeps_its_claim_past_the_lease(tmp_path):
+    # A job suspended (Ctrl-Z, scontrol suspend: SIGSTOP) cannot renew, yet is not gone.
+    g = load_gpualert()
+    outbox = str(tmp_path / "outbox")
+    owner = subprocess.Popen(["sleep", "60"])
+    try:
+        claimed = _claimed_item(g, outbox, g._hostname()[:64], owner.pid, int(time.time()))
+        now = [1000.0]
+        clock = lambda: ("boot-a", now[0])  # noqa: E731
+        assert g.ready_items(outbox, clock=clock) == []
+        now[0] += g.CLAIM_LEASE_S
+        owner.send_signal(signal.SIGSTOP)
+        deadline = time.time() + 10
+        while not g._owner_stopped(os.path.basename(claimed)) and time.time() < deadline:
+            time.sleep(0.01)
+        assert g.ready_items(outbox, clock=clock) == []
+        owner.send_signal(signal.SIGCONT)
+        deadline = time.time() + 10
+        while g._owner_stopped(os.path.basename(claimed)) and time.time() < deadline:
+            time.sleep(0.01)
+        assert g.ready_items(outbox, clock=clock) == [claimed]  # alive, running, unrenewed: stuck
+    finally:
+        owner.kill()
+        owner.wait()

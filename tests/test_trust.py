@@ -8,6 +8,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -230,6 +231,54 @@ def test_secrets_on_the_command_line_are_redacted_everywhere_but_the_output(tmp_
     assert b"TOPSECRET1" in open(glob.glob(str(tmp_path / "logs2" / "*" / "run.json"))[0], "rb").read()
 
 
+def _written(tmp_path, skip=()):
+    """Every file under tmp_path (but those named in skip), as one bytes string."""
+    out = b""
+    for path in glob.glob(str(tmp_path / "**" / "*"), recursive=True):
+        if os.path.isfile(path) and os.path.basename(path) not in skip:
+            out += open(path, "rb").read()
+    return out
+
+
+@pytest.mark.parametrize("argv,kept", [
+    (["sh", "-c", "echo job ran; : --token TOPSECRET1 'https://x.example/a?access_token=TOPSECRET2"
+                 "&sig=TOPSECRET3&page=2'; export HF_TOKEN=TOPSECRET4; :"], b"page=2"),
+    ([sys.executable, "-c", "print('job ran')", "--pass", "TOPSECRET1", "-p", "TOPSECRET2",
+     "--passphrase", "TOPSECRET3", "--wandb-key", "TOPSECRET4", "--key=TOPSECRET5",
+     "--private-key", "TOPSECRET6", "--github-pat", "TOPSECRET7", "--bearer", "TOPSECRET8",
+     "https://hooks.slack.com/services/T0/B0/TOPSECRET9", "--lr", "0.1"], b"--lr 0.1"),
+], ids=["sh-c", "flags-and-webhook"])
+def test_secret_forms_the_audit_found_are_redacted_everywhere_but_the_output(tmp_path, argv, kept):
+    # All of these appeared in the log header, run.json and the message.
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + argv)
+    assert run.returncode == 0, run.stderr
+    written = _written(tmp_path)
+    assert b"job ran" in written and b"***" in written
+    for n in range(1, 10):
+        secret = b"TOPSECRET%d" % n
+        assert secret not in written and secret not in run.stderr, secret
+    assert kept in written  # what is not secret stays
+
+
+def test_token_shapes_in_the_job_s_output_are_masked_in_what_leaves_but_not_in_the_log(tmp_path):
+    # The job's own lines we send (tail, decisive line, chat progress) were never scanned
+    # for token shapes. The attached log is the log as it is (not masked).
+    token = "hf_" + "Ab1" * 12
+    code = "print('login with %s'); raise SystemExit('ERROR: bad token %s')" % (token, token)
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + child(code))
+    assert run.returncode == 1, run.stderr
+    run_dir = os.path.dirname(glob.glob(str(tmp_path / "logs" / "*" / "output.log"))[0])
+    log = open(os.path.join(run_dir, "output.log"), "rb").read()
+    assert b"login with " + token.encode() in log and b"bad token " + token.encode() in log
+    msg = email.message_from_bytes(open(glob.glob(os.path.join(run_dir, "*.eml"))[0], "rb").read(),
+                                   policy=email.policy.default)
+    text = msg.get_body(("plain",)).get_content() + str(msg["Subject"])
+    assert "login with hf_A***" in text and "bad token hf_A***" in text and token not in text
+    assert token.encode() not in open(os.path.join(run_dir, "run.json"), "rb").read()
+    ours = [line for line in run.stderr.splitlines() if line.startswith(b"gpualert:")]
+    assert ours and not [line for line in ours if token.encode() in line]  # the job's own: as is
+
+
 # ---- 7. what a message carries ----
 
 def test_by_default_only_the_log_is_attached(tmp_path, smtp_plain):
@@ -353,3 +402,88 @@ def test_a_read_only_outbox_is_never_sent_from_twice(tmp_path, ordinary_user, sh
     outs = [ordinary_user.run(argv, env=env, cwd=home) for _ in range(2)]
     assert all(b"cannot claim" in o.stderr for o in outs), [o.stderr for o in outs]
     assert smtp_plain.messages == []  # the server records a message before its 250, so before resend exits
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_a_config_that_is_no_file_is_named_once_and_ignored_and_the_command_starts(tmp_path, kind):
+    # --config /dev/zero (or a FIFO, or GPUALERT_CONFIG naming one) hung before the command
+    # started, growing to 3.5 GB in 6 s.
+    env = isolated_env(tmp_path)
+    if kind == "dev-zero":
+        path = "/dev/zero"
+    elif kind == "fifo":
+        path = str(tmp_path / "config.fifo")
+        os.mkfifo(path)
+        env["GPUALERT_CONFIG"] = path
+    else:
+        path = str(tmp_path)
+    flags = [] if kind == "fifo" else ["--config", path]
+    run = run_gpualert(tmp_path, flags + base(tmp_path) + ["--dry-run", "--"] + child("print('started')"),
+                       env=env, timeout=30)
+    assert run.returncode == 0 and b"started" in run.stdout, run.stderr
+    warnings = [line for line in run.stderr.splitlines() if path.encode() in line and b"ignored" in line]
+    assert len(warnings) == 1, run.stderr
+    assert b"not a file" in warnings[0]
+
+
+def test_under_umask_000_nothing_gpualert_makes_is_open_to_others(tmp_path, smtp_plain):
+    # umask 000 made ~/.local, ~/.local/state, the state dir's runs/ and run.json
+    # world-writable. The job keeps its umask.
+    env = isolated_env(tmp_path)
+    del env["XDG_STATE_HOME"]  # the default, under HOME
+    run = subprocess.run([PY, SCRIPT, "--to", "owner@example.org", "--smtp", "127.0.0.1:9",
+                          "--smtp-tls", "none", "--"] +
+                         child("import os; print('umask %o' % os.umask(0)); raise SystemExit(1)"),
+                         env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=60, preexec_fn=lambda: os.umask(0))
+    assert run.returncode == 1, run.stderr
+    assert b"umask 0" in run.stdout  # the job's own umask, untouched
+    made = [str(tmp_path / ".local")]
+    for folder, dirs, files in os.walk(made[0]):
+        made += [os.path.join(folder, n) for n in dirs + files]
+    assert any(p.endswith("run.json") for p in made) and any(".eml" in p for p in made), made
+    loose = [(p, oct(os.lstat(p).st_mode & 0o777)) for p in made if os.lstat(p).st_mode & 0o077]
+    assert loose == []
+
+
+def test_a_run_directory_swapped_for_a_link_gets_nothing_written_through_it(tmp_path, smtp_plain):
+    # In a group-writable --log-dir without the sticky bit another member renamed the live
+    # run directory and put a symlink in its place: run.json, with the job's last lines,
+    # went through the link into their folder, and the message's Log: pointed there.
+    # (The job plays that member here: same rename, same link.)
+    logs, theirs = tmp_path / "logs", tmp_path / "theirs"
+    code = ("import glob, os\n"
+            "[d] = glob.glob(%r)\n"
+            "os.rename(d, d + '.moved'); os.makedirs(%r); os.symlink(%r, d)\n"
+            "print('swapped')\n" % (str(logs / "*"), str(theirs), str(theirs)))
+    run = run_gpualert(tmp_path, ["--log-dir", str(logs), "--outbox", str(tmp_path / "outbox"),
+                                  "--to", "owner@example.org", "--smtp", smtp_plain.addr, "--"] + child(code))
+    assert run.returncode == 0, run.stderr
+    assert os.listdir(str(theirs)) == []
+    [moved] = glob.glob(str(logs / "*.moved"))
+    assert sorted(set(os.listdir(moved)) - {".child-pid"}) == ["output.log", "run.json"]
+    assert b"swapped" in open(os.path.join(moved, "output.log"), "rb").read()
+    assert b"was replaced while the job ran" in run.stderr
+    [got] = smtp_plain.wait_for(1)
+    body = email.message_from_bytes(got.data, policy=email.policy.default).get_body(("plain",)).get_content()
+    assert "was replaced while the job ran" in body and os.path.join(moved, "output.log") in body
+
+
+def test_a_comma_inside_an_address_is_warned_about_not_sent_to_a_bare_name(tmp_path):
+    # --to 'me@uni,edu' silently sent to a bare `edu` as well.
+    run = run_gpualert(tmp_path, base(tmp_path, to="me@uni,edu") + ["--to", "root", "--dry-run", "--"] +
+                       child("pass"))
+    assert run.returncode == 0, run.stderr
+    warned = [line for line in run.stderr.splitlines() if b"--to 'edu'" in line]
+    assert len(warned) == 1 and b"nor a user on this host" in warned[0], run.stderr
+    msg = email.message_from_bytes(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(),
+                                   policy=email.policy.default)
+    assert str(msg["To"]) == "me@uni, root"
+
+
+def test_p_is_a_password_but_not_after_mkdir_or_ssh():
+    from _load import load_gpualert
+    g = load_gpualert()
+    assert g.redact_argv(["sh", "-c", "mkdir -p out && mysql -u me -p S3CRET db; ssh -p 22 host"]) == [
+        "sh", "-c", "mkdir -p out && mysql -u me -p *** db; ssh -p 22 host"]
+    assert g.redact_argv(["/bin/mkdir", "-p", "out"]) == ["/bin/mkdir", "-p", "out"]
