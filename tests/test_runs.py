@@ -239,7 +239,7 @@ def test_prune_never_touches_a_run_that_is_still_going(tmp_path):
                             env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         # the child's own word, not the header's "run started"
-        log = wait_for(lambda: pid_file.exists() and [p for p in glob.glob(str(tmp_path / "logs" / "*" / "output.log"))
+        log = wait_for(lambda: [p for p in glob.glob(str(tmp_path / "logs" / "*" / "output.log"))
                                                       if b"\nstarted" in open(p, "rb").read()],
                        30, step=0.1, what="the run")[0]
         r = run_gpualert(tmp_path, ["prune", "--older-than", "0s"] + _flags(tmp_path))
