@@ -5314,7 +5314,7 @@ def _resubmit_text(result):
             result.host or sched.get("nodelist") or "NODE", where)
     if c.cls not in REQUEUE_CLASSES:
         return "sbatch again%s once the cause is fixed (a requeue reruns the same failure)" % where
-    text = "scontrol requeue %s" % sched["job_id"]
+    text = "scontrol requeue %s" % _query_id(sched)
     if sched.get("submit_dir"):
         text += "  (while Slurm still lists the job; else sbatch again from %s)" % sched["submit_dir"]
     return text
@@ -9975,8 +9975,12 @@ def _fill_time_limit(info, sched, run, environ):
 
 
 def _query_id(sched):
-    """The id the scheduler's commands take for this job (an array task's own id)."""
+    """The id the scheduler's commands take for this job (an array task's own id). Slurm:
+    ARRAYID_TASK, since the task whose SLURM_JOB_ID equals the array's id would otherwise
+    name the whole array (`scontrol requeue 70` requeues every task)."""
     if sched.get("kind") == "slurm":
+        if sched.get("array_job_id") and sched.get("array_task_id") is not None:
+            return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
         return sched.get("job_id") or ""
     if sched.get("kind") == "lsf" and sched.get("array_task_id"):
         return "%s[%s]" % (sched["job_id"], sched["array_task_id"])
@@ -10013,7 +10017,7 @@ def query_end_reason(sched, start, now, *, time_limit=None, run=None,
 
 
 def _slurm_reason_scontrol(sched, run, notes):
-    out = _ask(run, ["scontrol", "show", "job", "-o", sched.get("job_id", "")], CMD_TIMEOUT_S, notes)
+    out = _ask(run, ["scontrol", "show", "job", "-o", _query_id(sched)], CMD_TIMEOUT_S, notes)
     recs = parse_scontrol(out)
     if not recs:
         return None, None
@@ -10041,7 +10045,7 @@ def slurm_record_reason(rec):
 
 
 def _slurm_reason_squeue(sched, run, notes):
-    argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", sched.get("job_id", "")]
+    argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", _query_id(sched)]
     out = _ask(run, argv, CMD_TIMEOUT_S, notes)
     line = (out or "").strip().splitlines()[:1]
     if not line or "|" not in line[0]:
@@ -10054,7 +10058,7 @@ def _slurm_reason_squeue(sched, run, notes):
 
 
 def _slurm_reason_sacct(sched, run, notes):
-    job_id = sched.get("job_id", "")
+    job_id = _query_id(sched)
     argv = ["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State,ExitCode"]
     for _, state, _ in parse_sacct(_ask(run, argv, CMD_TIMEOUT_S, notes)):
         if state in SLURM_STATE_REASONS:
@@ -11818,7 +11822,7 @@ class Run(object):
 
     def _plan_slurm(self, req):
         """Check with Slurm, then resubmit now (hardware) or leave the requeue for last."""
-        job, dry = self.scheduler["job_id"], self.cfg["dry_run"]
+        job, dry = _query_id(self.scheduler), self.cfg["dry_run"]  # an array task: only itself
         rec = slurm_job_record(job)
         refusal = slurm_requeue_refusal(rec, req["action"])
         if refusal:

@@ -313,7 +313,7 @@ class TestAdviceFitsTheCause(object):
         result = timeout_after_warning()
         c = result.classification._replace(cls="preempted", rule="slurm_preempted")
         rows = dict(N.essentials(result._replace(classification=c, status="PREEMPTED")))
-        assert rows["Resubmit"].startswith("scontrol requeue 4300")
+        assert rows["Resubmit"].startswith("scontrol requeue 4299_7")  # the task, never the whole array
 
     def test_a_memory_error_under_ulimit_v_names_the_limit(self, tmp_path):
         limit_kib = 700000

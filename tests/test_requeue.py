@@ -196,7 +196,7 @@ def _fake_bin(tmp):
 
 
 def _job_env(tmp, **extra):
-    env = isolated_env(tmp, SLURM_JOB_ID="4242", SLURMD_NODENAME="gpu17", **extra)
+    env = isolated_env(tmp, **dict({"SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "gpu17"}, **extra))
     env["PATH"] = _fake_bin(tmp) + os.pathsep + env["PATH"]
     env["FAKE_CALLS"] = str(tmp / "calls.txt")
     return env
@@ -243,6 +243,19 @@ def test_preempted_job_is_requeued_last_and_the_exit_status_stays(tmp_path):
     assert "Resubmit:   done by gpualert: scontrol requeue 4242" in _text(msg)
     (rec,) = _records(tmp_path)
     assert rec["requeue"]["state"] == "done" and rec["requeue"]["thread"] == [msg["Message-ID"]]
+
+
+def test_an_array_task_requeues_only_itself(tmp_path):
+    # attack 2, finding 2: `scontrol requeue 70` requeues every task of array 70
+    env = _job_env(tmp_path, SLURM_JOB_ID="70", SLURM_ARRAY_JOB_ID="70", SLURM_ARRAY_TASK_ID="1")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE.replace("4242", "70"), 1), env=env)
+    assert proc.returncode == 1, proc.stderr
+    calls = _calls(tmp_path)
+    assert calls[-1] == "scontrol requeue 70_1", calls
+    assert "scontrol show job -o 70_1" in calls, calls
+    (msg,) = _messages(tmp_path)
+    assert "Resubmit:   done by gpualert: scontrol requeue 70_1" in _text(msg)
 
 
 def test_only_rank_0_requeues(tmp_path):
