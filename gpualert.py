@@ -2895,6 +2895,7 @@ def classify_text(text, facts=None, rules=None, first_line=None):
         success = facts.get("exit_code") == 0
         text = text if isinstance(text, str) else _decode(text or b"")
         text = text.replace("\x00", "")
+        text, facts = _without_other_jobs(text, facts)
         if not isinstance(first_line, int):
             first_line = _first_line_of_tail(text, facts.get("total_lines"))
         raws = text.split("\n")
@@ -2917,6 +2918,29 @@ def classify_text(text, facts=None, rules=None, first_line=None):
 
 
 _SCHEDULER_MARKER_RE = re.compile("|".join(SCHEDULER_MARKERS), re.M)
+
+#: Slurm's end-of-job line names the job it ended ("*** JOB 4242 ...", "*** STEP 4242.0 ...").
+_SLURM_END_JOB_RE = re.compile(r"\*\*\* (?:JOB|STEP) ([\w+-]+)[\w.+-]* (?:ON \S+ )?CANCELLED")
+
+
+def _other_jobs_line(line, job_ids):
+    m = _SLURM_END_JOB_RE.search(line)
+    return bool(m) and m.group(1).split("+")[0] not in job_ids
+
+
+def _without_other_jobs(text, facts):
+    """(text, facts) with Slurm end-of-job lines that name another job blanked (line numbers
+    kept): an old log the program quotes is no verdict on this job, and a requeue on it
+    would loop. facts["job_ids"]: this job's ids (its own, ARRAYID_TASK); none, no filter."""
+    ids = facts.get("job_ids")
+    if not ids or "CANCELLED" not in text:
+        return text, facts
+    text = "\n".join("" if _other_jobs_line(r, ids) else r for r in text.split("\n"))
+    noted = facts.get("noted_lines")
+    if isinstance(noted, (list, tuple)):
+        facts = dict(facts, noted_lines=[p for p in noted if not (
+            isinstance(p, (list, tuple)) and len(p) == 2 and _other_jobs_line(str(p[1]), ids))])
+    return text, facts
 
 
 def _marked_lines(raws, first_line):
@@ -4598,6 +4622,14 @@ def stop_signals(child, scheduler=None):
     return [name for name, _, _ in child.signals if name in names]
 
 
+def _own_job_ids(scheduler):
+    """The ids Slurm's end-of-job lines may give this job: its own and ARRAYID_TASK."""
+    sched = scheduler or {}
+    if sched.get("kind") != "slurm" or not sched.get("job_id"):
+        return []
+    return sorted(set([str(sched["job_id"]), _scheduler_label(sched)]))
+
+
 def facts_for(outcome):
     """The classifier's facts: what the process, the cgroup, the GPUs and the scheduler say."""
     child, before, after = outcome.child, outcome.mem_before, outcome.mem_after
@@ -4615,6 +4647,9 @@ def facts_for(outcome):
         facts["memory_limit_bytes"] = after["limit_bytes"]
     if outcome.end_reason and outcome.end_reason[0]:
         facts["scheduler_reason"], facts["scheduler_evidence"] = outcome.end_reason
+    ids = _own_job_ids(outcome.scheduler)
+    if ids:  # a scheduler's line about another job is no verdict on this one
+        facts["job_ids"] = ids
     if outcome.gpu.get("ecc_delta"):
         facts["ecc_delta"] = outcome.gpu["ecc_delta"]
     if isinstance(outcome.start, (int, float)) and isinstance(outcome.end, (int, float)):
@@ -10044,6 +10079,16 @@ def slurm_record_reason(rec):
     return None, evidence  # e.g. RUNNING: a signal sent by hand, or --signal before the limit
 
 
+def slurm_preemption_unseen(rec):
+    """Why the job is not requeued for a preemption Slurm did not make (a quoted line in the
+    log), or None: a preempted job is no longer RUNNING when its wrapper ends, or shows a
+    PreemptTime. Slurm is believed over the log, so a requeue never loops on a code error."""
+    if rec.get("JobState") != "RUNNING" or slurm_record_reason(rec)[0] is not None:
+        return None
+    return ("not requeued: Slurm still runs the job (JobState=RUNNING, no PreemptTime): the "
+            "preemption line in the log is not Slurm's")
+
+
 def _slurm_reason_squeue(sched, run, notes):
     argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", _query_id(sched)]
     out = _ask(run, argv, CMD_TIMEOUT_S, notes)
@@ -11824,7 +11869,8 @@ class Run(object):
         """Check with Slurm, then resubmit now (hardware) or leave the requeue for last."""
         job, dry = _query_id(self.scheduler), self.cfg["dry_run"]  # an array task: only itself
         rec = slurm_job_record(job)
-        refusal = slurm_requeue_refusal(rec, req["action"])
+        refusal = slurm_requeue_refusal(rec, req["action"]) or (
+            req["cause"] == "preempted" and slurm_preemption_unseen(rec))
         if refusal:
             req.update(state="refused", reason=refusal)
             return

@@ -258,6 +258,40 @@ def test_an_array_task_requeues_only_itself(tmp_path):
     assert "Resubmit:   done by gpualert: scontrol requeue 70_1" in _text(msg)
 
 
+def test_another_jobs_scheduler_line_is_no_verdict_on_this_job():
+    # attack 2, finding 3: an old log line quoted by the program, then its own error
+    text = PREEMPT_LINE + "\nTraceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n" \
+        "ValueError: bad shape\n"
+    assert g.classify_text(text, {"exit_code": 1, "job_ids": ["5000"]}).cls != "preempted"
+    assert g.classify_text(text, {"exit_code": 1, "job_ids": ["4242"]}).cls == "preempted"
+    assert g.classify_text(text, {"exit_code": 1, "job_ids": ["4240_7", "4242"]}).cls == "preempted"
+    step = PREEMPT_LINE.replace("JOB 4242", "STEP 5000.0")
+    assert g.classify_text(step, {"exit_code": 1, "job_ids": ["5000"]}).cls == "preempted"
+
+
+def test_a_quoted_preemption_of_another_job_is_not_requeued(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1, "print('ok')")
+                        + [], env=_job_env(tmp_path, SLURM_JOB_ID="5000"))
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith(("scontrol requeue", "sbatch"))]
+    (rec,) = _records(tmp_path)
+    assert rec["class"] != "preempted", rec["class"]
+
+
+def test_a_preemption_slurm_did_not_make_is_not_requeued(tmp_path):
+    # attack 2, finding 3: Slurm is believed over the log (the job still RUNNING, no PreemptTime)
+    assert "Slurm still runs the job" in g.slurm_preemption_unseen({"JobState": "RUNNING", "Reason": "None"})
+    assert g.slurm_preemption_unseen({"JobState": "RUNNING", "PreemptTime": "2026-12-04T15:04:51"}) is None
+    assert g.slurm_preemption_unseen({"JobState": "COMPLETING", "Reason": "None"}) is None
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1), env=_job_env(tmp_path, FAKE_STATE="RUNNING"))
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")]
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "refused" and "Slurm still runs the job" in rec["requeue"]["reason"]
+
+
 def test_only_rank_0_requeues(tmp_path):
     env = _job_env(tmp_path, SLURM_PROCID="1", SLURM_NTASKS="2")
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
