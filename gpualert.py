@@ -5358,8 +5358,13 @@ def _resubmit_text(result):
 def _more_time_text(result, where):
     """'sbatch --time=17:45:00 again from DIR, resuming from the last checkpoint (its limit was
     12h00m; it reached epoch 75/100, so the whole run needs about 17h36m)'."""
-    limit = (result.scheduler or {}).get("limit_s") or _duration_s(result)
-    if not limit:
+    sched = result.scheduler or {}
+    end_time = _usable_end_time(sched.get("end_time"), result.start)
+    limit = sched.get("limit_s") or (end_time - result.start if end_time else None)
+    if sched.get("unlimited"):  # a time-limit line the job printed is not its limit
+        return ("sbatch again%s, resuming from the last checkpoint (its time limit is UNLIMITED: "
+                "no --time to raise)" % where)
+    if not limit:  # the run's length is no limit: a --time from it could cut the real one
         return "sbatch again%s with a longer --time, resuming from the last checkpoint" % where
     need, reached = _time_needed_s(result, limit)
     ask = int(-(-need // 900) * 900)  # rounded up to a quarter hour
@@ -9990,6 +9995,7 @@ def _fill_time_limit(info, sched, run, environ):
         if recs:
             rec = recs[0]
             info["limit_s"] = parse_slurm_duration(rec.get("TimeLimit"))
+            info["unlimited"] = rec.get("TimeLimit") in ("UNLIMITED", "INFINITE") or None
             if info["end_time"] is None and rec.get("JobState") in ("RUNNING", "CONFIGURING"):
                 info["end_time"] = parse_slurm_time(rec.get("EndTime"))
             info["source"] = info["source"] or "scontrol"
@@ -12011,7 +12017,7 @@ class Run(object):
         limit = self.time_limit.result(0) if self.time_limit else None
         if not self.scheduler or not limit:
             return self.scheduler
-        known = {key: limit[key] for key in ("end_time", "limit_s")
+        known = {key: limit[key] for key in ("end_time", "limit_s", "unlimited")
                  if limit.get(key) and not self.scheduler.get(key)}
         return dict(self.scheduler, **known) if known else self.scheduler
 

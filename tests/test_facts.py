@@ -308,6 +308,17 @@ class TestAdviceFitsTheCause(object):
         assert rows["Resubmit"].startswith("sbatch --time=17:45:00 again, resuming from the last checkpoint")
         assert "its limit was 12h00m; it reached epoch 75/100" in rows["Resubmit"]
 
+    def test_no_time_advice_below_the_real_limit(self):
+        # attack 2, finding 4: UNLIMITED (or a limit never read) is no "its limit was 6s"
+        from messages import timeout_after_warning
+        result = timeout_after_warning()
+        sched = dict(result.scheduler, limit_s=None, end_time=None)
+        for extra in ({"unlimited": True}, {}):
+            rows = dict(N.essentials(result._replace(scheduler=dict(sched, **extra))))
+            assert "--time=" not in rows["Resubmit"] and "its limit was" not in rows["Resubmit"], rows
+        rows = dict(N.essentials(result._replace(scheduler=dict(sched, unlimited=True))))
+        assert "UNLIMITED" in rows["Resubmit"]
+
     def test_a_preemption_is_requeued(self):
         from messages import timeout_after_warning
         result = timeout_after_warning()

@@ -166,7 +166,7 @@ def test_slurm_refusals_in_words():
 FAKE_SCONTROL = r"""#!/bin/sh
 echo "scontrol $*" >> "$FAKE_CALLS"
 case "$1 $2" in
-  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} TimeLimit=01:00:00 Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
+  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} TimeLimit=${FAKE_LIMIT:-01:00:00} Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
   "show config") echo "KillWait = 30 sec"; exit 0 ;;
   "requeue "*) if [ -n "$FAKE_REQUEUE_ERR" ]; then echo "$FAKE_REQUEUE_ERR" >&2; exit 1; fi; exit 0 ;;
   "release 4250") exit 0 ;;
@@ -290,6 +290,16 @@ def test_a_preemption_slurm_did_not_make_is_not_requeued(tmp_path):
     assert not [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")]
     (rec,) = _records(tmp_path)
     assert rec["requeue"]["state"] == "refused" and "Slurm still runs the job" in rec["requeue"]["reason"]
+
+
+def test_an_unlimited_job_gets_no_time_advice(tmp_path):
+    # attack 2, finding 4: a quoted time-limit line in a TimeLimit=UNLIMITED job
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + _print_and_exit(WALLTIME_LINE, 1),
+                        env=_job_env(tmp_path, FAKE_LIMIT="UNLIMITED"))
+    assert proc.returncode == 1
+    (msg,) = _messages(tmp_path)
+    resubmit = [l for l in _text(msg).splitlines() if l.strip().startswith("Resubmit:")]
+    assert resubmit and "--time=" not in resubmit[0] and "UNLIMITED" in resubmit[0], resubmit
 
 
 def test_only_rank_0_requeues(tmp_path):
