@@ -4418,9 +4418,10 @@ def decide_requeue(cls, asked, earlier, max_requeues, kind):
     if cls in NEVER_REQUEUED:
         return RequeueDecision(None, None, "%s: not requeued (%s)" % (cls, NEVER_REQUEUED[cls]), None)
     cause = requeue_cause(cls)
-    if cause is None:
-        return RequeueDecision(None, None, "%s: not requeued (not a cause --requeue covers: a "
-                                           "rerun may well fail the same way)" % cls, None)
+    if cause is None:  # a requeue by hand may cure some (an NCCL timeout): Resubmit offers it
+        why = "a requeue by hand may cure it" if cls in REQUEUE_CLASSES else "a rerun may well fail the same way"
+        return RequeueDecision(None, None, "%s: not requeued (not a cause --requeue covers: %s)"
+                               % (cls, why), None)
     if cause not in asked:
         return RequeueDecision(None, cause, "%s: not requeued (--requeue %s leaves %s out)"
                                % (cls, ",".join(asked), cause), None)
@@ -4518,7 +4519,7 @@ def requeue_detail(req, cls):
     text = requeue_subject(req, cls)
     if req.get("command") and req.get("state") in ("done", "dry-run"):
         text += " (%s%s)" % ("" if req["state"] == "done" else "would run: ", req["command"])
-    if req.get("budget"):
+    if req.get("budget") and req.get("state") in ("done", "dry-run"):  # a refusal spent none
         text += "; %s budget: %d of %d" % ("preemption" if req.get("cause") == "preempted"
                                            else "requeue", req["budget"][0], req["budget"][1])
     if req.get("refused"):
@@ -5349,6 +5350,8 @@ def _resubmit_text(result):
             result.host or sched.get("nodelist") or "NODE", where)
     if c.cls not in REQUEUE_CLASSES:
         return "sbatch again%s once the cause is fixed (a requeue reruns the same failure)" % where
+    if req.get("state") == "refused":  # the Requeue row says why Slurm will not requeue it
+        return "sbatch again%s, resuming from the last checkpoint (no requeue: see Requeue)" % where
     text = "scontrol requeue %s" % _query_id(sched)
     if sched.get("submit_dir"):
         text += "  (while Slurm still lists the job; else sbatch again from %s)" % sched["submit_dir"]

@@ -302,6 +302,24 @@ def test_an_unlimited_job_gets_no_time_advice(tmp_path):
     assert resubmit and "--time=" not in resubmit[0] and "UNLIMITED" in resubmit[0], resubmit
 
 
+@pytest.mark.parametrize("extra", [{"FAKE_REQUEUE_FLAG": "0"}, {"FAKE_BATCH": "0"}])
+def test_a_refused_requeue_is_not_offered_again_as_resubmit(tmp_path, extra):
+    # attack 2, finding 9: the Resubmit row said `scontrol requeue` under a refused Requeue row
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1), env=_job_env(tmp_path, **extra))
+    assert proc.returncode == 1
+    (msg,) = _messages(tmp_path)
+    rows = [l.strip() for l in _text(msg).splitlines() if l.strip().startswith(("Resubmit:", "Requeue:"))]
+    assert len(rows) == 2 and "not requeued" in rows[0], rows
+    assert "scontrol requeue" not in rows[1] and "sbatch again" in rows[1], rows
+    assert "budget" not in rows[0], rows
+
+
+def test_a_class_requeue_leaves_out_is_not_called_a_lost_cause_when_resubmit_offers_a_requeue():
+    d = g.decide_requeue("nccl", ALL, [], 3, "slurm")
+    assert "fail the same way" not in d.reason and "by hand" in d.reason, d.reason
+
+
 def test_only_rank_0_requeues(tmp_path):
     env = _job_env(tmp_path, SLURM_PROCID="1", SLURM_NTASKS="2")
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
