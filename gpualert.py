@@ -10729,7 +10729,8 @@ _NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+
 
 
 def choose_checkpoint(candidates, metrics, signals=()):
-    """The checkpoint to offer, from this run's candidates (found and named): the newest,
+    """The checkpoint to offer, from this run's candidates (found and named; the named
+    only, when the log named any that exist): the newest,
     or after a non-finite loss the newest written before it, with "later_nonfinite"
     counting those skipped; "answer": the first written after a forwarded warning signal
     (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
@@ -10737,6 +10738,9 @@ def choose_checkpoint(candidates, metrics, signals=()):
     for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
         by_path.setdefault(os.path.realpath(c["path"]), dict(c))
     found = sorted(by_path.values(), key=lambda c: c["mtime"])
+    # the log's own saves beat the scan: a file in a shared directory that it does not name
+    # may be another run's (array tasks in one working directory)
+    found = [c for c in found if c.get("named")] or found
     if not found:
         return None
     bad = (metrics or {}).get("first_nonfinite")

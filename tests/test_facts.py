@@ -165,6 +165,40 @@ class TestCheckpointFromTheRun(object):
         run_in(tmp_path, "print('Saving model checkpoint to %s')\nraise SystemExit(1)\n" % old)
         assert row(first_screen(tmp_path), "Checkpoint") is None
 
+    def test_two_runs_in_one_directory_each_offer_their_own_save(self, tmp_path):
+        # attack 2, finding 1: array tasks sharing a working directory crossed checkpoints
+        def task(me, other):
+            return ("import os, time\n"
+                    "other = 'ck-%s/checkpoint-6'\n"
+                    "if %r == 'B':\n"
+                    "    end = time.time() + 30\n"
+                    "    while not os.path.exists('ck-A/checkpoint-6/w') and time.time() < end:\n"
+                    "        time.sleep(0.05)\n"
+                    "os.makedirs('ck-%s/checkpoint-6')\n"
+                    "open('ck-%s/checkpoint-6/w', 'w').write('w')\n"
+                    "print('Saving model checkpoint to ck-%s/checkpoint-6', flush=True)\n"
+                    "end = time.time() + 30\n"
+                    "while not os.path.exists(other + '/w') and time.time() < end:\n"
+                    "    time.sleep(0.05)\n"
+                    "raise SystemExit(1)\n") % (other, me, me, me, me)
+        procs = {}
+        for me, other in (("A", "B"), ("B", "A")):
+            folder = tmp_path / me
+            procs[me] = subprocess.Popen([PY, SCRIPT] + base(folder) + ["--"] + child(task(me, other)),
+                                         env=isolated_env(folder), cwd=str(tmp_path),
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for me in procs:
+            procs[me].communicate(timeout=60)
+        for me in procs:
+            path = run_json(tmp_path / me)["metrics"]["checkpoint"]["path"]
+            assert path == str(tmp_path / ("ck-%s" % me) / "checkpoint-6"), (me, path)
+
+    def test_a_named_save_beats_a_scanned_file(self):
+        scanned = {"path": "/w/ck-B/checkpoint-6", "mtime": 20.0}
+        named = {"path": "/w/ck-A/checkpoint-6", "mtime": 10.0, "named": True}
+        assert N.choose_checkpoint([scanned, named], {})["path"] == "/w/ck-A/checkpoint-6"
+        assert N.choose_checkpoint([scanned], {})["path"] == "/w/ck-B/checkpoint-6"
+
     def test_the_checkpoint_written_in_answer_to_sigusr1_is_named(self, tmp_path):
         code = ("import signal, time\n"
                 "def save(s, f):\n"
