@@ -3326,7 +3326,7 @@ class MetricParser(object):
         self._epoch_one_based = False
         self.lines = 0          # lines fed: the order of saves and of the first non-finite loss
         self.saves = []         # [(line, path)] checkpoints the log says it wrote
-        self.first_nonfinite = None   # (line, step, epoch) of the first of the final non-finite losses
+        self._nonfinite = {}    # rank -> (line, step, epoch) of the first of its final non-finite losses
 
     def reset_context(self):
         """A gap in the sample: the epoch seen before it says nothing about what follows."""
@@ -3364,10 +3364,15 @@ class MetricParser(object):
             losses = [v for k, v in pairs.items() if _direction_cached(k) == "min"]
             if losses:  # a run that recovered from a non-finite loss (a skipped fp16 step) has none
                 bad = not all(_finite(v) for v in losses)
-                if not bad:
-                    self.first_nonfinite = None
-                elif self.first_nonfinite is None:
-                    self.first_nonfinite = (self.lines, step, epoch)
+                if not bad:  # per rank: another rank's finite loss does not undo this one's NaN
+                    self._nonfinite.pop(rank, None)
+                elif rank not in self._nonfinite:
+                    self._nonfinite[rank] = (self.lines, step, epoch)
+
+    @property
+    def first_nonfinite(self):
+        """(line, step, epoch) of the first final non-finite loss of any rank, or None."""
+        return min(self._nonfinite.values(), key=lambda v: v[0]) if self._nonfinite else None
 
     def _epoch_with_fraction(self, line):
         """Inside an epoch a progress count (450/1000) gives the fraction done."""

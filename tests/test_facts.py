@@ -94,6 +94,31 @@ class TestCheckpointAfterNan(object):
         assert "checkpoint-600" not in screen and "checkpoint-400" not in screen
         assert run_json(tmp_path)["metrics"]["checkpoint"]["path"].endswith("checkpoint-200")
 
+    def test_the_first_nan_of_any_rank_counts(self, tmp_path):
+        # attack 2, finding 5: rank 1's finite losses undid rank 0's NaN
+        code = ("import os\n"
+                "os.makedirs('ckpt')\n"
+                "for step in range(28, 36):\n"
+                "    for rank, nan_at in ((0, 31), (1, 33)):\n"
+                "        loss = 'nan' if step >= nan_at else 2.0 - step / 100.0\n"
+                "        print('[rank%d]: step=%d loss=%s' % (rank, step, loss))\n"
+                "    if step in (30, 32):\n"
+                "        open('ckpt/step_%d.pt' % step, 'w').write('w')\n"
+                "        print('[rank0]: saved ckpt/step_%d.pt' % step)\n"
+                "raise SystemExit(1)\n")
+        run_in(tmp_path, code)
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt.startswith(str(tmp_path / "ckpt" / "step_30.pt")), ckpt
+        assert "(step 31)" in ckpt, ckpt
+
+    def test_a_rank_whose_loss_stays_finite_does_not_hide_another_ranks_nan(self):
+        text = "".join("[rank0]: step=%d loss=%s\n[rank1]: step=%d loss=1.0\n"
+                       % (s, "nan" if s >= 50 else 1.0, s) for s in range(10, 110, 10))
+        text += "[rank0]: Saving model checkpoint to out/checkpoint-100\n"
+        metrics = N.metrics_from_chunks([text])
+        assert metrics["first_nonfinite"]["step"] == 50
+        assert metrics["saved"][-1]["after_nonfinite"] is True
+
     def test_files_named_by_step_without_save_lines(self, tmp_path):
         code = ("import os\n"
                 "os.makedirs('ckpt')\n"
