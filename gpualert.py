@@ -3320,7 +3320,7 @@ class MetricParser(object):
 
     def __init__(self):
         self.records = {}   # rank -> [(step, epoch, {name: value})]
-        self.rate = None
+        self._rates = {}    # "main" (rank 0 or unprefixed) / "other" -> the last rate it stated
         self.totals = {}    # "step"/"epoch" -> the run's stated total (Step 50/500, Epoch 3/10)
         self._epoch = None
         self._epoch_one_based = False
@@ -3344,10 +3344,10 @@ class MetricParser(object):
         if m:
             self._epoch, self._epoch_one_based = float(m.group(1)), True
             self.totals["epoch"] = int(m.group(2))
-        rate = parse_rate(line)
-        if rate:
-            self.rate = rate
         rank, pairs = parse_metric_line(line)
+        rate = parse_rate(line)
+        if rate:  # rank 0's speed is the run's; another rank's only when rank 0 states none
+            self._rates["main" if rank in (None, 0) else "other"] = rate
         step = epoch = None
         m = _STEP_OF_RE.search(line)
         if m:
@@ -3368,6 +3368,10 @@ class MetricParser(object):
                     self._nonfinite.pop(rank, None)
                 elif rank not in self._nonfinite:
                     self._nonfinite[rank] = (self.lines, step, epoch)
+
+    @property
+    def rate(self):
+        return self._rates.get("main") or self._rates.get("other")
 
     @property
     def first_nonfinite(self):

@@ -76,6 +76,16 @@ class TestProgressAndSpeed(object):
         assert row(screen, "Progress").startswith("step 50/500 (10%)"), screen
         assert row(screen, "Speed").startswith("9.8 it/s"), screen
 
+    def test_rank_0_states_the_speed(self, tmp_path):
+        # attack 2, finding 6: the last rank to print a speed won
+        for prefix in ("[rank%d]: ", "[1,%d]<stdout>: ", "%d: "):
+            text = (prefix % 0 + "step 10 loss 0.5 4.2 it/s\n") + (prefix % 1 + "Speed: 0.5 it/s\n")
+            assert N.metrics_from_chunks([text])["throughput"] == "4.2 it/s", prefix
+        assert N.metrics_from_chunks(["[rank1]: Speed: 0.5 it/s\n"])["throughput"] == "0.5 it/s"
+        run_in(tmp_path, "print('[rank0]: step 10 loss 0.5 4.2 it/s')\n"
+                         "print('[rank1]: Speed: 0.5 it/s')\nraise SystemExit(1)\n")
+        assert row(first_screen(tmp_path), "Speed").startswith("4.2 it/s")
+
     def test_the_loss_is_not_the_speed(self, tmp_path):
         run_in(tmp_path, "print('step 70 loss 0.3586 it/s 9.8')\nraise SystemExit(1)\n")
         screen = first_screen(tmp_path)
