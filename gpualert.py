@@ -6941,11 +6941,11 @@ class EvidenceScan(object):
     scan cut short by the deadline still gives the first lines; without grep, a slower scan
     in Python runs in result(), bounded by the same deadline."""
 
-    def __init__(self, path, after_line=0):
+    def __init__(self, path, after_line=0, pattern=None):
         import subprocess
-        self.path, self.after_line, self.proc = path, after_line, None
+        self.path, self.after_line, self.proc, self.pattern = path, after_line, None, pattern
         try:
-            self.proc = subprocess.Popen(_evidence_grep(path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(_evidence_grep(path, pattern), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
         except OSError:  # no grep here
             pass
@@ -6954,7 +6954,7 @@ class EvidenceScan(object):
         deadline = time.monotonic() + seconds
         found = self._collect(seconds) if self.proc else None
         if found is None:  # no grep, or one that failed: the scan in Python
-            found = _scan_evidence(self.path, max(0.5, deadline - time.monotonic()))
+            found = _scan_evidence(self.path, max(0.5, deadline - time.monotonic()), self.pattern)
         return [(n, text) for n, text in found if n > self.after_line]
 
     def _collect(self, seconds):
@@ -6973,10 +6973,11 @@ class EvidenceScan(object):
         return None if _grep_failed(self.proc, data) else _grep_lines(data)
 
 
-def _evidence_grep(source):
-    """The grep command that prints the log's evidence lines, numbered; source: a path or "-"."""
+def _evidence_grep(source, pattern=None):
+    """The grep command that prints the log's evidence lines (or those matching the ERE
+    pattern), numbered; source: a path or "-"."""
     return ["grep", "-n", "-a", "-E", "--line-buffered", "-m", str(EVIDENCE_MAX_LINES),
-            "|".join(EVIDENCE_MARKERS), "--", source]
+            pattern or "|".join(EVIDENCE_MARKERS), "--", source]
 
 
 def _grep_lines(data):
@@ -7216,9 +7217,9 @@ def _read_pipe(fd, max_bytes, seconds):
     return bytes(data)
 
 
-def _scan_evidence(path, seconds):
-    """The same as grep -F, in Python: slower, so it stops at `seconds`."""
-    marker_re = re.compile("|".join(EVIDENCE_MARKERS).encode(), re.M)
+def _scan_evidence(path, seconds, pattern=None):
+    """The same as the grep, in Python: slower, so it stops at `seconds`."""
+    marker_re = re.compile((pattern or "|".join(EVIDENCE_MARKERS)).encode(), re.M)
     found, line_no, carry = [], 1, b""
     deadline = time.monotonic() + seconds
     with open(path, "rb") as f:
@@ -7365,15 +7366,39 @@ def _cut_lines(data, first=True, last=True):
     return data
 
 
+#: Lines that may name a checkpoint written (saved_checkpoint_paths then decides), for the grep
+#: over a log too big to read whole: a save line between the sampled blocks still counts.
+CHECKPOINT_GREP = (r"[Cc]heckpoint|[Cc]kpt|\.pth?([^A-Za-z]|$)|\.safetensors|\.h5|\.keras|"
+                   r"\.msgpack|\.distcp|\.bin|global_step")
+
+
 def extract_log_metrics(path, wanted=None):
     """The metrics dict for a finished run's log (run.json's "metrics"); {} when none."""
     chunks, size = read_log_sample(path)
     metrics = metrics_from_chunks(chunks, wanted)
+    if len(chunks) > 1:
+        metrics = _with_all_saves(metrics, path)
     if not metrics["records"] and not metrics.get("notes"):
         return {"saved": metrics["saved"]} if metrics.get("saved") else {}  # the checkpoints still count
     metrics["log_bytes"] = size
     metrics["sampled_bytes"] = sum(len(c) for c in chunks)
     metrics["sampled"] = len(chunks) > 1
+    return metrics
+
+
+def _with_all_saves(metrics, path):
+    """metrics whose "saved" lists every save line of a sampled log (the evidence search's
+    grep over the whole file), in the log's order, the newest CHECKPOINT_SAVES_MAX. A save
+    the sample saw keeps its after_nonfinite; one it missed is judged by its name's step."""
+    lines = _safely(lambda: EvidenceScan(path, 0, CHECKPOINT_GREP).result(EVIDENCE_SCAN_S), []) or []
+    seen = dict((s["path"], s) for s in metrics.get("saved") or ())
+    saved = []
+    for _, line in lines:
+        for p in saved_checkpoint_paths(line):
+            saved = [s for s in saved if s["path"] != p] + [seen.get(p) or {"path": p, "after_nonfinite": False}]
+    saved += [s for s in seen.values() if s not in saved]  # a grep cut short keeps the sample's
+    if saved:
+        metrics = dict(metrics, saved=saved[-CHECKPOINT_SAVES_MAX:])
     return metrics
 
 

@@ -10,8 +10,8 @@ import subprocess
 import time
 
 from _load import load_gpualert
-from wrapper_helpers import PY, SCRIPT, base, child, isolated_env, outbox_messages, run_json, \
-    wait_for
+from wrapper_helpers import PY, SCRIPT, base, child, isolated_env, only, outbox_messages, \
+    run_json, wait_for
 
 N = load_gpualert()
 FIRST_SCREEN = 25  # lines of the plain part a phone shows without scrolling
@@ -233,6 +233,28 @@ class TestCheckpointFromTheRun(object):
         named = {"path": "/w/ck-A/checkpoint-6", "mtime": 10.0, "named": True}
         assert N.choose_checkpoint([scanned, named], {})["path"] == "/w/ck-A/checkpoint-6"
         assert N.choose_checkpoint([scanned], {})["path"] == "/w/ck-B/checkpoint-6"
+
+    def test_save_lines_between_the_sampled_blocks_count(self, tmp_path):
+        # attack 2, finding 7: a big log's save lines fell between the sampled blocks
+        scratch = tmp_path / "scratch"
+        code = ("import os, sys\n"
+                "filler = ('step=1 loss=2.0 ' + 'x' * 90 + '\\n') * 10000\n"
+                "for n in range(1, 9):\n"
+                "    sys.stdout.write(filler)\n"
+                "    d = os.path.join(%r, 'checkpoint-%%d' %% (n * 100))\n"
+                "    os.makedirs(d)\n"
+                "    print('Saving model checkpoint to %%s' %% d)\n"
+                "sys.stdout.write(filler)\n"
+                "print('RuntimeError: CUDA error: an illegal memory access was encountered')\n"
+                "raise SystemExit(1)\n") % str(scratch)
+        run_in(tmp_path, code, cwd=tmp_path / "work")
+        log = only(str(tmp_path / "logs" / "*" / "output.log"))
+        chunks, _ = N.read_log_sample(log)
+        assert len(chunks) > 1 and "checkpoint-800" not in "".join(chunks)  # the sample misses it
+        saved = [s["path"] for s in N.extract_log_metrics(log)["saved"]]
+        assert saved == [str(scratch / ("checkpoint-%d" % (n * 100))) for n in range(1, 9)], saved
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt and ckpt.startswith(str(scratch / "checkpoint-800") + ","), ckpt
 
     def test_the_checkpoint_written_in_answer_to_sigusr1_is_named(self, tmp_path):
         code = ("import signal, time\n"
