@@ -3265,15 +3265,20 @@ _KEY_CACHE = {}
 # a loop's own print("saved", path). Its checkpoint-like path tokens are the paths written.
 _SAVE_WORD_RE = re.compile(r"\b(?:sav(?:e|ed|es|ing)|wr(?:ote|itten|iting)|stored|dump(?:ed|ing))\b", re.I)
 _PATH_TOKEN_RE = re.compile(r"""(?:^|[\s'"(\[=,:])((?:[~\w.+=@-]*/)*[\w.+=@-]*[\w=-])(?=$|[\s'")\],;:]|\.\s|\.$)""")
+# A path that may hold spaces: quoted (Lightning's 'saving model to '...''), or the rest of
+# the line after "checkpoint to" (HF's "Saving model checkpoint to /x/my runs/checkpoint-6").
+_SPACED_PATH_RE = re.compile(r"""'([^'\n]*/[^'\n]*)'|"([^"\n]*/[^"\n]*)"|checkpoint to (\S.*?)\s*$""")
 CHECKPOINT_SAVES_MAX = 50  # save lines remembered per log (the newest)
 
 
 def saved_checkpoint_paths(line):
-    """The checkpoint paths a log line says were written (as written: maybe relative)."""
+    """The checkpoint paths a log line says were written (as written: maybe relative). A
+    spaced path and its tail both come out: only the one that exists counts."""
     if not _SAVE_WORD_RE.search(line):
         return []
     out = []
-    for token in _PATH_TOKEN_RE.findall(line):
+    spaced = ["".join(m) for m in _SPACED_PATH_RE.findall(line)]
+    for token in spaced + _PATH_TOKEN_RE.findall(line):
         path = checkpoint_root(token) if "/" in token or "." in token else None
         if path and path not in out:
             out.append(path)

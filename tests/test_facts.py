@@ -256,6 +256,34 @@ class TestCheckpointFromTheRun(object):
         ckpt = row(first_screen(tmp_path), "Checkpoint")
         assert ckpt and ckpt.startswith(str(scratch / "checkpoint-800") + ","), ckpt
 
+    def test_paths_with_a_space_are_named(self):
+        # attack 2, finding 8: a quoted Lightning path, an HF path with a space
+        assert "/x/my runs/v0/epoch=1-step=200.ckpt" in N.saved_checkpoint_paths(
+            "Epoch 1, global step 200: 'val_loss' reached 0.5, saving model to "
+            "'/x/my runs/v0/epoch=1-step=200.ckpt' as top 1")
+        assert "/x/my runs/checkpoint-6" in N.saved_checkpoint_paths(
+            "Saving model checkpoint to /x/my runs/checkpoint-6")
+
+    def test_a_future_dated_old_checkpoint_loses_to_the_logs_save(self, tmp_path):
+        # attack 2, finding 8: a previous job's checkpoint-5 dated in the future (clock skew)
+        old = tmp_path / "out" / "checkpoint-5"
+        os.makedirs(str(old))
+        future = time.time() + 3600
+        os.utime(str(old), (future, future))
+        run_in(tmp_path, "import os\nos.makedirs('out/checkpoint-10')\n"
+                         "print('Saving model checkpoint to out/checkpoint-10')\nraise SystemExit(1)\n")
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt.startswith(str(tmp_path / "out" / "checkpoint-10") + ","), ckpt
+
+    def test_a_lightning_save_with_a_space_is_offered(self, tmp_path):
+        where = tmp_path / "my runs" / "v0"
+        run_in(tmp_path, "import os\nos.makedirs(%r)\nopen(%r, 'w').write('w')\n"
+                         "print(\"saving model to '%s' as top 1\")\nraise SystemExit(1)\n"
+                         % (str(where), str(where / "epoch=1-step=200.ckpt"), where / "epoch=1-step=200.ckpt"),
+               cwd=tmp_path / "work")  # outside the working directory: only the save line names it
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt and ckpt.startswith(str(where / "epoch=1-step=200.ckpt") + " "), ckpt
+
     def test_the_checkpoint_written_in_answer_to_sigusr1_is_named(self, tmp_path):
         code = ("import signal, time\n"
                 "def save(s, f):\n"
