@@ -4520,8 +4520,7 @@ def requeue_rows(result):
                "duration_s": _duration_s(result), "checkpoint": (attempt_checkpoint(
                    {"metrics": result.metrics}) or {}).get("path")}
         rows.append(("Attempts", "; ".join(_attempt_text(a) for a in earlier + [now])))
-        lost = [a for a in earlier + ([now] if final and result.status != "SUCCESS" else [])
-                if a.get("status") != "SUCCESS"]
+        lost = [a for a in earlier + [now] if a.get("status") != "SUCCESS"]  # a requeued one's too
         rows.append(("Time lost", "%s in %d failed attempt%s" % (
             format_duration(sum(a.get("duration_s") or 0 for a in lost)), len(lost),
             "" if len(lost) == 1 else "s")))

@@ -415,6 +415,16 @@ def test_second_attempt_gets_attempt_resume_and_the_first_attempts_thread(tmp_pa
     assert "Time lost:" in body
 
 
+def test_time_lost_counts_the_attempt_requeued_now_too(tmp_path):
+    # attack 2, minor: "6s in 1 failed attempt" after two preempted attempts
+    for restarts in ("0", "1"):
+        run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                     + _print_and_exit(PREEMPT_LINE, 1), env=_job_env(tmp_path, SLURM_RESTART_COUNT=restarts))
+    last = [m for m in _messages(tmp_path) if "(attempt 2)" in m["Subject"]][0]
+    lost = [l for l in _text(last).splitlines() if l.strip().startswith("Time lost:")]
+    assert lost and "in 2 failed attempts" in lost[0], lost
+
+
 def test_walltime_budget_used_is_said_and_not_requeued(tmp_path):
     args = base(tmp_path) + ["--requeue", "walltime", "--max-requeues", "1", "--"]
     run_gpualert(tmp_path, args + _print_and_exit(WALLTIME_LINE, 1), env=_job_env(tmp_path))
