@@ -13057,7 +13057,8 @@ def _set_converted(layers, key, kind, raw, source):
     try:
         value = convert_option(kind, raw)
     except ConfigError as exc:  # the value before it stays: the message still goes out
-        if kind == "causes":  # but a requeue asked for in vain would be found out too late
+        if kind == "causes" or key == "max_requeues":  # but a requeue asked for in vain (or a
+            # budget not the one written) would be found out too late, as --max-requeues -1 is
             raise UsageError("%s: %s: %s" % (source, key, exc))
         problems.append(Notice("%s: %s: %s; using %s" % (
             source, key, exc, "the default" if cfg.get(key) in (None, [], "") else repr(cfg[key]))))

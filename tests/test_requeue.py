@@ -463,6 +463,10 @@ def test_unknown_cause_is_a_usage_error_before_anything_runs(tmp_path):
     env = isolated_env(tmp_path, GPUALERT_REQUEUE="preempt")
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + cmd, env=env)
     assert proc.returncode == 2 and b"GPUALERT_REQUEUE" in proc.stderr
+    # attack 2, minor: the variable only warned where the option is an error
+    env = isolated_env(tmp_path, GPUALERT_MAX_REQUEUES="-1")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"] + cmd, env=env)
+    assert proc.returncode == 2 and b"GPUALERT_MAX_REQUEUES" in proc.stderr
     assert not marker.exists()
 
 
