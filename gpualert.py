@@ -3157,6 +3157,7 @@ _STEP_OF_RE = re.compile(r"\b(?:global[_ ]?)?(?:step|iter(?:ation)?|update)s?\s*
 # tqdm "| 450/1000 [", Keras "1875/1875 [===" and "1875/1875 ━━", PyTorch examples "[640/60000 ("
 _PROGRESS_COUNT_RE = re.compile(r"(?:^\s*|\|\s*|\[)(\d+)/(\d+)(?:\s+\[|\s+\S*\u2501|\s+\()")
 _DIGIT_RE = re.compile(r"\d")
+_TQDM_COUNT_RE = re.compile(r"\|\s*(\d+)/(\d+)\s+\[")  # tqdm's "| 450/1000 [00:10<00:12, ..."
 # A speed is a number bound to a unit that means speed. The unit is bound to the number
 # written against it ("9.8it/s", tqdm), else to the number that follows it as a label does
 # ("it/s 9.8", "ms/batch 25.03", "samples/sec: 310"), else to the number before it across a
@@ -3329,6 +3330,7 @@ class MetricParser(object):
         self.totals = {}    # "step"/"epoch" -> the run's stated total (Step 50/500, Epoch 3/10)
         self._epoch = None
         self._epoch_one_based = False
+        self.bar = None         # (N, M) of the last tqdm bar outside an epoch: the Progress row's
         self.lines = 0          # lines fed: the order of saves and of the first non-finite loss
         self.saves = []         # [(line, path)] checkpoints the log says it wrote
         self._nonfinite = {}    # rank -> (line, step, epoch) of the first of its final non-finite losses
@@ -3357,6 +3359,10 @@ class MetricParser(object):
         m = _STEP_OF_RE.search(line)
         if m:
             step, self.totals["step"] = float(m.group(1)), int(m.group(2))
+        elif self._epoch is None:  # a bar outside any epoch (HF Trainer's) counts the run's steps
+            m = _TQDM_COUNT_RE.search(line)
+            if m and 0 < int(m.group(2)):
+                self.bar = (int(m.group(1)), int(m.group(2)))
         for key in list(pairs):
             if _is_step_key(key):
                 step = pairs.pop(key)
@@ -3550,6 +3556,8 @@ def metrics_from_chunks(chunks, wanted=None):
             in_record = False
             parser.feed(line)
     out = summarize_metrics(parser.main_records(), wanted, parser.rate, parser.totals)
+    if out["progress"]["step"] is None and parser.bar and parser.bar[0] <= parser.bar[1]:
+        out["progress"]["step"], out["progress"]["step_total"] = parser.bar
     bad = parser.first_nonfinite
     if bad:
         out["first_nonfinite"] = {"step": bad[1], "epoch": bad[2]}

@@ -86,6 +86,19 @@ class TestProgressAndSpeed(object):
                          "print('[rank1]: Speed: 0.5 it/s')\nraise SystemExit(1)\n")
         assert row(first_screen(tmp_path), "Speed").startswith("4.2 it/s")
 
+    def test_a_tqdm_bar_keeps_its_count(self, tmp_path):
+        # attack 2, minor: Progress ignored tqdm's N/M
+        code = ("import sys\n"
+                "for n in (100, 450):\n"
+                "    sys.stderr.write('\\r %d%%|####  | %d/1000 [00:10<00:12, 44.5it/s, loss=0.52]' % (n // 10, n))\n"
+                "sys.stderr.write('\\n')\n"
+                "raise SystemExit(1)\n")
+        run_in(tmp_path, code)
+        screen = first_screen(tmp_path)
+        assert row(screen, "Progress").startswith("step 450/1000 (45%)"), screen
+        keras = N.metrics_from_chunks(["Epoch 3/10\n1875/1875 [====] loss: 0.5\n"])
+        assert keras["progress"]["step"] is None  # an epoch's batch count is not the run's steps
+
     def test_the_loss_is_not_the_speed(self, tmp_path):
         run_in(tmp_path, "print('step 70 loss 0.3586 it/s 9.8')\nraise SystemExit(1)\n")
         screen = first_screen(tmp_path)
