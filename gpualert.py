@@ -4500,7 +4500,9 @@ def requeue_subject(req, cls):
     'gpu_hardware on gpu17: requeued as job 4250 without gpu17', 'requeue budget used (3 of
     3): not requeued'."""
     state, resume = req.get("state"), req.get("next_resume")
-    resume_text = "resumes from %s" % os.path.basename(resume) if resume else "no checkpoint to resume from"
+    # its folder too: "checkpoint-6" alone does not say whose (ck-A/ or ck-B/, run1/ or run2/)
+    resume_text = "resumes from %s" % "/".join(resume.rstrip("/").split("/")[-2:]) if resume \
+        else "no checkpoint to resume from"
     if req.get("cause") == "hardware" and state in ("done", "dry-run"):
         node = req.get("node") or "?"
         job = "as job %s " % req["new_job"] if req.get("new_job") else ""

@@ -118,7 +118,7 @@ def test_sge_requeues_the_same_job_and_excludes_the_node_with_qalter():
 
 def test_subject_words():
     req = {"action": "requeue", "state": "done", "next_resume": "/w/ck/step_3000.pt"}
-    assert g.requeue_subject(req, "preempted") == "requeued, resumes from step_3000.pt"
+    assert g.requeue_subject(req, "preempted") == "requeued, resumes from ck/step_3000.pt"  # whose, too
     req = {"action": "resubmit", "cause": "hardware", "state": "done", "node": "gpu17", "new_job": "4250"}
     assert g.requeue_subject(req, "gpu_hardware").startswith(
         "gpu_hardware on gpu17: requeued as job 4250 without gpu17")
@@ -399,7 +399,7 @@ def test_second_attempt_gets_attempt_resume_and_the_first_attempts_thread(tmp_pa
     run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
                  + _print_and_exit(PREEMPT_LINE, 1, ckpt), env=_job_env(tmp_path))
     (first,) = _messages(tmp_path)
-    assert "resumes from step_3000.pt" in first["Subject"]
+    assert "resumes from ck/step_3000.pt" in first["Subject"]
     show = "print('ENV', os.environ['GPUALERT_ATTEMPT'], os.environ['GPUALERT_RESUME'])"
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
                         + _print_and_exit("done", 0, show),
