@@ -2895,6 +2895,7 @@ def classify_text(text, facts=None, rules=None, first_line=None):
         success = facts.get("exit_code") == 0
         text = text if isinstance(text, str) else _decode(text or b"")
         text = text.replace("\x00", "")
+        text, facts = _without_other_jobs(text, facts)
         if not isinstance(first_line, int):
             first_line = _first_line_of_tail(text, facts.get("total_lines"))
         raws = text.split("\n")
@@ -2917,6 +2918,29 @@ def classify_text(text, facts=None, rules=None, first_line=None):
 
 
 _SCHEDULER_MARKER_RE = re.compile("|".join(SCHEDULER_MARKERS), re.M)
+
+#: Slurm's end-of-job line names the job it ended ("*** JOB 4242 ...", "*** STEP 4242.0 ...").
+_SLURM_END_JOB_RE = re.compile(r"\*\*\* (?:JOB|STEP) ([\w+-]+)[\w.+-]* (?:ON \S+ )?CANCELLED")
+
+
+def _other_jobs_line(line, job_ids):
+    m = _SLURM_END_JOB_RE.search(line)
+    return bool(m) and m.group(1).split("+")[0] not in job_ids
+
+
+def _without_other_jobs(text, facts):
+    """(text, facts) with Slurm end-of-job lines that name another job blanked (line numbers
+    kept): an old log the program quotes is no verdict on this job, and a requeue on it
+    would loop. facts["job_ids"]: this job's ids (its own, ARRAYID_TASK); none, no filter."""
+    ids = facts.get("job_ids")
+    if not ids or "CANCELLED" not in text:
+        return text, facts
+    text = "\n".join("" if _other_jobs_line(r, ids) else r for r in text.split("\n"))
+    noted = facts.get("noted_lines")
+    if isinstance(noted, (list, tuple)):
+        facts = dict(facts, noted_lines=[p for p in noted if not (
+            isinstance(p, (list, tuple)) and len(p) == 2 and _other_jobs_line(str(p[1]), ids))])
+    return text, facts
 
 
 def _marked_lines(raws, first_line):
@@ -3133,6 +3157,7 @@ _STEP_OF_RE = re.compile(r"\b(?:global[_ ]?)?(?:step|iter(?:ation)?|update)s?\s*
 # tqdm "| 450/1000 [", Keras "1875/1875 [===" and "1875/1875 ━━", PyTorch examples "[640/60000 ("
 _PROGRESS_COUNT_RE = re.compile(r"(?:^\s*|\|\s*|\[)(\d+)/(\d+)(?:\s+\[|\s+\S*\u2501|\s+\()")
 _DIGIT_RE = re.compile(r"\d")
+_TQDM_COUNT_RE = re.compile(r"\|\s*(\d+)/(\d+)\s+\[")  # tqdm's "| 450/1000 [00:10<00:12, ..."
 # A speed is a number bound to a unit that means speed. The unit is bound to the number
 # written against it ("9.8it/s", tqdm), else to the number that follows it as a label does
 # ("it/s 9.8", "ms/batch 25.03", "samples/sec: 310"), else to the number before it across a
@@ -3241,15 +3266,20 @@ _KEY_CACHE = {}
 # a loop's own print("saved", path). Its checkpoint-like path tokens are the paths written.
 _SAVE_WORD_RE = re.compile(r"\b(?:sav(?:e|ed|es|ing)|wr(?:ote|itten|iting)|stored|dump(?:ed|ing))\b", re.I)
 _PATH_TOKEN_RE = re.compile(r"""(?:^|[\s'"(\[=,:])((?:[~\w.+=@-]*/)*[\w.+=@-]*[\w=-])(?=$|[\s'")\],;:]|\.\s|\.$)""")
+# A path that may hold spaces: quoted (Lightning's 'saving model to '...''), or the rest of
+# the line after "checkpoint to" (HF's "Saving model checkpoint to /x/my runs/checkpoint-6").
+_SPACED_PATH_RE = re.compile(r"""'([^'\n]*/[^'\n]*)'|"([^"\n]*/[^"\n]*)"|checkpoint to (\S.*?)\s*$""")
 CHECKPOINT_SAVES_MAX = 50  # save lines remembered per log (the newest)
 
 
 def saved_checkpoint_paths(line):
-    """The checkpoint paths a log line says were written (as written: maybe relative)."""
+    """The checkpoint paths a log line says were written (as written: maybe relative). A
+    spaced path and its tail both come out: only the one that exists counts."""
     if not _SAVE_WORD_RE.search(line):
         return []
     out = []
-    for token in _PATH_TOKEN_RE.findall(line):
+    spaced = ["".join(m) for m in _SPACED_PATH_RE.findall(line)]
+    for token in spaced + _PATH_TOKEN_RE.findall(line):
         path = checkpoint_root(token) if "/" in token or "." in token else None
         if path and path not in out:
             out.append(path)
@@ -3296,13 +3326,14 @@ class MetricParser(object):
 
     def __init__(self):
         self.records = {}   # rank -> [(step, epoch, {name: value})]
-        self.rate = None
+        self._rates = {}    # "main" (rank 0 or unprefixed) / "other" -> the last rate it stated
         self.totals = {}    # "step"/"epoch" -> the run's stated total (Step 50/500, Epoch 3/10)
         self._epoch = None
         self._epoch_one_based = False
+        self.bar = None         # (N, M) of the last tqdm bar outside an epoch: the Progress row's
         self.lines = 0          # lines fed: the order of saves and of the first non-finite loss
         self.saves = []         # [(line, path)] checkpoints the log says it wrote
-        self.first_nonfinite = None   # (line, step, epoch) of the first of the final non-finite losses
+        self._nonfinite = {}    # rank -> (line, step, epoch) of the first of its final non-finite losses
 
     def reset_context(self):
         """A gap in the sample: the epoch seen before it says nothing about what follows."""
@@ -3320,14 +3351,18 @@ class MetricParser(object):
         if m:
             self._epoch, self._epoch_one_based = float(m.group(1)), True
             self.totals["epoch"] = int(m.group(2))
-        rate = parse_rate(line)
-        if rate:
-            self.rate = rate
         rank, pairs = parse_metric_line(line)
+        rate = parse_rate(line)
+        if rate:  # rank 0's speed is the run's; another rank's only when rank 0 states none
+            self._rates["main" if rank in (None, 0) else "other"] = rate
         step = epoch = None
         m = _STEP_OF_RE.search(line)
         if m:
             step, self.totals["step"] = float(m.group(1)), int(m.group(2))
+        elif self._epoch is None:  # a bar outside any epoch (HF Trainer's) counts the run's steps
+            m = _TQDM_COUNT_RE.search(line)
+            if m and 0 < int(m.group(2)):
+                self.bar = (int(m.group(1)), int(m.group(2)))
         for key in list(pairs):
             if _is_step_key(key):
                 step = pairs.pop(key)
@@ -3340,10 +3375,19 @@ class MetricParser(object):
             losses = [v for k, v in pairs.items() if _direction_cached(k) == "min"]
             if losses:  # a run that recovered from a non-finite loss (a skipped fp16 step) has none
                 bad = not all(_finite(v) for v in losses)
-                if not bad:
-                    self.first_nonfinite = None
-                elif self.first_nonfinite is None:
-                    self.first_nonfinite = (self.lines, step, epoch)
+                if not bad:  # per rank: another rank's finite loss does not undo this one's NaN
+                    self._nonfinite.pop(rank, None)
+                elif rank not in self._nonfinite:
+                    self._nonfinite[rank] = (self.lines, step, epoch)
+
+    @property
+    def rate(self):
+        return self._rates.get("main") or self._rates.get("other")
+
+    @property
+    def first_nonfinite(self):
+        """(line, step, epoch) of the first final non-finite loss of any rank, or None."""
+        return min(self._nonfinite.values(), key=lambda v: v[0]) if self._nonfinite else None
 
     def _epoch_with_fraction(self, line):
         """Inside an epoch a progress count (450/1000) gives the fraction done."""
@@ -3512,6 +3556,8 @@ def metrics_from_chunks(chunks, wanted=None):
             in_record = False
             parser.feed(line)
     out = summarize_metrics(parser.main_records(), wanted, parser.rate, parser.totals)
+    if out["progress"]["step"] is None and parser.bar and parser.bar[0] <= parser.bar[1]:
+        out["progress"]["step"], out["progress"]["step_total"] = parser.bar
     bad = parser.first_nonfinite
     if bad:
         out["first_nonfinite"] = {"step": bad[1], "epoch": bad[2]}
@@ -4394,9 +4440,10 @@ def decide_requeue(cls, asked, earlier, max_requeues, kind):
     if cls in NEVER_REQUEUED:
         return RequeueDecision(None, None, "%s: not requeued (%s)" % (cls, NEVER_REQUEUED[cls]), None)
     cause = requeue_cause(cls)
-    if cause is None:
-        return RequeueDecision(None, None, "%s: not requeued (not a cause --requeue covers: a "
-                                           "rerun may well fail the same way)" % cls, None)
+    if cause is None:  # a requeue by hand may cure some (an NCCL timeout): Resubmit offers it
+        why = "a requeue by hand may cure it" if cls in REQUEUE_CLASSES else "a rerun may well fail the same way"
+        return RequeueDecision(None, None, "%s: not requeued (not a cause --requeue covers: %s)"
+                               % (cls, why), None)
     if cause not in asked:
         return RequeueDecision(None, cause, "%s: not requeued (--requeue %s leaves %s out)"
                                % (cls, ",".join(asked), cause), None)
@@ -4453,7 +4500,9 @@ def requeue_subject(req, cls):
     'gpu_hardware on gpu17: requeued as job 4250 without gpu17', 'requeue budget used (3 of
     3): not requeued'."""
     state, resume = req.get("state"), req.get("next_resume")
-    resume_text = "resumes from %s" % os.path.basename(resume) if resume else "no checkpoint to resume from"
+    # its folder too: "checkpoint-6" alone does not say whose (ck-A/ or ck-B/, run1/ or run2/)
+    resume_text = "resumes from %s" % "/".join(resume.rstrip("/").split("/")[-2:]) if resume \
+        else "no checkpoint to resume from"
     if req.get("cause") == "hardware" and state in ("done", "dry-run"):
         node = req.get("node") or "?"
         job = "as job %s " % req["new_job"] if req.get("new_job") else ""
@@ -4481,8 +4530,7 @@ def requeue_rows(result):
                "duration_s": _duration_s(result), "checkpoint": (attempt_checkpoint(
                    {"metrics": result.metrics}) or {}).get("path")}
         rows.append(("Attempts", "; ".join(_attempt_text(a) for a in earlier + [now])))
-        lost = [a for a in earlier + ([now] if final and result.status != "SUCCESS" else [])
-                if a.get("status") != "SUCCESS"]
+        lost = [a for a in earlier + [now] if a.get("status") != "SUCCESS"]  # a requeued one's too
         rows.append(("Time lost", "%s in %d failed attempt%s" % (
             format_duration(sum(a.get("duration_s") or 0 for a in lost)), len(lost),
             "" if len(lost) == 1 else "s")))
@@ -4494,7 +4542,7 @@ def requeue_detail(req, cls):
     text = requeue_subject(req, cls)
     if req.get("command") and req.get("state") in ("done", "dry-run"):
         text += " (%s%s)" % ("" if req["state"] == "done" else "would run: ", req["command"])
-    if req.get("budget"):
+    if req.get("budget") and req.get("state") in ("done", "dry-run"):  # a refusal spent none
         text += "; %s budget: %d of %d" % ("preemption" if req.get("cause") == "preempted"
                                            else "requeue", req["budget"][0], req["budget"][1])
     if req.get("refused"):
@@ -4598,6 +4646,14 @@ def stop_signals(child, scheduler=None):
     return [name for name, _, _ in child.signals if name in names]
 
 
+def _own_job_ids(scheduler):
+    """The ids Slurm's end-of-job lines may give this job: its own and ARRAYID_TASK."""
+    sched = scheduler or {}
+    if sched.get("kind") != "slurm" or not sched.get("job_id"):
+        return []
+    return sorted(set([str(sched["job_id"]), _scheduler_label(sched)]))
+
+
 def facts_for(outcome):
     """The classifier's facts: what the process, the cgroup, the GPUs and the scheduler say."""
     child, before, after = outcome.child, outcome.mem_before, outcome.mem_after
@@ -4615,6 +4671,9 @@ def facts_for(outcome):
         facts["memory_limit_bytes"] = after["limit_bytes"]
     if outcome.end_reason and outcome.end_reason[0]:
         facts["scheduler_reason"], facts["scheduler_evidence"] = outcome.end_reason
+    ids = _own_job_ids(outcome.scheduler)
+    if ids:  # a scheduler's line about another job is no verdict on this one
+        facts["job_ids"] = ids
     if outcome.gpu.get("ecc_delta"):
         facts["ecc_delta"] = outcome.gpu["ecc_delta"]
     if isinstance(outcome.start, (int, float)) and isinstance(outcome.end, (int, float)):
@@ -5314,7 +5373,9 @@ def _resubmit_text(result):
             result.host or sched.get("nodelist") or "NODE", where)
     if c.cls not in REQUEUE_CLASSES:
         return "sbatch again%s once the cause is fixed (a requeue reruns the same failure)" % where
-    text = "scontrol requeue %s" % sched["job_id"]
+    if req.get("state") == "refused":  # the Requeue row says why Slurm will not requeue it
+        return "sbatch again%s, resuming from the last checkpoint (no requeue: see Requeue)" % where
+    text = "scontrol requeue %s" % _query_id(sched)
     if sched.get("submit_dir"):
         text += "  (while Slurm still lists the job; else sbatch again from %s)" % sched["submit_dir"]
     return text
@@ -5323,8 +5384,13 @@ def _resubmit_text(result):
 def _more_time_text(result, where):
     """'sbatch --time=17:45:00 again from DIR, resuming from the last checkpoint (its limit was
     12h00m; it reached epoch 75/100, so the whole run needs about 17h36m)'."""
-    limit = (result.scheduler or {}).get("limit_s") or _duration_s(result)
-    if not limit:
+    sched = result.scheduler or {}
+    end_time = _usable_end_time(sched.get("end_time"), result.start)
+    limit = sched.get("limit_s") or (end_time - result.start if end_time else None)
+    if sched.get("unlimited"):  # a time-limit line the job printed is not its limit
+        return ("sbatch again%s, resuming from the last checkpoint (its time limit is UNLIMITED: "
+                "no --time to raise)" % where)
+    if not limit:  # the run's length is no limit: a --time from it could cut the real one
         return "sbatch again%s with a longer --time, resuming from the last checkpoint" % where
     need, reached = _time_needed_s(result, limit)
     ask = int(-(-need // 900) * 900)  # rounded up to a quarter hour
@@ -6889,11 +6955,11 @@ class EvidenceScan(object):
     scan cut short by the deadline still gives the first lines; without grep, a slower scan
     in Python runs in result(), bounded by the same deadline."""
 
-    def __init__(self, path, after_line=0):
+    def __init__(self, path, after_line=0, pattern=None):
         import subprocess
-        self.path, self.after_line, self.proc = path, after_line, None
+        self.path, self.after_line, self.proc, self.pattern = path, after_line, None, pattern
         try:
-            self.proc = subprocess.Popen(_evidence_grep(path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(_evidence_grep(path, pattern), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
         except OSError:  # no grep here
             pass
@@ -6902,7 +6968,7 @@ class EvidenceScan(object):
         deadline = time.monotonic() + seconds
         found = self._collect(seconds) if self.proc else None
         if found is None:  # no grep, or one that failed: the scan in Python
-            found = _scan_evidence(self.path, max(0.5, deadline - time.monotonic()))
+            found = _scan_evidence(self.path, max(0.5, deadline - time.monotonic()), self.pattern)
         return [(n, text) for n, text in found if n > self.after_line]
 
     def _collect(self, seconds):
@@ -6921,10 +6987,11 @@ class EvidenceScan(object):
         return None if _grep_failed(self.proc, data) else _grep_lines(data)
 
 
-def _evidence_grep(source):
-    """The grep command that prints the log's evidence lines, numbered; source: a path or "-"."""
+def _evidence_grep(source, pattern=None):
+    """The grep command that prints the log's evidence lines (or those matching the ERE
+    pattern), numbered; source: a path or "-"."""
     return ["grep", "-n", "-a", "-E", "--line-buffered", "-m", str(EVIDENCE_MAX_LINES),
-            "|".join(EVIDENCE_MARKERS), "--", source]
+            pattern or "|".join(EVIDENCE_MARKERS), "--", source]
 
 
 def _grep_lines(data):
@@ -7164,9 +7231,9 @@ def _read_pipe(fd, max_bytes, seconds):
     return bytes(data)
 
 
-def _scan_evidence(path, seconds):
-    """The same as grep -F, in Python: slower, so it stops at `seconds`."""
-    marker_re = re.compile("|".join(EVIDENCE_MARKERS).encode(), re.M)
+def _scan_evidence(path, seconds, pattern=None):
+    """The same as the grep, in Python: slower, so it stops at `seconds`."""
+    marker_re = re.compile((pattern or "|".join(EVIDENCE_MARKERS)).encode(), re.M)
     found, line_no, carry = [], 1, b""
     deadline = time.monotonic() + seconds
     with open(path, "rb") as f:
@@ -7313,15 +7380,39 @@ def _cut_lines(data, first=True, last=True):
     return data
 
 
+#: Lines that may name a checkpoint written (saved_checkpoint_paths then decides), for the grep
+#: over a log too big to read whole: a save line between the sampled blocks still counts.
+CHECKPOINT_GREP = (r"[Cc]heckpoint|[Cc]kpt|\.pth?([^A-Za-z]|$)|\.safetensors|\.h5|\.keras|"
+                   r"\.msgpack|\.distcp|\.bin|global_step")
+
+
 def extract_log_metrics(path, wanted=None):
     """The metrics dict for a finished run's log (run.json's "metrics"); {} when none."""
     chunks, size = read_log_sample(path)
     metrics = metrics_from_chunks(chunks, wanted)
+    if len(chunks) > 1:
+        metrics = _with_all_saves(metrics, path)
     if not metrics["records"] and not metrics.get("notes"):
         return {"saved": metrics["saved"]} if metrics.get("saved") else {}  # the checkpoints still count
     metrics["log_bytes"] = size
     metrics["sampled_bytes"] = sum(len(c) for c in chunks)
     metrics["sampled"] = len(chunks) > 1
+    return metrics
+
+
+def _with_all_saves(metrics, path):
+    """metrics whose "saved" lists every save line of a sampled log (the evidence search's
+    grep over the whole file), in the log's order, the newest CHECKPOINT_SAVES_MAX. A save
+    the sample saw keeps its after_nonfinite; one it missed is judged by its name's step."""
+    lines = _safely(lambda: EvidenceScan(path, 0, CHECKPOINT_GREP).result(EVIDENCE_SCAN_S), []) or []
+    seen = dict((s["path"], s) for s in metrics.get("saved") or ())
+    saved = []
+    for _, line in lines:
+        for p in saved_checkpoint_paths(line):
+            saved = [s for s in saved if s["path"] != p] + [seen.get(p) or {"path": p, "after_nonfinite": False}]
+    saved += [s for s in seen.values() if s not in saved]  # a grep cut short keeps the sample's
+    if saved:
+        metrics = dict(metrics, saved=saved[-CHECKPOINT_SAVES_MAX:])
     return metrics
 
 
@@ -9955,6 +10046,7 @@ def _fill_time_limit(info, sched, run, environ):
         if recs:
             rec = recs[0]
             info["limit_s"] = parse_slurm_duration(rec.get("TimeLimit"))
+            info["unlimited"] = rec.get("TimeLimit") in ("UNLIMITED", "INFINITE") or None
             if info["end_time"] is None and rec.get("JobState") in ("RUNNING", "CONFIGURING"):
                 info["end_time"] = parse_slurm_time(rec.get("EndTime"))
             info["source"] = info["source"] or "scontrol"
@@ -9975,8 +10067,12 @@ def _fill_time_limit(info, sched, run, environ):
 
 
 def _query_id(sched):
-    """The id the scheduler's commands take for this job (an array task's own id)."""
+    """The id the scheduler's commands take for this job (an array task's own id). Slurm:
+    ARRAYID_TASK, since the task whose SLURM_JOB_ID equals the array's id would otherwise
+    name the whole array (`scontrol requeue 70` requeues every task)."""
     if sched.get("kind") == "slurm":
+        if sched.get("array_job_id") and sched.get("array_task_id") is not None:
+            return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
         return sched.get("job_id") or ""
     if sched.get("kind") == "lsf" and sched.get("array_task_id"):
         return "%s[%s]" % (sched["job_id"], sched["array_task_id"])
@@ -10013,7 +10109,7 @@ def query_end_reason(sched, start, now, *, time_limit=None, run=None,
 
 
 def _slurm_reason_scontrol(sched, run, notes):
-    out = _ask(run, ["scontrol", "show", "job", "-o", sched.get("job_id", "")], CMD_TIMEOUT_S, notes)
+    out = _ask(run, ["scontrol", "show", "job", "-o", _query_id(sched)], CMD_TIMEOUT_S, notes)
     recs = parse_scontrol(out)
     if not recs:
         return None, None
@@ -10040,8 +10136,18 @@ def slurm_record_reason(rec):
     return None, evidence  # e.g. RUNNING: a signal sent by hand, or --signal before the limit
 
 
+def slurm_preemption_unseen(rec):
+    """Why the job is not requeued for a preemption Slurm did not make (a quoted line in the
+    log), or None: a preempted job is no longer RUNNING when its wrapper ends, or shows a
+    PreemptTime. Slurm is believed over the log, so a requeue never loops on a code error."""
+    if rec.get("JobState") != "RUNNING" or slurm_record_reason(rec)[0] is not None:
+        return None
+    return ("not requeued: Slurm still runs the job (JobState=RUNNING, no PreemptTime): the "
+            "preemption line in the log is not Slurm's")
+
+
 def _slurm_reason_squeue(sched, run, notes):
-    argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", sched.get("job_id", "")]
+    argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", _query_id(sched)]
     out = _ask(run, argv, CMD_TIMEOUT_S, notes)
     line = (out or "").strip().splitlines()[:1]
     if not line or "|" not in line[0]:
@@ -10054,7 +10160,7 @@ def _slurm_reason_squeue(sched, run, notes):
 
 
 def _slurm_reason_sacct(sched, run, notes):
-    job_id = sched.get("job_id", "")
+    job_id = _query_id(sched)
     argv = ["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State,ExitCode"]
     for _, state, _ in parse_sacct(_ask(run, argv, CMD_TIMEOUT_S, notes)):
         if state in SLURM_STATE_REASONS:
@@ -10671,7 +10777,8 @@ _NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+
 
 
 def choose_checkpoint(candidates, metrics, signals=()):
-    """The checkpoint to offer, from this run's candidates (found and named): the newest,
+    """The checkpoint to offer, from this run's candidates (found and named; the named
+    only, when the log named any that exist): the newest,
     or after a non-finite loss the newest written before it, with "later_nonfinite"
     counting those skipped; "answer": the first written after a forwarded warning signal
     (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
@@ -10679,6 +10786,9 @@ def choose_checkpoint(candidates, metrics, signals=()):
     for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
         by_path.setdefault(os.path.realpath(c["path"]), dict(c))
     found = sorted(by_path.values(), key=lambda c: c["mtime"])
+    # the log's own saves beat the scan: a file in a shared directory that it does not name
+    # may be another run's (array tasks in one working directory)
+    found = [c for c in found if c.get("named")] or found
     if not found:
         return None
     bad = (metrics or {}).get("first_nonfinite")
@@ -11818,9 +11928,10 @@ class Run(object):
 
     def _plan_slurm(self, req):
         """Check with Slurm, then resubmit now (hardware) or leave the requeue for last."""
-        job, dry = self.scheduler["job_id"], self.cfg["dry_run"]
+        job, dry = _query_id(self.scheduler), self.cfg["dry_run"]  # an array task: only itself
         rec = slurm_job_record(job)
-        refusal = slurm_requeue_refusal(rec, req["action"])
+        refusal = slurm_requeue_refusal(rec, req["action"]) or (
+            req["cause"] == "preempted" and slurm_preemption_unseen(rec))
         if refusal:
             req.update(state="refused", reason=refusal)
             return
@@ -11961,7 +12072,7 @@ class Run(object):
         limit = self.time_limit.result(0) if self.time_limit else None
         if not self.scheduler or not limit:
             return self.scheduler
-        known = {key: limit[key] for key in ("end_time", "limit_s")
+        known = {key: limit[key] for key in ("end_time", "limit_s", "unlimited")
                  if limit.get(key) and not self.scheduler.get(key)}
         return dict(self.scheduler, **known) if known else self.scheduler
 
@@ -12956,7 +13067,8 @@ def _set_converted(layers, key, kind, raw, source):
     try:
         value = convert_option(kind, raw)
     except ConfigError as exc:  # the value before it stays: the message still goes out
-        if kind == "causes":  # but a requeue asked for in vain would be found out too late
+        if kind == "causes" or key == "max_requeues":  # but a requeue asked for in vain (or a
+            # budget not the one written) would be found out too late, as --max-requeues -1 is
             raise UsageError("%s: %s: %s" % (source, key, exc))
         problems.append(Notice("%s: %s: %s; using %s" % (
             source, key, exc, "the default" if cfg.get(key) in (None, [], "") else repr(cfg[key]))))

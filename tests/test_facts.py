@@ -10,8 +10,8 @@ import subprocess
 import time
 
 from _load import load_gpualert
-from wrapper_helpers import PY, SCRIPT, base, child, isolated_env, outbox_messages, run_json, \
-    wait_for
+from wrapper_helpers import PY, SCRIPT, base, child, isolated_env, only, outbox_messages, \
+    run_json, wait_for
 
 N = load_gpualert()
 FIRST_SCREEN = 25  # lines of the plain part a phone shows without scrolling
@@ -76,6 +76,29 @@ class TestProgressAndSpeed(object):
         assert row(screen, "Progress").startswith("step 50/500 (10%)"), screen
         assert row(screen, "Speed").startswith("9.8 it/s"), screen
 
+    def test_rank_0_states_the_speed(self, tmp_path):
+        # attack 2, finding 6: the last rank to print a speed won
+        for prefix in ("[rank%d]: ", "[1,%d]<stdout>: ", "%d: "):
+            text = (prefix % 0 + "step 10 loss 0.5 4.2 it/s\n") + (prefix % 1 + "Speed: 0.5 it/s\n")
+            assert N.metrics_from_chunks([text])["throughput"] == "4.2 it/s", prefix
+        assert N.metrics_from_chunks(["[rank1]: Speed: 0.5 it/s\n"])["throughput"] == "0.5 it/s"
+        run_in(tmp_path, "print('[rank0]: step 10 loss 0.5 4.2 it/s')\n"
+                         "print('[rank1]: Speed: 0.5 it/s')\nraise SystemExit(1)\n")
+        assert row(first_screen(tmp_path), "Speed").startswith("4.2 it/s")
+
+    def test_a_tqdm_bar_keeps_its_count(self, tmp_path):
+        # attack 2, minor: Progress ignored tqdm's N/M
+        code = ("import sys\n"
+                "for n in (100, 450):\n"
+                "    sys.stderr.write('\\r %d%%|####  | %d/1000 [00:10<00:12, 44.5it/s, loss=0.52]' % (n // 10, n))\n"
+                "sys.stderr.write('\\n')\n"
+                "raise SystemExit(1)\n")
+        run_in(tmp_path, code)
+        screen = first_screen(tmp_path)
+        assert row(screen, "Progress").startswith("step 450/1000 (45%)"), screen
+        keras = N.metrics_from_chunks(["Epoch 3/10\n1875/1875 [====] loss: 0.5\n"])
+        assert keras["progress"]["step"] is None  # an epoch's batch count is not the run's steps
+
     def test_the_loss_is_not_the_speed(self, tmp_path):
         run_in(tmp_path, "print('step 70 loss 0.3586 it/s 9.8')\nraise SystemExit(1)\n")
         screen = first_screen(tmp_path)
@@ -93,6 +116,31 @@ class TestCheckpointAfterNan(object):
         assert "the 2 written after the first non-finite loss (epoch 1.7) are not offered" in ckpt
         assert "checkpoint-600" not in screen and "checkpoint-400" not in screen
         assert run_json(tmp_path)["metrics"]["checkpoint"]["path"].endswith("checkpoint-200")
+
+    def test_the_first_nan_of_any_rank_counts(self, tmp_path):
+        # attack 2, finding 5: rank 1's finite losses undid rank 0's NaN
+        code = ("import os\n"
+                "os.makedirs('ckpt')\n"
+                "for step in range(28, 36):\n"
+                "    for rank, nan_at in ((0, 31), (1, 33)):\n"
+                "        loss = 'nan' if step >= nan_at else 2.0 - step / 100.0\n"
+                "        print('[rank%d]: step=%d loss=%s' % (rank, step, loss))\n"
+                "    if step in (30, 32):\n"
+                "        open('ckpt/step_%d.pt' % step, 'w').write('w')\n"
+                "        print('[rank0]: saved ckpt/step_%d.pt' % step)\n"
+                "raise SystemExit(1)\n")
+        run_in(tmp_path, code)
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt.startswith(str(tmp_path / "ckpt" / "step_30.pt")), ckpt
+        assert "(step 31)" in ckpt, ckpt
+
+    def test_a_rank_whose_loss_stays_finite_does_not_hide_another_ranks_nan(self):
+        text = "".join("[rank0]: step=%d loss=%s\n[rank1]: step=%d loss=1.0\n"
+                       % (s, "nan" if s >= 50 else 1.0, s) for s in range(10, 110, 10))
+        text += "[rank0]: Saving model checkpoint to out/checkpoint-100\n"
+        metrics = N.metrics_from_chunks([text])
+        assert metrics["first_nonfinite"]["step"] == 50
+        assert metrics["saved"][-1]["after_nonfinite"] is True
 
     def test_files_named_by_step_without_save_lines(self, tmp_path):
         code = ("import os\n"
@@ -164,6 +212,90 @@ class TestCheckpointFromTheRun(object):
         os.utime(str(old), (before, before))
         run_in(tmp_path, "print('Saving model checkpoint to %s')\nraise SystemExit(1)\n" % old)
         assert row(first_screen(tmp_path), "Checkpoint") is None
+
+    def test_two_runs_in_one_directory_each_offer_their_own_save(self, tmp_path):
+        # attack 2, finding 1: array tasks sharing a working directory crossed checkpoints
+        def task(me, other):
+            return ("import os, time\n"
+                    "other = 'ck-%s/checkpoint-6'\n"
+                    "if %r == 'B':\n"
+                    "    end = time.time() + 30\n"
+                    "    while not os.path.exists('ck-A/checkpoint-6/w') and time.time() < end:\n"
+                    "        time.sleep(0.05)\n"
+                    "os.makedirs('ck-%s/checkpoint-6')\n"
+                    "open('ck-%s/checkpoint-6/w', 'w').write('w')\n"
+                    "print('Saving model checkpoint to ck-%s/checkpoint-6', flush=True)\n"
+                    "end = time.time() + 30\n"
+                    "while not os.path.exists(other + '/w') and time.time() < end:\n"
+                    "    time.sleep(0.05)\n"
+                    "raise SystemExit(1)\n") % (other, me, me, me, me)
+        procs = {}
+        for me, other in (("A", "B"), ("B", "A")):
+            folder = tmp_path / me
+            procs[me] = subprocess.Popen([PY, SCRIPT] + base(folder) + ["--"] + child(task(me, other)),
+                                         env=isolated_env(folder), cwd=str(tmp_path),
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for me in procs:
+            procs[me].communicate(timeout=60)
+        for me in procs:
+            path = run_json(tmp_path / me)["metrics"]["checkpoint"]["path"]
+            assert path == str(tmp_path / ("ck-%s" % me) / "checkpoint-6"), (me, path)
+
+    def test_a_named_save_beats_a_scanned_file(self):
+        scanned = {"path": "/w/ck-B/checkpoint-6", "mtime": 20.0}
+        named = {"path": "/w/ck-A/checkpoint-6", "mtime": 10.0, "named": True}
+        assert N.choose_checkpoint([scanned, named], {})["path"] == "/w/ck-A/checkpoint-6"
+        assert N.choose_checkpoint([scanned], {})["path"] == "/w/ck-B/checkpoint-6"
+
+    def test_save_lines_between_the_sampled_blocks_count(self, tmp_path):
+        # attack 2, finding 7: a big log's save lines fell between the sampled blocks
+        scratch = tmp_path / "scratch"
+        code = ("import os, sys\n"
+                "filler = ('step=1 loss=2.0 ' + 'x' * 90 + '\\n') * 10000\n"
+                "for n in range(1, 9):\n"
+                "    sys.stdout.write(filler)\n"
+                "    d = os.path.join(%r, 'checkpoint-%%d' %% (n * 100))\n"
+                "    os.makedirs(d)\n"
+                "    print('Saving model checkpoint to %%s' %% d)\n"
+                "sys.stdout.write(filler)\n"
+                "print('RuntimeError: CUDA error: an illegal memory access was encountered')\n"
+                "raise SystemExit(1)\n") % str(scratch)
+        run_in(tmp_path, code, cwd=tmp_path / "work")
+        log = only(str(tmp_path / "logs" / "*" / "output.log"))
+        chunks, _ = N.read_log_sample(log)
+        assert len(chunks) > 1 and "checkpoint-800" not in "".join(chunks)  # the sample misses it
+        saved = [s["path"] for s in N.extract_log_metrics(log)["saved"]]
+        assert saved == [str(scratch / ("checkpoint-%d" % (n * 100))) for n in range(1, 9)], saved
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt and ckpt.startswith(str(scratch / "checkpoint-800") + ","), ckpt
+
+    def test_paths_with_a_space_are_named(self):
+        # attack 2, finding 8: a quoted Lightning path, an HF path with a space
+        assert "/x/my runs/v0/epoch=1-step=200.ckpt" in N.saved_checkpoint_paths(
+            "Epoch 1, global step 200: 'val_loss' reached 0.5, saving model to "
+            "'/x/my runs/v0/epoch=1-step=200.ckpt' as top 1")
+        assert "/x/my runs/checkpoint-6" in N.saved_checkpoint_paths(
+            "Saving model checkpoint to /x/my runs/checkpoint-6")
+
+    def test_a_future_dated_old_checkpoint_loses_to_the_logs_save(self, tmp_path):
+        # attack 2, finding 8: a previous job's checkpoint-5 dated in the future (clock skew)
+        old = tmp_path / "out" / "checkpoint-5"
+        os.makedirs(str(old))
+        future = time.time() + 3600
+        os.utime(str(old), (future, future))
+        run_in(tmp_path, "import os\nos.makedirs('out/checkpoint-10')\n"
+                         "print('Saving model checkpoint to out/checkpoint-10')\nraise SystemExit(1)\n")
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt.startswith(str(tmp_path / "out" / "checkpoint-10") + ","), ckpt
+
+    def test_a_lightning_save_with_a_space_is_offered(self, tmp_path):
+        where = tmp_path / "my runs" / "v0"
+        run_in(tmp_path, "import os\nos.makedirs(%r)\nopen(%r, 'w').write('w')\n"
+                         "print(\"saving model to '%s' as top 1\")\nraise SystemExit(1)\n"
+                         % (str(where), str(where / "epoch=1-step=200.ckpt"), where / "epoch=1-step=200.ckpt"),
+               cwd=tmp_path / "work")  # outside the working directory: only the save line names it
+        ckpt = row(first_screen(tmp_path), "Checkpoint")
+        assert ckpt and ckpt.startswith(str(where / "epoch=1-step=200.ckpt") + " "), ckpt
 
     def test_the_checkpoint_written_in_answer_to_sigusr1_is_named(self, tmp_path):
         code = ("import signal, time\n"
@@ -308,12 +440,23 @@ class TestAdviceFitsTheCause(object):
         assert rows["Resubmit"].startswith("sbatch --time=17:45:00 again, resuming from the last checkpoint")
         assert "its limit was 12h00m; it reached epoch 75/100" in rows["Resubmit"]
 
+    def test_no_time_advice_below_the_real_limit(self):
+        # attack 2, finding 4: UNLIMITED (or a limit never read) is no "its limit was 6s"
+        from messages import timeout_after_warning
+        result = timeout_after_warning()
+        sched = dict(result.scheduler, limit_s=None, end_time=None)
+        for extra in ({"unlimited": True}, {}):
+            rows = dict(N.essentials(result._replace(scheduler=dict(sched, **extra))))
+            assert "--time=" not in rows["Resubmit"] and "its limit was" not in rows["Resubmit"], rows
+        rows = dict(N.essentials(result._replace(scheduler=dict(sched, unlimited=True))))
+        assert "UNLIMITED" in rows["Resubmit"]
+
     def test_a_preemption_is_requeued(self):
         from messages import timeout_after_warning
         result = timeout_after_warning()
         c = result.classification._replace(cls="preempted", rule="slurm_preempted")
         rows = dict(N.essentials(result._replace(classification=c, status="PREEMPTED")))
-        assert rows["Resubmit"].startswith("scontrol requeue 4300")
+        assert rows["Resubmit"].startswith("scontrol requeue 4299_7")  # the task, never the whole array
 
     def test_a_memory_error_under_ulimit_v_names_the_limit(self, tmp_path):
         limit_kib = 700000

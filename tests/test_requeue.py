@@ -118,7 +118,7 @@ def test_sge_requeues_the_same_job_and_excludes_the_node_with_qalter():
 
 def test_subject_words():
     req = {"action": "requeue", "state": "done", "next_resume": "/w/ck/step_3000.pt"}
-    assert g.requeue_subject(req, "preempted") == "requeued, resumes from step_3000.pt"
+    assert g.requeue_subject(req, "preempted") == "requeued, resumes from ck/step_3000.pt"  # whose, too
     req = {"action": "resubmit", "cause": "hardware", "state": "done", "node": "gpu17", "new_job": "4250"}
     assert g.requeue_subject(req, "gpu_hardware").startswith(
         "gpu_hardware on gpu17: requeued as job 4250 without gpu17")
@@ -166,7 +166,7 @@ def test_slurm_refusals_in_words():
 FAKE_SCONTROL = r"""#!/bin/sh
 echo "scontrol $*" >> "$FAKE_CALLS"
 case "$1 $2" in
-  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} TimeLimit=01:00:00 Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
+  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} TimeLimit=${FAKE_LIMIT:-01:00:00} Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
   "show config") echo "KillWait = 30 sec"; exit 0 ;;
   "requeue "*) if [ -n "$FAKE_REQUEUE_ERR" ]; then echo "$FAKE_REQUEUE_ERR" >&2; exit 1; fi; exit 0 ;;
   "release 4250") exit 0 ;;
@@ -196,7 +196,7 @@ def _fake_bin(tmp):
 
 
 def _job_env(tmp, **extra):
-    env = isolated_env(tmp, SLURM_JOB_ID="4242", SLURMD_NODENAME="gpu17", **extra)
+    env = isolated_env(tmp, **dict({"SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "gpu17"}, **extra))
     env["PATH"] = _fake_bin(tmp) + os.pathsep + env["PATH"]
     env["FAKE_CALLS"] = str(tmp / "calls.txt")
     return env
@@ -243,6 +243,81 @@ def test_preempted_job_is_requeued_last_and_the_exit_status_stays(tmp_path):
     assert "Resubmit:   done by gpualert: scontrol requeue 4242" in _text(msg)
     (rec,) = _records(tmp_path)
     assert rec["requeue"]["state"] == "done" and rec["requeue"]["thread"] == [msg["Message-ID"]]
+
+
+def test_an_array_task_requeues_only_itself(tmp_path):
+    # attack 2, finding 2: `scontrol requeue 70` requeues every task of array 70
+    env = _job_env(tmp_path, SLURM_JOB_ID="70", SLURM_ARRAY_JOB_ID="70", SLURM_ARRAY_TASK_ID="1")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE.replace("4242", "70"), 1), env=env)
+    assert proc.returncode == 1, proc.stderr
+    calls = _calls(tmp_path)
+    assert calls[-1] == "scontrol requeue 70_1", calls
+    assert "scontrol show job -o 70_1" in calls, calls
+    (msg,) = _messages(tmp_path)
+    assert "Resubmit:   done by gpualert: scontrol requeue 70_1" in _text(msg)
+
+
+def test_another_jobs_scheduler_line_is_no_verdict_on_this_job():
+    # attack 2, finding 3: an old log line quoted by the program, then its own error
+    text = PREEMPT_LINE + "\nTraceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n" \
+        "ValueError: bad shape\n"
+    assert g.classify_text(text, {"exit_code": 1, "job_ids": ["5000"]}).cls != "preempted"
+    assert g.classify_text(text, {"exit_code": 1, "job_ids": ["4242"]}).cls == "preempted"
+    assert g.classify_text(text, {"exit_code": 1, "job_ids": ["4240_7", "4242"]}).cls == "preempted"
+    step = PREEMPT_LINE.replace("JOB 4242", "STEP 5000.0")
+    assert g.classify_text(step, {"exit_code": 1, "job_ids": ["5000"]}).cls == "preempted"
+
+
+def test_a_quoted_preemption_of_another_job_is_not_requeued(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1, "print('ok')")
+                        + [], env=_job_env(tmp_path, SLURM_JOB_ID="5000"))
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith(("scontrol requeue", "sbatch"))]
+    (rec,) = _records(tmp_path)
+    assert rec["class"] != "preempted", rec["class"]
+
+
+def test_a_preemption_slurm_did_not_make_is_not_requeued(tmp_path):
+    # attack 2, finding 3: Slurm is believed over the log (the job still RUNNING, no PreemptTime)
+    assert "Slurm still runs the job" in g.slurm_preemption_unseen({"JobState": "RUNNING", "Reason": "None"})
+    assert g.slurm_preemption_unseen({"JobState": "RUNNING", "PreemptTime": "2026-12-04T15:04:51"}) is None
+    assert g.slurm_preemption_unseen({"JobState": "COMPLETING", "Reason": "None"}) is None
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1), env=_job_env(tmp_path, FAKE_STATE="RUNNING"))
+    assert proc.returncode == 1
+    assert not [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")]
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "refused" and "Slurm still runs the job" in rec["requeue"]["reason"]
+
+
+def test_an_unlimited_job_gets_no_time_advice(tmp_path):
+    # attack 2, finding 4: a quoted time-limit line in a TimeLimit=UNLIMITED job
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + _print_and_exit(WALLTIME_LINE, 1),
+                        env=_job_env(tmp_path, FAKE_LIMIT="UNLIMITED"))
+    assert proc.returncode == 1
+    (msg,) = _messages(tmp_path)
+    resubmit = [l for l in _text(msg).splitlines() if l.strip().startswith("Resubmit:")]
+    assert resubmit and "--time=" not in resubmit[0] and "UNLIMITED" in resubmit[0], resubmit
+
+
+@pytest.mark.parametrize("extra", [{"FAKE_REQUEUE_FLAG": "0"}, {"FAKE_BATCH": "0"}])
+def test_a_refused_requeue_is_not_offered_again_as_resubmit(tmp_path, extra):
+    # attack 2, finding 9: the Resubmit row said `scontrol requeue` under a refused Requeue row
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1), env=_job_env(tmp_path, **extra))
+    assert proc.returncode == 1
+    (msg,) = _messages(tmp_path)
+    rows = [l.strip() for l in _text(msg).splitlines() if l.strip().startswith(("Resubmit:", "Requeue:"))]
+    assert len(rows) == 2 and "not requeued" in rows[0], rows
+    assert "scontrol requeue" not in rows[1] and "sbatch again" in rows[1], rows
+    assert "budget" not in rows[0], rows
+
+
+def test_a_class_requeue_leaves_out_is_not_called_a_lost_cause_when_resubmit_offers_a_requeue():
+    d = g.decide_requeue("nccl", ALL, [], 3, "slurm")
+    assert "fail the same way" not in d.reason and "by hand" in d.reason, d.reason
 
 
 def test_only_rank_0_requeues(tmp_path):
@@ -324,7 +399,7 @@ def test_second_attempt_gets_attempt_resume_and_the_first_attempts_thread(tmp_pa
     run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
                  + _print_and_exit(PREEMPT_LINE, 1, ckpt), env=_job_env(tmp_path))
     (first,) = _messages(tmp_path)
-    assert "resumes from step_3000.pt" in first["Subject"]
+    assert "resumes from ck/step_3000.pt" in first["Subject"]
     show = "print('ENV', os.environ['GPUALERT_ATTEMPT'], os.environ['GPUALERT_RESUME'])"
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
                         + _print_and_exit("done", 0, show),
@@ -338,6 +413,16 @@ def test_second_attempt_gets_attempt_resume_and_the_first_attempts_thread(tmp_pa
     body = _text(second)
     assert "Attempts:   1: preempted on gpu17" in body and "step_3000.pt; 2: success" in body
     assert "Time lost:" in body
+
+
+def test_time_lost_counts_the_attempt_requeued_now_too(tmp_path):
+    # attack 2, minor: "6s in 1 failed attempt" after two preempted attempts
+    for restarts in ("0", "1"):
+        run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                     + _print_and_exit(PREEMPT_LINE, 1), env=_job_env(tmp_path, SLURM_RESTART_COUNT=restarts))
+    last = [m for m in _messages(tmp_path) if "(attempt 2)" in m["Subject"]][0]
+    lost = [l for l in _text(last).splitlines() if l.strip().startswith("Time lost:")]
+    assert lost and "in 2 failed attempts" in lost[0], lost
 
 
 def test_walltime_budget_used_is_said_and_not_requeued(tmp_path):
@@ -378,6 +463,10 @@ def test_unknown_cause_is_a_usage_error_before_anything_runs(tmp_path):
     env = isolated_env(tmp_path, GPUALERT_REQUEUE="preempt")
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + cmd, env=env)
     assert proc.returncode == 2 and b"GPUALERT_REQUEUE" in proc.stderr
+    # attack 2, minor: the variable only warned where the option is an error
+    env = isolated_env(tmp_path, GPUALERT_MAX_REQUEUES="-1")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"] + cmd, env=env)
+    assert proc.returncode == 2 and b"GPUALERT_MAX_REQUEUES" in proc.stderr
     assert not marker.exists()
 
 

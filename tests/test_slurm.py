@@ -464,7 +464,7 @@ def test_requeue_a_preempted_job_resumes_from_its_checkpoint_in_one_thread(workd
     attempt1 = [m for m in (first, second) if "(attempt 1)" in m["Subject"]][0]
     attempt2 = [m for m in (first, second) if "(attempt 2)" in m["Subject"]][0]
     newest = max(os.listdir(ck), key=lambda n: int(re.sub(r"\D", "", n)))
-    assert "requeued, resumes from %s" % newest in attempt1["Subject"], attempt1["Subject"]
+    assert "requeued, resumes from ck/%s" % newest in attempt1["Subject"], attempt1["Subject"]
     assert "SUCCESS" in attempt2["Subject"]
     assert "ATTEMPT=2 RESUME=%s" % os.path.join(ck, newest) in _job_text(folder, job)
     assert attempt2["References"].split()[0] == attempt1["Message-ID"]
