@@ -11966,12 +11966,12 @@ class Run(object):
         return dict(self.scheduler, **known) if known else self.scheduler
 
     def _stand_in_wanted(self):
-        """Would this run send a message of its own (not --notify never, a dry run, an
-        array's summarized task or a rank that does not notify)?"""
+        """Would this run send a message of its own (not --notify never, a dry run or a rank
+        that does not notify)? An array's summarized task has one too: if its wrapper dies it
+        never records, the summary never completes, and the stand-in is all that tells."""
         cfg = self.cfg
-        return not (cfg["notify"] == "never" or cfg["dry_run"] or (
-            cfg["array_summary"] and self.scheduler.get("array_job_id")) or
-            not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True))
+        return not (cfg["notify"] == "never" or cfg["dry_run"] or
+                    not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True))
 
     def _spool_launch_stand_in(self):
         """The run's stand-in from before the launch: it says the job's end was never told.

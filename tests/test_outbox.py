@@ -603,3 +603,48 @@ def test_a_stopped_owner_on_this_host_keeps_its_claim_past_the_lease(tmp_path):
     finally:
         owner.kill()
         owner.wait()
+
+
+def test_an_array_task_whose_wrapper_dies_is_told_though_summarized(tmp_path, smtp_plain):
+    # --array-summary, no accounting: task 1 is recorded for the summary, then task 2's
+    # wrapper is killed (-9) mid-job and the queue empties. Nobody was told of either: a
+    # summarized task had no stand-in. Now it has one, as any run: resend sends its SILENT.
+    fake = tmp_path / "slurm-bin"
+    fake.mkdir()
+    queue = tmp_path / "queue"
+    queue.write_text("77_2 RUNNING\n")
+    for name, body in (("sacct", 'echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1'),
+                       ("squeue", 'cat "%s"' % queue)):
+        (fake / name).write_text("#!/bin/sh\n%s\n" % body)
+        (fake / name).chmod(0o755)
+
+    def task(n, code):
+        env = isolated_env(tmp_path, SLURM_JOB_ID=str(80 + n), SLURM_ARRAY_JOB_ID="77",
+                           SLURM_ARRAY_TASK_ID=str(n), SLURM_ARRAY_TASK_MIN="1",
+                           SLURM_ARRAY_TASK_MAX="2", SLURM_ARRAY_TASK_STEP="1")
+        env["PATH"] = str(fake) + os.pathsep + env["PATH"]
+        return subprocess.Popen(
+            [PY, SCRIPT, "--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
+             "--to", "owner@example.org", "--smtp", "127.0.0.1:9", "--smtp-tls", "none",
+             "--array-summary", "--"] + child(code), env=env, cwd=str(tmp_path),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    second = task(2, "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(60)\n")
+    job = None
+    try:
+        job = int(second.stdout.readline())
+        first = task(1, "pass")
+        assert first.wait(60) == 0
+        assert b"recorded for the array summary" in first.stderr.read()
+        os.kill(second.pid, signal.SIGKILL)
+        second.communicate(timeout=30)
+    finally:
+        if second.poll() is None:
+            second.kill()
+        if job:
+            os.kill(job, signal.SIGKILL)
+    queue.write_text("")
+    resend = _resend(tmp_path, tmp_path / "outbox", smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    [got] = smtp_plain.wait_for(1)
+    assert b"X-Gpualert-Status: SILENT" in got.data, got.data[:800]
+    assert len(smtp_plain.messages) == 1  # task 1's stand-in went when it was recorded
