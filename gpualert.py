@@ -8829,11 +8829,13 @@ def search_places(cfg):
         places.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
     places += _recorded_places(os.path.join(_state_dir(), PLACES_FILE))
     for tmp in _unique([_temp_dir(), "/tmp"]):
-        places.append(os.path.join(tmp, "gpualert-%d" % uid, "outbox"))
-        places += sorted(glob.glob(os.path.join(tmp, "gpualert-%d-*" % uid, "outbox")))
+        # temp_root's fixed name and its fresh fallbacks: each may hold an outbox and an index
+        for root in [os.path.join(tmp, "gpualert-%d" % uid)] + sorted(
+                glob.glob(os.path.join(tmp, "gpualert-%d-*" % uid))):
+            places.append(os.path.join(root, "outbox"))
+            if _safely(lambda: private_dir(root, create=False), None):
+                places += _recorded_places(os.path.join(root, PLACES_FILE))
         places.append(os.path.join(tmp, "gpualert-outbox-%d" % uid))  # 0.4.0 and earlier
-        if _safely(lambda: private_dir(os.path.join(tmp, "gpualert-%d" % uid), create=False), None):
-            places += _recorded_places(os.path.join(tmp, "gpualert-%d" % uid, PLACES_FILE))
     ours, refused = [], []
     for place in _unique(places):
         if not os.path.lexists(place):

@@ -648,3 +648,20 @@ def test_an_array_task_whose_wrapper_dies_is_told_though_summarized(tmp_path, sm
     [got] = smtp_plain.wait_for(1)
     assert b"X-Gpualert-Status: SILENT" in got.data, got.data[:800]
     assert len(smtp_plain.messages) == 1  # task 1's stand-in went when it was recorded
+
+
+def test_a_place_recorded_in_a_fresh_private_temp_dir_is_found(tmp_path, smtp_plain):
+    # $TMPDIR/gpualert-UID not usable as ours (someone else made it first, or it is not a folder
+    # it): the place went to $TMPDIR/gpualert-UID-XXXX/outbox-places, which resend never read.
+    # (Another user's folder needs root; a file of that name is refused the same way.)
+    env = isolated_env(tmp_path, TMPDIR=str(tmp_path / "tmp"))
+    os.makedirs(str(tmp_path / "tmp"))
+    (tmp_path / "tmp" / ("gpualert-%d" % os.getuid())).write_text("someone else's")
+    os.makedirs(str(tmp_path / "state"))
+    (tmp_path / "state" / "gpualert").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    [index] = glob.glob(str(tmp_path / "tmp" / ("gpualert-%d-*" % os.getuid()) / "outbox-places"))
+    assert _read(index) == str(tmp_path / "logs" / "outbox").encode() + b"\n"
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
