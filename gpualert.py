@@ -8976,30 +8976,56 @@ def spool_item(data, kind, cfg, places=None, claimed=False, *, before_rename=Non
 PLACES_FILE = "outbox-places"
 
 
+PLACES_MAX_BYTES = 16 << 10  # past this the index is rewritten with the places still in use
+
+
 def record_place(folder):
-    """Add folder to the first index that takes it (see above); nothing if it is there."""
+    """Add folder to the first index that takes it (see above); nothing if it is there.
+    Under the index's lock: a rewrite (_prune_places) must not drop another's append."""
     folder = os.path.abspath(folder)
     if "\n" in folder:
         return
     for index_dir in (_state_dir(), temp_root()):
         try:
             path = os.path.join(private_dir(index_dir), PLACES_FILE)
-            if folder in _recorded_places(path):
-                return
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(path, flags, 0o600)
+            lock = _locked(path + ".lock")
             try:
-                os.write(fd, (folder + "\n").encode("utf-8", "surrogateescape"))
-                os.fsync(fd)
+                _add_place(path, folder)
             finally:
-                os.close(fd)
+                _unlock(lock)
             return
         except (OSError, GpuAlertError):
             continue
 
 
+def _add_place(path, folder):
+    known = _recorded_places(path)
+    if folder in known:
+        return
+    if os.path.exists(path) and os.path.getsize(path) > PLACES_MAX_BYTES:
+        _prune_places(path, known)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.write(fd, (folder + "\n").encode("utf-8", "surrogateescape"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _prune_places(path, known):
+    """The index rewritten in one step: each place once, only those that still hold
+    something (an emptied or removed folder has nothing left to find)."""
+    def holds(place):
+        return bool(_safely(lambda: os.path.isdir(place) and os.listdir(place), False))
+    kept = [place for place in _unique(known) if holds(place)]
+    data = "".join(place + "\n" for place in kept).encode("utf-8", "surrogateescape")
+    _write_private(os.path.dirname(path), os.path.basename(path), data, over=True)
+
+
 def _recorded_places(path):
-    """The places an index names; [] unless it is our own plain file."""
+    """The places an index names, all of it (record_place keeps it small); [] unless it
+    is our own plain file."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -9008,7 +9034,8 @@ def _recorded_places(path):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             return []
-        data = os.read(fd, 1 << 20)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
     finally:
         os.close(fd)
     lines = data.decode("utf-8", "surrogateescape").splitlines()

@@ -665,3 +665,23 @@ def test_a_place_recorded_in_a_fresh_private_temp_dir_is_found(tmp_path, smtp_pl
     resend = _plain_resend(tmp_path, env, smtp_plain.addr)
     assert resend.returncode == 0, resend.stderr
     assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+
+
+def test_a_places_index_over_a_mib_still_records_and_shows_new_places(tmp_path, smtp_plain):
+    # The index was read only to its first MiB and never pruned: a place appended after
+    # that was never found. Now a rewrite keeps it small (places that still hold something,
+    # once each) and all of it is read.
+    env = isolated_env(tmp_path)
+    os.makedirs(str(tmp_path / "state" / "gpualert"))
+    (tmp_path / "state" / "gpualert" / "outbox").write_text("not a folder")
+    gone = "".join("%s/gone-%06d/outbox\n" % (tmp_path, n) for n in range(40000))
+    index = tmp_path / "state" / "gpualert" / "outbox-places"
+    index.write_text(gone + gone)
+    os.chmod(str(index), 0o600)
+    assert index.stat().st_size > 1 << 20
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    assert index.stat().st_size < 64 << 10
+    assert str(tmp_path / "logs" / "outbox") + "\n" in index.read_text()
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
