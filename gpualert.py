@@ -9635,6 +9635,8 @@ def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
         data = data.split(b"\n", 1)[-1]
     deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
     state, res, where = send_claimed(claimed, data, data, cfg, transport=transport, deadline=deadline)
+    if state != "dead" and any(code >= 500 for code, _ in (res.refused or {}).values()):
+        counts["dead"] += 1  # a copy for the recipients refused for good went to dead/
     if state == "sent":
         counts["sent"] += 1
         return None
@@ -13057,6 +13059,8 @@ def cmd_resend(args, cfg):
     left, else 1 (dead letters in outbox/dead/ do not count)."""
     counts = resend_outbox(cfg)
     posts = resend_channel_records(cfg)
+    if cfg["quiet"]:  # a cron line: the exit status says it; dead letters go in the next message
+        return 0 if counts["remaining"] == 0 and posts["remaining"] == 0 else 1
     for place, n in counts["found"]:
         print("gpualert: resend: found %d in %s" % (n, place))
     print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (

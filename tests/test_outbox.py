@@ -685,3 +685,30 @@ def test_a_places_index_over_a_mib_still_records_and_shows_new_places(tmp_path, 
     resend = _plain_resend(tmp_path, env, smtp_plain.addr)
     assert resend.returncode == 0, resend.stderr
     assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+
+
+def test_resend_counts_a_recipient_it_dead_letters(tmp_path, picky_relay):
+    # 451 for later@ and other@ at the run (kept for resend), then 550 for later@ (451 for
+    # other@) at the resend: later@'s copy went to dead/ while resend said "0 refused for
+    # good (dead/)".
+    relay = picky_relay({"later@x": "451 4.7.1 try again later", "other@x": "451 4.7.1 later"})
+    outbox = tmp_path / "outbox"
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox),
+                                  "--smtp", relay.addr, "--smtp-tls", "none", "--to", "good@x",
+                                  "--to", "later@x", "--to", "other@x", "--max-per-hour", "0",
+                                  "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    relay.answers["later@x"] = "550 5.1.1 no such user"
+    resend = _resend(tmp_path, outbox, relay.addr)
+    assert len(_items(outbox / "dead", "*.eml")) == 1, resend.stdout
+    assert b"1 refused for good (dead/), 1 remaining" in resend.stdout, resend.stdout
+    relay.answers.clear()
+    again = _resend(tmp_path, outbox, relay.addr)
+    assert b"1 sent, 0 failed, 0 refused for good (dead/), 0 remaining" in again.stdout, again.stdout
+
+
+def test_resend_quiet_prints_nothing(tmp_path, smtp_plain):
+    # A cron line `gpualert resend --quiet` every 10 minutes mailed its counts 144 times a day.
+    resend = run_gpualert(tmp_path, ["resend", "--quiet", "--smtp", smtp_plain.addr])
+    assert resend.returncode == 0, resend.stderr
+    assert resend.stdout == b"" and resend.stderr == b""
