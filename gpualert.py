@@ -6128,13 +6128,28 @@ def _recipients(cfg):
     to = cfg.get("to") or []
     if isinstance(to, str):
         to = to.split(",")
-    out = [_first_line(a) for a in to if _first_line(a)]
+    out = _one_per_mailbox([_first_line(a) for a in to if _first_line(a)])
     if not out:  # like Slurm's --mail-user default: the submitting user, delivered locally
         import getpass
         try:
             out = [getpass.getuser()]
         except Exception:
             out = ["root"]
+    return out
+
+
+def _one_per_mailbox(addresses):
+    """The first of each mailbox: 'Ok <ok@x>', ok@X and ok@x are one (a domain's case never
+    matters; the local part's may, so it is kept as written)."""
+    from email.utils import parseaddr
+    seen, out = set(), []
+    for address in addresses:
+        box = parseaddr(address)[1] or address
+        local, at, domain = box.rpartition("@")
+        key = (local, domain.lower()) if at else (box, "")
+        if key not in seen:
+            seen.add(key)
+            out.append(address)
     return out
 
 
@@ -8136,7 +8151,7 @@ def _envelope(data, cfg):
     sender = parseaddr(str(sender))[1]
     fields = [str(v) for v in head.get_all(RCPT_HEADER) or []] or \
         [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
-    rcpts = [addr for _, addr in getaddresses(fields) if addr]
+    rcpts = _one_per_mailbox([addr for _, addr in getaddresses(fields) if addr])
     return sender, rcpts
 
 

@@ -712,3 +712,16 @@ def test_resend_quiet_prints_nothing(tmp_path, smtp_plain):
     resend = run_gpualert(tmp_path, ["resend", "--quiet", "--smtp", smtp_plain.addr])
     assert resend.returncode == 0, resend.stderr
     assert resend.stdout == b"" and resend.stderr == b""
+
+
+def test_one_copy_per_mailbox_however_it_is_written(tmp_path, smtp_plain):
+    # --to ok@x --to ok@X --to 'Ok <ok@x>' --to ok@x: RCPT for each, four copies to one box.
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
+                                  "--smtp", smtp_plain.addr, "--to", "ok@x", "--to", "ok@X",
+                                  "--to", "Ok <ok@x>", "--to", "ok@x", "--to", "Other@x",
+                                  "--max-per-hour", "0", "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    [got] = smtp_plain.wait_for(1)
+    assert got.rcpt_tos == ["ok@x", "Other@x"]  # the local part's case is the domain's to judge
+    g = load_gpualert()
+    assert g._envelope(b"To: a@x, a@X, Bee <a@x>, A@x\n\nbody\n", {})[1] == ["a@x", "A@x"]
