@@ -8902,7 +8902,7 @@ def _tmp_name(name, data, *, over=False, pid=None):
 
 def _tmp_label(name, over, pid, length, crc):
     return "%s%s%s%s~%d~%d~%08x" % (TMP_PREFIX, name, OVER_MARK if over else WRITING_MARK,
-                                    _hostname()[:64], pid, length, crc)
+                                    _owner_tag(), pid, length, crc)
 
 
 def _tmp_parts(name):
@@ -8960,7 +8960,7 @@ def spool_in(folder, data, kind, claimed=False, *, before_rename=None):
     claimed: it appears already claimed by this process (nobody sends it while we live)."""
     name = _item_name(kind)
     if claimed:
-        name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _hostname()[:64], os.getpid(), int(time.time()))
+        name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _owner_tag(), os.getpid(), int(time.time()))
     return _write_private(private_dir(folder), name, data, before_rename=before_rename)
 
 
@@ -9086,7 +9086,7 @@ def claim_item(path):
     cannot be written (a read-only outbox: the item is left alone, never sent twice)."""
     folder, name = os.path.split(path)
     base = _claim_parts(name)[0]
-    claimed = os.path.join(folder, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _hostname()[:64],
+    claimed = os.path.join(folder, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _owner_tag(),
                                                      os.getpid(), int(time.time())))
     try:
         os.rename(path, claimed)
@@ -9097,18 +9097,37 @@ def claim_item(path):
     return claimed
 
 
+_OWNER_TAG = []
+
+
+def _owner_tag():
+    """Who holds a claim or writes an item, as its name says: the host, and where a pid
+    means something: the PID namespace (a container numbers its own) and the boot. A pid is
+    checked (_pid_alive) only under the same tag; from another, only the lease can tell."""
+    if not _OWNER_TAG:
+        tag = _hostname()[:64]
+        try:
+            with open("/proc/sys/kernel/random/boot_id") as handle:
+                boot = re.sub(r"\W", "", handle.read())[:8]
+            tag += "@%d-%s" % (os.stat("/proc/self/ns/pid").st_ino, boot)
+        except (OSError, ValueError):
+            pass  # no /proc (not Linux): the host alone, as before
+        _OWNER_TAG.append(tag)
+    return _OWNER_TAG[0]
+
+
 def _owner_gone(name):
     """Is the claim's owner visibly gone: not claimed at all, or its process is no longer
     alive on this host? (Elsewhere only its lease can tell: _unrenewed.)"""
     _, host, pid, _ = _claim_parts(name)
-    return host is None or (host == _hostname()[:64] and pid > 0 and not _pid_alive(pid))
+    return host is None or (host == _owner_tag() and pid > 0 and not _pid_alive(pid))
 
 
 def _owner_stopped(name):
     """Is the claim's owner a process on this host that is stopped (Ctrl-Z, a scheduler's
     suspend: SIGSTOP)? It cannot renew, yet it is not gone: its claim is not taken over."""
     _, host, pid, _ = _claim_parts(name)
-    if host != _hostname()[:64] or not pid or pid <= 0:
+    if host != _owner_tag() or not pid or pid <= 0:
         return False
     try:
         with open("/proc/%d/stat" % pid) as handle:
@@ -9310,7 +9329,7 @@ def _writer_gone(place, name, parts):
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
         return False
     host, pid = parts[2], parts[3]
-    if host == _hostname()[:64] and pid > 0 and not _pid_alive(pid):
+    if host == _owner_tag() and pid > 0 and not _pid_alive(pid):
         return True
     return name in _unrenewed(place, {name: _lease_token(st)})
 
@@ -9330,7 +9349,7 @@ def _adopt_one(place, name, parts):
         _remove_quietly(ours)
         return "%s: half-written new bytes dropped; the item is kept as it was" % base
     if not _whole(ours, length, crc):
-        held = os.path.join(place, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _hostname()[:64],
+        held = os.path.join(place, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _owner_tag(),
                                                       os.getpid(), int(time.time())))
         os.rename(ours, held)
         return "%s: half-written by a process that died; kept in %s, never sent" % (

@@ -374,7 +374,7 @@ def test_a_claim_20_minutes_old_by_the_clock_is_not_taken_from_a_live_owner(tmp_
     g = load_gpualert()
     owner = subprocess.Popen(["sleep", "60"])  # alive, on this host
     try:
-        name = g._hostname()[:64] if host == "here" else host
+        name = g._owner_tag() if host == "here" else host
         claimed = _claimed_item(g, tmp_path / "outbox", name, owner.pid, int(time.time()) - 1200)
         for _ in range(2):
             resend = _resend(tmp_path, tmp_path / "outbox", smtp_plain.addr)
@@ -585,7 +585,7 @@ def test_a_stopped_owner_on_this_host_keeps_its_claim_past_the_lease(tmp_path):
     outbox = str(tmp_path / "outbox")
     owner = subprocess.Popen(["sleep", "60"])
     try:
-        claimed = _claimed_item(g, outbox, g._hostname()[:64], owner.pid, int(time.time()))
+        claimed = _claimed_item(g, outbox, g._owner_tag(), owner.pid, int(time.time()))
         now = [1000.0]
         clock = lambda: ("boot-a", now[0])  # noqa: E731
         assert g.ready_items(outbox, clock=clock) == []
@@ -725,3 +725,59 @@ def test_one_copy_per_mailbox_however_it_is_written(tmp_path, smtp_plain):
     assert got.rcpt_tos == ["ok@x", "Other@x"]  # the local part's case is the domain's to judge
     g = load_gpualert()
     assert g._envelope(b"To: a@x, a@X, Bee <a@x>, A@x\n\nbody\n", {})[1] == ["a@x", "A@x"]
+
+
+def _in_pid_namespace(argv):
+    """argv run in a new PID namespace (a container's view: its own pid numbers), as a
+    child of the namespace's first process so its pid is not 1."""
+    if not shutil.which("unshare"):
+        pytest.skip("unshare is not installed (util-linux)")
+    import shlex
+    return ["unshare", "-fp", "--mount-proc", "sh", "-c",
+            "i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; %s; exit $?"
+            % " ".join(shlex.quote(a) for a in argv)]
+
+
+@pytest.mark.needs_root
+@pytest.mark.parametrize("where", ["wrapper-in-namespace", "resend-in-namespace"])
+def test_a_pid_from_another_pid_namespace_proves_nothing(tmp_path, smtp_plain, where):
+    # A claim says host and pid; a resend on the same host but in another PID namespace
+    # (a container) found no such pid and sent "SILENT" for a job still running, then the
+    # real message came: two. The claim names its PID namespace and boot now; from another,
+    # only the lease can tell.
+    go = tmp_path / "go"
+    code = ("import os, time\ndeadline = time.time() + 60\n"
+            "while not os.path.exists(%r) and time.time() < deadline:\n    time.sleep(0.05)\n"
+            "raise SystemExit(18)\n" % str(go))
+    wrapper = [PY, SCRIPT, "--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
+               "--to", "owner@example.org", "--smtp", smtp_plain.addr, "--max-per-hour", "0",
+               "--"] + child(code)
+    resend = [PY, SCRIPT, "resend", "--smtp", smtp_plain.addr, "--log-dir", str(tmp_path / "logs"),
+              "--outbox", str(tmp_path / "outbox"), "--max-per-hour", "0"]
+    if where == "wrapper-in-namespace":
+        wrapper = _in_pid_namespace(wrapper)
+    else:
+        resend = _in_pid_namespace(resend)
+    proc = subprocess.Popen(wrapper, env=isolated_env(tmp_path), cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline, claimed = time.time() + 30, []
+        while time.time() < deadline and not claimed:
+            claimed = _items(tmp_path / "outbox", "[0-9]*.eml~claimed~*")
+            time.sleep(0.05)
+        assert claimed, proc.stderr.peek() if hasattr(proc.stderr, "peek") else ""
+        pid = int(claimed[0].rsplit("~", 2)[1])
+        if where == "wrapper-in-namespace" and os.path.exists("/proc/%d" % pid):
+            pytest.skip("the namespace's pid %d is also a live pid here" % pid)
+        out = subprocess.run(resend, env=isolated_env(tmp_path), cwd=str(tmp_path),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        assert b"0 sent" in out.stdout and b"1 held by a live owner" in out.stdout, out.stdout + out.stderr
+        go.write_text("")
+        assert proc.wait(60) == 18
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    [got] = smtp_plain.wait_for(1)
+    assert b"X-Gpualert-Status: FAILED" in got.data
+    assert len(smtp_plain.messages) == 1
