@@ -243,6 +243,8 @@ SECRET_WORDS = frozenset(("pass", "passphrase", "pw", "pwd", "key", "pat", "bear
 SECRET_SHORT = frozenset(("-p",))
 #: ... but not right after these commands, where -p is something else (mkdir -p out, ssh -p 22)
 NOT_SECRET_AFTER = frozenset(("mkdir", "cp", "ssh", "scp", "psql", "install", "nc", "rsync"))
+#: Options whose value is USER:PASSWORD (curl -u, wget/curl --user): the part after ':' is hidden.
+USER_OPTIONS = frozenset(("-u", "--user", "--proxy-user"))
 #: URL query parameters whose values are secrets (?access_token=X&sig=Y), also in channel URLs.
 SECRET_PARAM = r"token|key|sig|secret|pass|auth|code"
 #: Chat webhooks whose path is the secret (a Slack or Discord webhook given as an argument).
@@ -584,6 +586,12 @@ def redact_argv(argv):
         m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^([A-Za-z_][\w.-]*)(=)(.*)$", arg)
         if m and _secret_option(m.group(1), prev) and m.group(3):
             arg = m.group(1) + "=***"
+        elif m and m.group(1) in USER_OPTIONS and ":" in m.group(3):  # --user=admin:PASS
+            arg = "%s=%s:***" % (m.group(1), m.group(3).split(":", 1)[0])
+        elif prev in USER_OPTIONS and ":" in arg and not arg.startswith("-"):  # curl -u admin:PASS
+            arg = arg.split(":", 1)[0] + ":***"
+        elif re.match(r"^-p\S", arg) and prev not in NOT_SECRET_AFTER:  # mysql -pPASS
+            arg = "-p***"
         elif re.match(r"^-{1,2}[\w.-]+$", arg) and _secret_option(arg, prev):
             hide_next = True
         elif re.search(r"\s", arg):
@@ -649,14 +657,33 @@ def tail_lines(data, count=TAIL_LINES):
 TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
     r"|xox[abposr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|glpat-[A-Za-z0-9_-]{20,})")
+    r"|glpat-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)")
+#: Secrets by their label, wherever the label is: an HTTP header's value (Authorization:
+#: Bearer X, X-Api-Key: X), a JSON field ("password": "X"), an env dump's NAME=X with a
+#: secret-like NAME in capitals (MYTOKEN=X; lower case only the plain words: password=X,
+#: so num_tokens=1234 stays). The label is kept, the value becomes ***.
+SECRET_LABELS = (
+    re.compile(r"(?i)\b((?:proxy-)?authorization\s*:\s*(?:(?:bearer|token|basic|digest)\s+)?)"
+               r"[^\s'\"]+"),
+    re.compile(r"(?i)\b((?:x-)?(?:api|auth|access|private)[-_]?(?:key|token)\s*:\s*)[^\s'\"]+"),
+    re.compile(r"(?i)(\"(?:password|passwd|secret|token|api[-_]?key|access[-_]?token|"
+               r"client[-_]?secret)\"\s*:\s*\")[^\"]+"),
+    re.compile(r"\b([A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)"
+               r"[A-Z0-9_]*=)[^\s'\"]+"),
+    re.compile(r"(?i)(?<![\w.-])((?:password|passwd|pwd|secret|token|api[-_]?key|access[-_]?token)"
+               r"\s*=\s*)[^\s'\"&]+"),
+)
 
 
 def mask_token_shapes(text):
-    """text with each TOKEN_SHAPES match as its first 4 characters and ***."""
+    """text with each TOKEN_SHAPES match as its first 4 characters and ***, and each
+    SECRET_LABELS value as ***: the one mask for argv shown and the job's lines that leave."""
     if text is None or not isinstance(text, str):
         return text
-    return TOKEN_SHAPES.sub(lambda m: m.group(0)[:4] + "***", text)
+    text = TOKEN_SHAPES.sub(lambda m: m.group(0)[:4] + "***", text)
+    for label in SECRET_LABELS:
+        text = label.sub(r"\1***", text)
+    return text
 
 
 
