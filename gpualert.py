@@ -660,18 +660,18 @@ TOKEN_SHAPES = re.compile(
     r"|glpat-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)")
 #: Secrets by their label, wherever the label is: an HTTP header's value (Authorization:
 #: Bearer X, X-Api-Key: X), a JSON field ("password": "X"), an env dump's NAME=X with a
-#: secret-like NAME in capitals (MYTOKEN=X; lower case only the plain words: password=X,
-#: so num_tokens=1234 stays). The label is kept, the value becomes ***.
+#: secret-like NAME in capitals (MYTOKEN=X, not MAX_TOKENS=5; lower case only the plain
+#: words: password=X, so num_tokens=1234 stays). The label is kept, the value becomes ***.
 SECRET_LABELS = (
     re.compile(r"(?i)\b((?:proxy-)?authorization\s*:\s*(?:(?:bearer|token|basic|digest)\s+)?)"
                r"[^\s'\"]+"),
     re.compile(r"(?i)\b((?:x-)?(?:api|auth|access|private)[-_]?(?:key|token)\s*:\s*)[^\s'\"]+"),
     re.compile(r"(?i)(\"(?:password|passwd|secret|token|api[-_]?key|access[-_]?token|"
                r"client[-_]?secret)\"\s*:\s*\")[^\"]+"),
-    re.compile(r"\b([A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)"
-               r"[A-Z0-9_]*=)[^\s'\"]+"),
+    re.compile(r"\b([A-Z][A-Z0-9_]*(?:TOKEN(?!S)|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)"
+               r"[A-Z0-9_]*=)[^\s'\";&|)]+"),
     re.compile(r"(?i)(?<![\w.-])((?:password|passwd|pwd|secret|token|api[-_]?key|access[-_]?token)"
-               r"\s*=\s*)[^\s'\"&]+"),
+               r"\s*=\s*)[^\s'\";&|)]+"),
 )
 
 

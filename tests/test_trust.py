@@ -511,7 +511,8 @@ def test_secret_forms_the_third_attack_found_are_redacted(tmp_path):
 def test_secrets_in_the_job_s_env_dump_are_masked_in_what_leaves(tmp_path):
     # `env | grep TOKEN`, `echo password=S`: the mail body and run.json carried them.
     code = ("import os; os.system('env | grep TOKEN; echo AWS_SECRET_ACCESS_KEY=TOPSECRET2; "
-            "echo password=TOPSECRET3; echo key is %s; echo num_tokens=1234'); raise SystemExit(9)" % JWT)
+            "echo password=TOPSECRET3; echo key is %s; echo num_tokens=1234 MAX_TOKENS=5'); "
+            "raise SystemExit(9)" % JWT)
     env = isolated_env(tmp_path, MYTOKEN="TOPSECRET1")
     run = run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + child(code), env=env)
     assert run.returncode == 9, run.stderr
@@ -521,4 +522,10 @@ def test_secrets_in_the_job_s_env_dump_are_masked_in_what_leaves(tmp_path):
     sent = _written(tmp_path, skip=("output.log",))
     for secret in (b"TOPSECRET1", b"TOPSECRET2", b"TOPSECRET3", JWT.encode()):
         assert secret not in sent, secret
-    assert b"MYTOKEN=***" in sent and b"num_tokens=1234" in sent
+    assert b"MYTOKEN=***" in sent and b"num_tokens=1234 MAX_TOKENS=5" in sent
+
+
+def test_a_masked_value_in_a_shell_command_keeps_what_follows():
+    from _load import load_gpualert
+    g = load_gpualert()
+    assert g.redact_argv(["sh", "-c", "echo password=S; exit 9"]) == ["sh", "-c", "echo password=***; exit 9"]
