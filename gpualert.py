@@ -243,6 +243,8 @@ SECRET_WORDS = frozenset(("pass", "passphrase", "pw", "pwd", "key", "pat", "bear
 SECRET_SHORT = frozenset(("-p",))
 #: ... but not right after these commands, where -p is something else (mkdir -p out, ssh -p 22)
 NOT_SECRET_AFTER = frozenset(("mkdir", "cp", "ssh", "scp", "psql", "install", "nc", "rsync"))
+#: Options whose value is USER:PASSWORD (curl -u, wget/curl --user): the part after ':' is hidden.
+USER_OPTIONS = frozenset(("-u", "--user", "--proxy-user"))
 #: URL query parameters whose values are secrets (?access_token=X&sig=Y), also in channel URLs.
 SECRET_PARAM = r"token|key|sig|secret|pass|auth|code"
 #: Chat webhooks whose path is the secret (a Slack or Discord webhook given as an argument).
@@ -584,6 +586,12 @@ def redact_argv(argv):
         m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^([A-Za-z_][\w.-]*)(=)(.*)$", arg)
         if m and _secret_option(m.group(1), prev) and m.group(3):
             arg = m.group(1) + "=***"
+        elif m and m.group(1) in USER_OPTIONS and ":" in m.group(3):  # --user=admin:PASS
+            arg = "%s=%s:***" % (m.group(1), m.group(3).split(":", 1)[0])
+        elif prev in USER_OPTIONS and ":" in arg and not arg.startswith("-"):  # curl -u admin:PASS
+            arg = arg.split(":", 1)[0] + ":***"
+        elif re.match(r"^-p\S", arg) and prev not in NOT_SECRET_AFTER:  # mysql -pPASS
+            arg = "-p***"
         elif re.match(r"^-{1,2}[\w.-]+$", arg) and _secret_option(arg, prev):
             hide_next = True
         elif re.search(r"\s", arg):
@@ -649,14 +657,33 @@ def tail_lines(data, count=TAIL_LINES):
 TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
     r"|xox[abposr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|glpat-[A-Za-z0-9_-]{20,})")
+    r"|glpat-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)")
+#: Secrets by their label, wherever the label is: an HTTP header's value (Authorization:
+#: Bearer X, X-Api-Key: X), a JSON field ("password": "X"), an env dump's NAME=X with a
+#: secret-like NAME in capitals (MYTOKEN=X, not MAX_TOKENS=5; lower case only the plain
+#: words: password=X, so num_tokens=1234 stays). The label is kept, the value becomes ***.
+SECRET_LABELS = (
+    re.compile(r"(?i)\b((?:proxy-)?authorization\s*:\s*(?:(?:bearer|token|basic|digest)\s+)?)"
+               r"[^\s'\"]+"),
+    re.compile(r"(?i)\b((?:x-)?(?:api|auth|access|private)[-_]?(?:key|token)\s*:\s*)[^\s'\"]+"),
+    re.compile(r"(?i)(\"(?:password|passwd|secret|token|api[-_]?key|access[-_]?token|"
+               r"client[-_]?secret)\"\s*:\s*\")[^\"]+"),
+    re.compile(r"\b([A-Z][A-Z0-9_]*(?:TOKEN(?!S)|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)"
+               r"[A-Z0-9_]*=)[^\s'\";&|)]+"),
+    re.compile(r"(?i)(?<![\w.-])((?:password|passwd|pwd|secret|token|api[-_]?key|access[-_]?token)"
+               r"\s*=\s*)[^\s'\";&|)]+"),
+)
 
 
 def mask_token_shapes(text):
-    """text with each TOKEN_SHAPES match as its first 4 characters and ***."""
+    """text with each TOKEN_SHAPES match as its first 4 characters and ***, and each
+    SECRET_LABELS value as ***: the one mask for argv shown and the job's lines that leave."""
     if text is None or not isinstance(text, str):
         return text
-    return TOKEN_SHAPES.sub(lambda m: m.group(0)[:4] + "***", text)
+    text = TOKEN_SHAPES.sub(lambda m: m.group(0)[:4] + "***", text)
+    for label in SECRET_LABELS:
+        text = label.sub(r"\1***", text)
+    return text
 
 
 
@@ -6194,13 +6221,28 @@ def _recipients(cfg):
     to = cfg.get("to") or []
     if isinstance(to, str):
         to = to.split(",")
-    out = [_first_line(a) for a in to if _first_line(a)]
+    out = _one_per_mailbox([_first_line(a) for a in to if _first_line(a)])
     if not out:  # like Slurm's --mail-user default: the submitting user, delivered locally
         import getpass
         try:
             out = [getpass.getuser()]
         except Exception:
             out = ["root"]
+    return out
+
+
+def _one_per_mailbox(addresses):
+    """The first of each mailbox: 'Ok <ok@x>', ok@X and ok@x are one (a domain's case never
+    matters; the local part's may, so it is kept as written)."""
+    from email.utils import parseaddr
+    seen, out = set(), []
+    for address in addresses:
+        box = parseaddr(address)[1] or address
+        local, at, domain = box.rpartition("@")
+        key = (local, domain.lower()) if at else (box, "")
+        if key not in seen:
+            seen.add(key)
+            out.append(address)
     return out
 
 
@@ -8227,7 +8269,7 @@ def _envelope(data, cfg):
     sender = parseaddr(str(sender))[1]
     fields = [str(v) for v in head.get_all(RCPT_HEADER) or []] or \
         [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
-    rcpts = [addr for _, addr in getaddresses(fields) if addr]
+    rcpts = _one_per_mailbox([addr for _, addr in getaddresses(fields) if addr])
     return sender, rcpts
 
 
@@ -8920,11 +8962,13 @@ def search_places(cfg):
         places.append(os.path.join(os.path.expanduser(cfg["log_dir"]), "outbox"))
     places += _recorded_places(os.path.join(_state_dir(), PLACES_FILE))
     for tmp in _unique([_temp_dir(), "/tmp"]):
-        places.append(os.path.join(tmp, "gpualert-%d" % uid, "outbox"))
-        places += sorted(glob.glob(os.path.join(tmp, "gpualert-%d-*" % uid, "outbox")))
+        # temp_root's fixed name and its fresh fallbacks: each may hold an outbox and an index
+        for root in [os.path.join(tmp, "gpualert-%d" % uid)] + sorted(
+                glob.glob(os.path.join(tmp, "gpualert-%d-*" % uid))):
+            places.append(os.path.join(root, "outbox"))
+            if _safely(lambda: private_dir(root, create=False), None):
+                places += _recorded_places(os.path.join(root, PLACES_FILE))
         places.append(os.path.join(tmp, "gpualert-outbox-%d" % uid))  # 0.4.0 and earlier
-        if _safely(lambda: private_dir(os.path.join(tmp, "gpualert-%d" % uid), create=False), None):
-            places += _recorded_places(os.path.join(tmp, "gpualert-%d" % uid, PLACES_FILE))
     ours, refused = [], []
     for place in _unique(places):
         if not os.path.lexists(place):
@@ -8976,7 +9020,7 @@ def _tmp_name(name, data, *, over=False, pid=None):
 
 def _tmp_label(name, over, pid, length, crc):
     return "%s%s%s%s~%d~%d~%08x" % (TMP_PREFIX, name, OVER_MARK if over else WRITING_MARK,
-                                    _hostname()[:64], pid, length, crc)
+                                    _owner_tag(), pid, length, crc)
 
 
 def _tmp_parts(name):
@@ -9034,7 +9078,7 @@ def spool_in(folder, data, kind, claimed=False, *, before_rename=None):
     claimed: it appears already claimed by this process (nobody sends it while we live)."""
     name = _item_name(kind)
     if claimed:
-        name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _hostname()[:64], os.getpid(), int(time.time()))
+        name = "%s%s%s~%d~%d" % (name, CLAIM_MARK, _owner_tag(), os.getpid(), int(time.time()))
     return _write_private(private_dir(folder), name, data, before_rename=before_rename)
 
 
@@ -9065,30 +9109,56 @@ def spool_item(data, kind, cfg, places=None, claimed=False, *, before_rename=Non
 PLACES_FILE = "outbox-places"
 
 
+PLACES_MAX_BYTES = 16 << 10  # past this the index is rewritten with the places still in use
+
+
 def record_place(folder):
-    """Add folder to the first index that takes it (see above); nothing if it is there."""
+    """Add folder to the first index that takes it (see above); nothing if it is there.
+    Under the index's lock: a rewrite (_prune_places) must not drop another's append."""
     folder = os.path.abspath(folder)
     if "\n" in folder:
         return
     for index_dir in (_state_dir(), temp_root()):
         try:
             path = os.path.join(private_dir(index_dir), PLACES_FILE)
-            if folder in _recorded_places(path):
-                return
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(path, flags, 0o600)
+            lock = _locked(path + ".lock")
             try:
-                os.write(fd, (folder + "\n").encode("utf-8", "surrogateescape"))
-                os.fsync(fd)
+                _add_place(path, folder)
             finally:
-                os.close(fd)
+                _unlock(lock)
             return
         except (OSError, GpuAlertError):
             continue
 
 
+def _add_place(path, folder):
+    known = _recorded_places(path)
+    if folder in known:
+        return
+    if os.path.exists(path) and os.path.getsize(path) > PLACES_MAX_BYTES:
+        _prune_places(path, known)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.write(fd, (folder + "\n").encode("utf-8", "surrogateescape"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _prune_places(path, known):
+    """The index rewritten in one step: each place once, only those that still hold
+    something (an emptied or removed folder has nothing left to find)."""
+    def holds(place):
+        return bool(_safely(lambda: os.path.isdir(place) and os.listdir(place), False))
+    kept = [place for place in _unique(known) if holds(place)]
+    data = "".join(place + "\n" for place in kept).encode("utf-8", "surrogateescape")
+    _write_private(os.path.dirname(path), os.path.basename(path), data, over=True)
+
+
 def _recorded_places(path):
-    """The places an index names; [] unless it is our own plain file."""
+    """The places an index names, all of it (record_place keeps it small); [] unless it
+    is our own plain file."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -9097,7 +9167,8 @@ def _recorded_places(path):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             return []
-        data = os.read(fd, 1 << 20)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
     finally:
         os.close(fd)
     lines = data.decode("utf-8", "surrogateescape").splitlines()
@@ -9133,7 +9204,7 @@ def claim_item(path):
     cannot be written (a read-only outbox: the item is left alone, never sent twice)."""
     folder, name = os.path.split(path)
     base = _claim_parts(name)[0]
-    claimed = os.path.join(folder, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _hostname()[:64],
+    claimed = os.path.join(folder, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _owner_tag(),
                                                      os.getpid(), int(time.time())))
     try:
         os.rename(path, claimed)
@@ -9144,18 +9215,37 @@ def claim_item(path):
     return claimed
 
 
+_OWNER_TAG = []
+
+
+def _owner_tag():
+    """Who holds a claim or writes an item, as its name says: the host, and where a pid
+    means something: the PID namespace (a container numbers its own) and the boot. A pid is
+    checked (_pid_alive) only under the same tag; from another, only the lease can tell."""
+    if not _OWNER_TAG:
+        tag = _hostname()[:64]
+        try:
+            with open("/proc/sys/kernel/random/boot_id") as handle:
+                boot = re.sub(r"\W", "", handle.read())[:8]
+            tag += "@%d-%s" % (os.stat("/proc/self/ns/pid").st_ino, boot)
+        except (OSError, ValueError):
+            pass  # no /proc (not Linux): the host alone, as before
+        _OWNER_TAG.append(tag)
+    return _OWNER_TAG[0]
+
+
 def _owner_gone(name):
     """Is the claim's owner visibly gone: not claimed at all, or its process is no longer
     alive on this host? (Elsewhere only its lease can tell: _unrenewed.)"""
     _, host, pid, _ = _claim_parts(name)
-    return host is None or (host == _hostname()[:64] and pid > 0 and not _pid_alive(pid))
+    return host is None or (host == _owner_tag() and pid > 0 and not _pid_alive(pid))
 
 
 def _owner_stopped(name):
     """Is the claim's owner a process on this host that is stopped (Ctrl-Z, a scheduler's
     suspend: SIGSTOP)? It cannot renew, yet it is not gone: its claim is not taken over."""
     _, host, pid, _ = _claim_parts(name)
-    if host != _hostname()[:64] or not pid or pid <= 0:
+    if host != _owner_tag() or not pid or pid <= 0:
         return False
     try:
         with open("/proc/%d/stat" % pid) as handle:
@@ -9357,7 +9447,7 @@ def _writer_gone(place, name, parts):
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
         return False
     host, pid = parts[2], parts[3]
-    if host == _hostname()[:64] and pid > 0 and not _pid_alive(pid):
+    if host == _owner_tag() and pid > 0 and not _pid_alive(pid):
         return True
     return name in _unrenewed(place, {name: _lease_token(st)})
 
@@ -9377,7 +9467,7 @@ def _adopt_one(place, name, parts):
         _remove_quietly(ours)
         return "%s: half-written new bytes dropped; the item is kept as it was" % base
     if not _whole(ours, length, crc):
-        held = os.path.join(place, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _hostname()[:64],
+        held = os.path.join(place, "%s%s%s~%d~%d" % (base, CLAIM_MARK, _owner_tag(),
                                                       os.getpid(), int(time.time())))
         os.rename(ours, held)
         return "%s: half-written by a process that died; kept in %s, never sent" % (
@@ -9697,6 +9787,8 @@ def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
         data = data.split(b"\n", 1)[-1]
     deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
     state, res, where = send_claimed(claimed, data, data, cfg, transport=transport, deadline=deadline)
+    if state != "dead" and any(code >= 500 for code, _ in (res.refused or {}).values()):
+        counts["dead"] += 1  # a copy for the recipients refused for good went to dead/
     if state == "sent":
         counts["sent"] += 1
         return None
@@ -12077,12 +12169,12 @@ class Run(object):
         return dict(self.scheduler, **known) if known else self.scheduler
 
     def _stand_in_wanted(self):
-        """Would this run send a message of its own (not --notify never, a dry run, an
-        array's summarized task or a rank that does not notify)?"""
+        """Would this run send a message of its own (not --notify never, a dry run or a rank
+        that does not notify)? An array's summarized task has one too: if its wrapper dies it
+        never records, the summary never completes, and the stand-in is all that tells."""
         cfg = self.cfg
-        return not (cfg["notify"] == "never" or cfg["dry_run"] or (
-            cfg["array_summary"] and self.scheduler.get("array_job_id")) or
-            not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True))
+        return not (cfg["notify"] == "never" or cfg["dry_run"] or
+                    not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True))
 
     def _spool_launch_stand_in(self):
         """The run's stand-in from before the launch: it says the job's end was never told.
@@ -13140,6 +13232,8 @@ def cmd_resend(args, cfg):
     left, else 1 (dead letters in outbox/dead/ do not count)."""
     counts = resend_outbox(cfg)
     posts = resend_channel_records(cfg)
+    if cfg["quiet"]:  # a cron line: the exit status says it; dead letters go in the next message
+        return 0 if counts["remaining"] == 0 and posts["remaining"] == 0 else 1
     for place, n in counts["found"]:
         print("gpualert: resend: found %d in %s" % (n, place))
     print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (

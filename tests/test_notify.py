@@ -580,6 +580,7 @@ def test_deliver_never_raises_on_garbage(cfg):
 def test_outbox_then_resend_delivers_oldest_first(tmp_path, cfg, refusing_port, smtp_plain,
                                                   capsys):
     cfg["smtp"] = "127.0.0.1:%d" % refusing_port
+    cfg["quiet"] = False  # resend --quiet prints nothing: its counts are the point here
     for name in ("first.py", "second.py", "third.py"):
         assert _deliver(tmp_path, cfg, name=name)[0]["outcome"] == "outbox"
     assert len(outbox_files(cfg)) == 3

@@ -374,7 +374,7 @@ def test_a_claim_20_minutes_old_by_the_clock_is_not_taken_from_a_live_owner(tmp_
     g = load_gpualert()
     owner = subprocess.Popen(["sleep", "60"])  # alive, on this host
     try:
-        name = g._hostname()[:64] if host == "here" else host
+        name = g._owner_tag() if host == "here" else host
         claimed = _claimed_item(g, tmp_path / "outbox", name, owner.pid, int(time.time()) - 1200)
         for _ in range(2):
             resend = _resend(tmp_path, tmp_path / "outbox", smtp_plain.addr)
@@ -585,7 +585,7 @@ def test_a_stopped_owner_on_this_host_keeps_its_claim_past_the_lease(tmp_path):
     outbox = str(tmp_path / "outbox")
     owner = subprocess.Popen(["sleep", "60"])
     try:
-        claimed = _claimed_item(g, outbox, g._hostname()[:64], owner.pid, int(time.time()))
+        claimed = _claimed_item(g, outbox, g._owner_tag(), owner.pid, int(time.time()))
         now = [1000.0]
         clock = lambda: ("boot-a", now[0])  # noqa: E731
         assert g.ready_items(outbox, clock=clock) == []
@@ -603,3 +603,181 @@ def test_a_stopped_owner_on_this_host_keeps_its_claim_past_the_lease(tmp_path):
     finally:
         owner.kill()
         owner.wait()
+
+
+def test_an_array_task_whose_wrapper_dies_is_told_though_summarized(tmp_path, smtp_plain):
+    # --array-summary, no accounting: task 1 is recorded for the summary, then task 2's
+    # wrapper is killed (-9) mid-job and the queue empties. Nobody was told of either: a
+    # summarized task had no stand-in. Now it has one, as any run: resend sends its SILENT.
+    fake = tmp_path / "slurm-bin"
+    fake.mkdir()
+    queue = tmp_path / "queue"
+    queue.write_text("77_2 RUNNING\n")
+    for name, body in (("sacct", 'echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1'),
+                       ("squeue", 'cat "%s"' % queue)):
+        (fake / name).write_text("#!/bin/sh\n%s\n" % body)
+        (fake / name).chmod(0o755)
+
+    def task(n, code):
+        env = isolated_env(tmp_path, SLURM_JOB_ID=str(80 + n), SLURM_ARRAY_JOB_ID="77",
+                           SLURM_ARRAY_TASK_ID=str(n), SLURM_ARRAY_TASK_MIN="1",
+                           SLURM_ARRAY_TASK_MAX="2", SLURM_ARRAY_TASK_STEP="1")
+        env["PATH"] = str(fake) + os.pathsep + env["PATH"]
+        return subprocess.Popen(
+            [PY, SCRIPT, "--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
+             "--to", "owner@example.org", "--smtp", "127.0.0.1:9", "--smtp-tls", "none",
+             "--array-summary", "--"] + child(code), env=env, cwd=str(tmp_path),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    second = task(2, "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(60)\n")
+    job = None
+    try:
+        job = int(second.stdout.readline())
+        first = task(1, "pass")
+        assert first.wait(60) == 0
+        assert b"recorded for the array summary" in first.stderr.read()
+        os.kill(second.pid, signal.SIGKILL)
+        second.communicate(timeout=30)
+    finally:
+        if second.poll() is None:
+            second.kill()
+        if job:
+            os.kill(job, signal.SIGKILL)
+    queue.write_text("")
+    resend = _resend(tmp_path, tmp_path / "outbox", smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    [got] = smtp_plain.wait_for(1)
+    assert b"X-Gpualert-Status: SILENT" in got.data, got.data[:800]
+    assert len(smtp_plain.messages) == 1  # task 1's stand-in went when it was recorded
+
+
+def test_a_place_recorded_in_a_fresh_private_temp_dir_is_found(tmp_path, smtp_plain):
+    # $TMPDIR/gpualert-UID not usable as ours (someone else made it first, or it is not a folder
+    # it): the place went to $TMPDIR/gpualert-UID-XXXX/outbox-places, which resend never read.
+    # (Another user's folder needs root; a file of that name is refused the same way.)
+    env = isolated_env(tmp_path, TMPDIR=str(tmp_path / "tmp"))
+    os.makedirs(str(tmp_path / "tmp"))
+    (tmp_path / "tmp" / ("gpualert-%d" % os.getuid())).write_text("someone else's")
+    os.makedirs(str(tmp_path / "state"))
+    (tmp_path / "state" / "gpualert").write_text("not a folder")
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    [index] = glob.glob(str(tmp_path / "tmp" / ("gpualert-%d-*" % os.getuid()) / "outbox-places"))
+    assert _read(index) == str(tmp_path / "logs" / "outbox").encode() + b"\n"
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+
+
+def test_a_places_index_over_a_mib_still_records_and_shows_new_places(tmp_path, smtp_plain):
+    # The index was read only to its first MiB and never pruned: a place appended after
+    # that was never found. Now a rewrite keeps it small (places that still hold something,
+    # once each) and all of it is read.
+    env = isolated_env(tmp_path)
+    os.makedirs(str(tmp_path / "state" / "gpualert"))
+    (tmp_path / "state" / "gpualert" / "outbox").write_text("not a folder")
+    gone = "".join("%s/gone-%06d/outbox\n" % (tmp_path, n) for n in range(40000))
+    index = tmp_path / "state" / "gpualert" / "outbox-places"
+    index.write_text(gone + gone)
+    os.chmod(str(index), 0o600)
+    assert index.stat().st_size > 1 << 20
+    _run_into_the_log_dir_outbox(tmp_path, env)
+    assert index.stat().st_size < 64 << 10
+    assert str(tmp_path / "logs" / "outbox") + "\n" in index.read_text()
+    resend = _plain_resend(tmp_path, env, smtp_plain.addr)
+    assert resend.returncode == 0, resend.stderr
+    assert len(smtp_plain.wait_for(1)) == 1, resend.stdout
+
+
+def test_resend_counts_a_recipient_it_dead_letters(tmp_path, picky_relay):
+    # 451 for later@ and other@ at the run (kept for resend), then 550 for later@ (451 for
+    # other@) at the resend: later@'s copy went to dead/ while resend said "0 refused for
+    # good (dead/)".
+    relay = picky_relay({"later@x": "451 4.7.1 try again later", "other@x": "451 4.7.1 later"})
+    outbox = tmp_path / "outbox"
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox),
+                                  "--smtp", relay.addr, "--smtp-tls", "none", "--to", "good@x",
+                                  "--to", "later@x", "--to", "other@x", "--max-per-hour", "0",
+                                  "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    relay.answers["later@x"] = "550 5.1.1 no such user"
+    resend = _resend(tmp_path, outbox, relay.addr)
+    assert len(_items(outbox / "dead", "*.eml")) == 1, resend.stdout
+    assert b"1 refused for good (dead/), 1 remaining" in resend.stdout, resend.stdout
+    relay.answers.clear()
+    again = _resend(tmp_path, outbox, relay.addr)
+    assert b"1 sent, 0 failed, 0 refused for good (dead/), 0 remaining" in again.stdout, again.stdout
+
+
+def test_resend_quiet_prints_nothing(tmp_path, smtp_plain):
+    # A cron line `gpualert resend --quiet` every 10 minutes mailed its counts 144 times a day.
+    resend = run_gpualert(tmp_path, ["resend", "--quiet", "--smtp", smtp_plain.addr])
+    assert resend.returncode == 0, resend.stderr
+    assert resend.stdout == b"" and resend.stderr == b""
+
+
+def test_one_copy_per_mailbox_however_it_is_written(tmp_path, smtp_plain):
+    # --to ok@x --to ok@X --to 'Ok <ok@x>' --to ok@x: RCPT for each, four copies to one box.
+    run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
+                                  "--smtp", smtp_plain.addr, "--to", "ok@x", "--to", "ok@X",
+                                  "--to", "Ok <ok@x>", "--to", "ok@x", "--to", "Other@x",
+                                  "--max-per-hour", "0", "--"] + child("raise SystemExit(1)"))
+    assert run.returncode == 1, run.stderr
+    [got] = smtp_plain.wait_for(1)
+    assert got.rcpt_tos == ["ok@x", "Other@x"]  # the local part's case is the domain's to judge
+    g = load_gpualert()
+    assert g._envelope(b"To: a@x, a@X, Bee <a@x>, A@x\n\nbody\n", {})[1] == ["a@x", "A@x"]
+
+
+def _in_pid_namespace(argv):
+    """argv run in a new PID namespace (a container's view: its own pid numbers), as a
+    child of the namespace's first process so its pid is not 1."""
+    if not shutil.which("unshare"):
+        pytest.skip("unshare is not installed (util-linux)")
+    import shlex
+    return ["unshare", "-fp", "--mount-proc", "sh", "-c",
+            "i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; %s; exit $?"
+            % " ".join(shlex.quote(a) for a in argv)]
+
+
+@pytest.mark.needs_root
+@pytest.mark.parametrize("where", ["wrapper-in-namespace", "resend-in-namespace"])
+def test_a_pid_from_another_pid_namespace_proves_nothing(tmp_path, smtp_plain, where):
+    # A claim says host and pid; a resend on the same host but in another PID namespace
+    # (a container) found no such pid and sent "SILENT" for a job still running, then the
+    # real message came: two. The claim names its PID namespace and boot now; from another,
+    # only the lease can tell.
+    go = tmp_path / "go"
+    code = ("import os, time\ndeadline = time.time() + 60\n"
+            "while not os.path.exists(%r) and time.time() < deadline:\n    time.sleep(0.05)\n"
+            "raise SystemExit(18)\n" % str(go))
+    wrapper = [PY, SCRIPT, "--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
+               "--to", "owner@example.org", "--smtp", smtp_plain.addr, "--max-per-hour", "0",
+               "--"] + child(code)
+    resend = [PY, SCRIPT, "resend", "--smtp", smtp_plain.addr, "--log-dir", str(tmp_path / "logs"),
+              "--outbox", str(tmp_path / "outbox"), "--max-per-hour", "0"]
+    if where == "wrapper-in-namespace":
+        wrapper = _in_pid_namespace(wrapper)
+    else:
+        resend = _in_pid_namespace(resend)
+    proc = subprocess.Popen(wrapper, env=isolated_env(tmp_path), cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline, claimed = time.time() + 30, []
+        while time.time() < deadline and not claimed:
+            claimed = _items(tmp_path / "outbox", "[0-9]*.eml~claimed~*")
+            time.sleep(0.05)
+        assert claimed, proc.stderr.peek() if hasattr(proc.stderr, "peek") else ""
+        pid = int(claimed[0].rsplit("~", 2)[1])
+        if where == "wrapper-in-namespace" and os.path.exists("/proc/%d" % pid):
+            pytest.skip("the namespace's pid %d is also a live pid here" % pid)
+        out = subprocess.run(resend, env=isolated_env(tmp_path), cwd=str(tmp_path),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        assert b"0 sent" in out.stdout and b"1 held by a live owner" in out.stdout, out.stdout + out.stderr
+        go.write_text("")
+        assert proc.wait(60) == 18
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    [got] = smtp_plain.wait_for(1)
+    assert b"X-Gpualert-Status: FAILED" in got.data
+    assert len(smtp_plain.messages) == 1

@@ -487,3 +487,45 @@ def test_p_is_a_password_but_not_after_mkdir_or_ssh():
     assert g.redact_argv(["sh", "-c", "mkdir -p out && mysql -u me -p S3CRET db; ssh -p 22 host"]) == [
         "sh", "-c", "mkdir -p out && mysql -u me -p *** db; ssh -p 22 host"]
     assert g.redact_argv(["/bin/mkdir", "-p", "out"]) == ["/bin/mkdir", "-p", "out"]
+
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJUT1BTRUNSRVQ3In0.c2lnbmF0dXJlVE9QU0VDUkVUOA"
+
+
+def test_secret_forms_the_third_attack_found_are_redacted(tmp_path):
+    # `-phunter`, header values, `curl -u admin:X`, a JSON password and a JWT went into the
+    # body, run.json and the log header as given (the README said bearer was masked).
+    argv = ["sh", "-c", "echo job ran; : curl -u admin:TOPSECRET8 x", "sh", "-pTOPSECRET1",
+            "Authorization: Bearer TOPSECRET2", "Authorization: token TOPSECRET3",
+            "X-Api-Key: TOPSECRET4", "-u", "admin:TOPSECRET5", '{"password": "TOPSECRET6"}', JWT]
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + argv)
+    assert run.returncode == 0, run.stderr
+    written = _written(tmp_path)
+    assert b"job ran" in written and b"Authorization: Bearer ***" in written
+    for n in range(1, 9):
+        secret = b"TOPSECRET%d" % n
+        assert secret not in written and secret not in run.stderr, secret
+    assert JWT.encode() not in written and b"admin:***" in written
+
+
+def test_secrets_in_the_job_s_env_dump_are_masked_in_what_leaves(tmp_path):
+    # `env | grep TOKEN`, `echo password=S`: the mail body and run.json carried them.
+    code = ("import os; os.system('env | grep TOKEN; echo AWS_SECRET_ACCESS_KEY=TOPSECRET2; "
+            "echo password=TOPSECRET3; echo key is %s; echo num_tokens=1234 MAX_TOKENS=5'); "
+            "raise SystemExit(9)" % JWT)
+    env = isolated_env(tmp_path, MYTOKEN="TOPSECRET1")
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--dry-run", "--"] + child(code), env=env)
+    assert run.returncode == 9, run.stderr
+    run_dir = os.path.dirname(glob.glob(str(tmp_path / "logs" / "*" / "output.log"))[0])
+    log = open(os.path.join(run_dir, "output.log"), "rb").read()
+    assert b"MYTOKEN=TOPSECRET1" in log and b"password=TOPSECRET3" in log  # the log stays as written
+    sent = _written(tmp_path, skip=("output.log",))
+    for secret in (b"TOPSECRET1", b"TOPSECRET2", b"TOPSECRET3", JWT.encode()):
+        assert secret not in sent, secret
+    assert b"MYTOKEN=***" in sent and b"num_tokens=1234 MAX_TOKENS=5" in sent
+
+
+def test_a_masked_value_in_a_shell_command_keeps_what_follows():
+    from _load import load_gpualert
+    g = load_gpualert()
+    assert g.redact_argv(["sh", "-c", "echo password=S; exit 9"]) == ["sh", "-c", "echo password=***; exit 9"]
