@@ -61,9 +61,9 @@ Every run at a glance
     a line); a corrupt record is skipped with one warning. `digest` sends one message about
     the runs of --since (24h): counts by status and class, time lost and GPU-hours, nodes
     with failures (suspect: two or more that point at the node), messages still in the
-    outbox; none when there were no runs, unless --always. `prune --older-than 30d` removes
-    run directories whose run ended before then, never the outbox, a run still going, or
-    one a waiting message names (--dry-run lists them). Cron, on a login node:
+    outbox, requeues made (--requeue); none when there were no runs, unless --always.
+    `prune --older-than 30d` removes run directories whose run ended before then, never the
+    outbox, a run still going, or one a waiting message names (--dry-run lists them). Cron, on a login node:
         0 7 * * *  gpualert.py resend; gpualert.py digest; gpualert.py prune --older-than 30d
 
 Requeue by cause: --requeue preempted,walltime,hardware|all (requeue, GPUALERT_REQUEUE)
@@ -4768,7 +4768,7 @@ def _memory_notes(before, after, own=None):
 #: The stable names of `runs --json` (an interface: add names, never rename one).
 RUN_FIELDS = ("start", "end", "start_iso", "end_iso", "duration_s", "job", "job_id", "array_task",
               "name", "status", "class", "detail", "evidence", "exit_status", "signal", "host",
-              "gpus", "log", "run_dir", "delivery", "rank")
+              "gpus", "log", "run_dir", "delivery", "rank", "requeued")
 OK_STATUSES = ("SUCCESS", "COMPLETED")  # `runs --failed` and the digest count every other end
 #: Classes that point at the node rather than the job. gpu_hardware always; nccl and segfault
 #: only when they repeat on one node and on no other (elsewhere too: the job's own bug).
@@ -4803,17 +4803,26 @@ def run_summary(record, run_dir):
         "host": _clean(record.get("host"), 200) or None,
         "gpus": gpus if 0 < gpus <= RUN_GPUS_MAX else None,  # more is no record of one node's
         "log": _text_or_none(record.get("log_path")),
-        "delivery": _text_or_none(delivery.get("outcome")), "rank": _rank_of(record.get("log_path"))},
+        "delivery": _text_or_none(delivery.get("outcome")), "rank": _rank_of(record.get("log_path")),
+        "requeued": _requeued_cause(record.get("requeue"))},
         run_dir)
+
+
+def _requeued_cause(req):
+    """The --requeue cause (preempted, walltime, hardware) when this run's end requeued or
+    resubmitted its job, else None: a refusal or a dry run made nothing."""
+    if isinstance(req, dict) and req.get("action") and req.get("state") == "done":
+        return _text_or_none(req.get("cause")) or "requeued"
+    return None
 
 
 #: What a run summary holds as it is (the index caches these); the rest is derived from them.
 RUN_STORED_FIELDS = ("start", "end", "job", "job_id", "array_task", "name", "status", "class",
                      "detail", "evidence", "exit_status", "signal", "host", "gpus", "log",
-                     "delivery", "rank")
+                     "delivery", "rank", "requeued")
 _RUN_STORED_SET = frozenset(RUN_STORED_FIELDS)
 _RUN_TEXT_FIELDS = ("job", "job_id", "array_task", "name", "class", "detail", "evidence", "signal",
-                    "host", "log", "delivery")
+                    "host", "log", "delivery", "requeued")
 RUN_GPUS_MAX = 64
 CLOCK_SKEW_S = 300.0  # a record's time this far ahead of ours comes from a clock that is wrong
 RUN_EPOCH_MAX = 253402300799.0  # 9999-12-31: any later time cannot be shown as a date
@@ -4935,7 +4944,8 @@ def make_digest(runs, now, since_s, undelivered=0):
             "groups": [{"status": k[0], "class": k[1], "count": len(groups[k]), "newest": groups[k][0]}
                        for k in order],
             "lost_s": lost, "gpu_hours": sum(r["duration_s"] * r["gpus"] for r in known) / 3600.0,
-            "gpu_runs": len(known), "nodes": nodes, "undelivered": undelivered}
+            "gpu_runs": len(known), "nodes": nodes, "undelivered": undelivered,
+            "requeues": _count_by(runs, "requeued")}
 
 
 def _status_rank(status):
@@ -4946,7 +4956,7 @@ def _count_by(runs, key):
     """[(value, count)] most first, then by name; runs without the value are left out."""
     counts = {}
     for r in runs:
-        if r[key]:
+        if r.get(key):
             counts[r[key]] = counts.get(r[key], 0) + 1
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
@@ -4997,6 +5007,10 @@ def digest_sections(digest):
     sections = [("Runs", runs), ("Time lost to failures", [(_lost_line(digest), [], False)])]
     if digest["nodes"]:
         sections.append(("Nodes with failures", [_node_item(n) for n in digest["nodes"]]))
+    made = sum(n for _, n in digest["requeues"])
+    sections.append(("Requeues (--requeue)", [(
+        "%d made (%s)" % (made, ", ".join("%s %d" % kv for kv in digest["requeues"])) if made
+        else "none made", [], False)]))
     outbox = "%d message%s not delivered yet (they wait in the outbox: gpualert.py resend)" % (
         digest["undelivered"], "" if digest["undelivered"] == 1 else "s")
     sections.append(("Outbox", [(outbox if digest["undelivered"] else "nothing waiting", [],
@@ -10975,7 +10989,7 @@ def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
 # Every run's run.json read back (`runs`, `digest`) and old run directories removed (`prune`).
 
 RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
-RUNS_INDEX_FORMAT = 2
+RUNS_INDEX_FORMAT = 3
 RUNS_INDEX_MAX_BYTES = 256 << 20  # about 400,000 runs
 RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
 

@@ -615,3 +615,23 @@ def test_field_types_no_run_record_has_are_refused_or_ignored():
     for bad in (dict(base, status=""), dict(base, status="\n"), dict(base, end=500.0), dict(base, start=float("nan"))):
         with pytest.raises(ValueError):
             N.run_summary(bad, "/r")
+
+
+def test_digest_counts_the_requeues_made_not_the_refused_or_dry_run(tmp_path, smtp_plain):
+    # issue 24: the digest's "requeues made" (issue 23 records them in run.json)
+    logs, now = tmp_path / "logs", time.time()
+    for i, (state, action) in enumerate((("done", "requeue"), ("done", "requeue"), ("refused", "requeue"),
+                                         ("dry-run", "requeue"), ("done", "resubmit"))):
+        cause = "hardware" if action == "resubmit" else "preempted"
+        _plant(logs, "r%d" % i, dict(status="PREEMPTED", name="r%d" % i, start=now - 120, end=now - 60 + i,
+                                    host="n1", classification={"cls": "preempted"},
+                                    requeue={"action": action, "state": state, "cause": cause}))
+    r = run_gpualert(tmp_path, ["digest", "--since", "1h", "--smtp", smtp_plain.addr, "--to", "me@example.org"]
+                     + _flags(tmp_path))
+    assert r.returncode == 0, r.stderr
+    [got] = smtp_plain.wait_for(1)
+    text = email.message_from_bytes(got.data, policy=email.policy.default).get_body(("plain",)).get_content()
+    assert "3 made (preempted 2, hardware 1)" in text, text
+    js = run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path))
+    got = sorted(json.loads(line)["requeued"] or "-" for line in js.stdout.decode().splitlines())
+    assert got == ["-", "-", "hardware", "preempted", "preempted"], got
