@@ -31,7 +31,7 @@ def test_facts_come_from_the_outcome_alone():
                      "received_signals": ["SIGTERM"], "total_lines": 40, "oom_kill_delta": 2,
                      "scheduler_reason": "walltime",
                      "scheduler_evidence": "scontrol: JobState=TIMEOUT", "ecc_delta": 3,
-                     "elapsed_s": 100.0}
+                     "elapsed_s": 100.0, "job_ids": ["7"]}  # a scheduler line naming another job is no verdict
     assert "scheduler_reason" not in G.facts_for(outcome(end_reason=(None, "no answer")))
 
 
