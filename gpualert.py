@@ -2615,6 +2615,12 @@ def _scheduler_end_before(log, start, keep=lambda rule: rule.rule_id in SCHEDULE
     lines after the scheduler's line, and all of it is still the end of the job."""
     if not _may_match_above(log, keep):
         return None  # the common case: nothing scheduler-like anywhere; skip the walk back
+    return _scan_above(log, _walk_back(log, start), start, keep)
+
+
+def _walk_back(log, start):
+    """The first line of the job's end above `start`: back over at most
+    SCHEDULER_LOOKBACK_LINES shapes of useful lines, stopping at the run's last progress."""
     kinds, bodies = log.kinds, [b for _, b in log.lines]
     lo, shapes = start, set()
     while lo > 0 and len(shapes) < SCHEDULER_LOOKBACK_LINES:
@@ -2624,7 +2630,7 @@ def _scheduler_end_before(log, start, keep=lambda rule: rule.rule_id in SCHEDULE
                 break
             shapes.add(_TEMPLATE_RE.sub("0", bodies[j]))
         lo = j
-    return _scan_above(log, lo, start, keep)
+    return lo
 
 
 def _may_match_above(log, keep):
@@ -2648,16 +2654,7 @@ def _fault_of_aftermath(log, start, hit):
     keep = [r for r in log.rules if r.rule_id in FAULT_RULES]
     if not _may_match_above(log, lambda rule: rule.rule_id in FAULT_RULES):
         return None
-    kinds, bodies = log.kinds, [b for _, b in log.lines]
-    lo, shapes = min(start, idx), set()
-    while lo > 0 and len(shapes) < SCHEDULER_LOOKBACK_LINES:
-        j = lo - 1
-        if kinds[j] == "text":
-            if _LOSS_VALUE_RE.search(bodies[j]) or _CARRY_ON_RE.search(bodies[j]):
-                break
-            shapes.add(_TEMPLATE_RE.sub("0", bodies[j]))
-        lo = j
-    region = _Region(log.lines, log.kinds, lo, log.first_line)
+    region = _Region(log.lines, log.kinds, _walk_back(log, min(start, idx)), log.first_line)
     found = [h for h in (_match_rule(region, rule) for rule in keep) if h is not None]
     return min(found, key=lambda h: h.line) if found else None
 
