@@ -690,7 +690,7 @@ def test_the_evidence_grep_goes_back_to_the_callers_niceness_not_to_0(tmp_path, 
     assert set_to == [(pid, 19), (pid, 15)]  # never past 19, the kernel's bound
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: runs in .ci/run's root pass")
+@pytest.mark.needs_root  # real priorities: only root may raise one
 def test_as_root_under_nice_the_evidence_grep_never_gets_above_us(tmp_path):
     """The review run's failure, with real priorities: as root under `nice -n 19`, the grep of a
     finished log was set to 0, above the job (assert 0 == 19)."""
