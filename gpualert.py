@@ -6914,7 +6914,7 @@ class RunLog(object):
     def __init__(self, path, dir_fd=None):
         import threading
         self.path = path
-        # dir_fd: the run directory as opened at its creation (open_run_dir): the log is made
+        # dir_fd: the run directory as opened at its creation (open_own_dir): the log is made
         # in it even if its path was swapped for a link meanwhile
         name = os.path.basename(path) if dir_fd is not None else path
         self.fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
@@ -7335,9 +7335,10 @@ def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
     raise GpuAlertError("cannot create a run directory under %s" % log_dir)
 
 
-def open_run_dir(path):
-    """The run directory just made, as a descriptor (O_DIRECTORY, O_NOFOLLOW, ours): whatever
-    is renamed or linked at its path later, gpualert writes into this directory only."""
+def open_own_dir(path):
+    """A directory of ours as a descriptor (O_DIRECTORY, O_NOFOLLOW, owner checked): whatever
+    is renamed or linked at its path later, what is done through it stays in this directory
+    (the run directory just made; the outbox _tighten_dir makes private)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
     if os.fstat(fd).st_uid != os.geteuid():
         os.close(fd)
@@ -8893,10 +8894,8 @@ def make_private_dirs(path):
 def _tighten_dir(path):
     """chmod 0700 the directory itself, never what a link swapped in meanwhile points to.
     Items other users planted while it was open stay unsent: spool listings take ours only."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    fd = open_own_dir(path)
     try:
-        if os.fstat(fd).st_uid != os.geteuid():
-            raise OSError(errno.EPERM, "%s is not yours: refused" % path)
         os.fchmod(fd, 0o700)
     finally:
         os.close(fd)
@@ -9121,6 +9120,7 @@ PLACES_FILE = "outbox-places"
 
 
 PLACES_MAX_BYTES = 16 << 10  # past this the index is rewritten with the places still in use
+PLACES_READ_MAX_BYTES = 64 << 20  # what is read of one (it stays near the size above)
 
 
 def record_place(folder):
@@ -9171,17 +9171,9 @@ def _recorded_places(path):
     """The places an index names, all of it (record_place keeps it small); [] unless it
     is our own plain file."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        data = read_regular(path, PLACES_READ_MAX_BYTES, own=True, head=True)[0]
+    except (OSError, ValueError):
         return []
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            return []
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read()
-    finally:
-        os.close(fd)
     lines = data.decode("utf-8", "surrogateescape").splitlines()
     return [line for line in lines if os.path.isabs(line)]
 
@@ -11683,7 +11675,7 @@ class Run(object):
         self.rank = _safely(lambda: job_rank(os.environ), None)
         self.shown_argv = self.argv if cfg.get("no_redact") else redact_argv(self.argv)
         self.name = job_name_for(self.shown_argv, cfg["name"], self.scheduler)
-        self.run_dir_fd = None  # the run directory as made (open_run_dir): written through
+        self.run_dir_fd = None  # the run directory as made (open_own_dir): written through
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
         self.output_mark = None  # the job output file before the child wrote (job_output_mark)
@@ -11778,7 +11770,7 @@ class Run(object):
                 log_dir = log_dir or temp_root()  # private, never a name someone else made
                 run_dir = make_run_dir(log_dir, self.name, self.host, self.scheduler,
                                        rank=self.rank, start=self.start)
-                self.run_dir_fd = open_run_dir(run_dir)
+                self.run_dir_fd = open_own_dir(run_dir)
                 name = "output.log" if self.rank is None else "output.rank%d.log" % self.rank
                 return RunLog(os.path.join(run_dir, name), dir_fd=self.run_dir_fd), run_dir
             except (OSError, GpuAlertError) as exc:
@@ -12518,7 +12510,7 @@ def result_record(result, delivery=None, manifest=None):
 
 def _write_run_json(result, delivery, manifest, sync=True, dir_fd=None):
     """run.json beside the log, written atomically (scripts and `resend` read it); through
-    dir_fd (open_run_dir) when given, so never into a directory swapped in at its path.
+    dir_fd (open_own_dir) when given, so never into a directory swapped in at its path.
     -> None, or a note saying why it could not be written (a full log disk must not cost
     the notification)."""
     import json
