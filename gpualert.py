@@ -100,6 +100,7 @@ import types
 # (new in 3.6) is that line, so what they print says what is wrong.
 NEEDS_PYTHON = f"gpualert needs Python 3.6 or newer, not {sys.version.split()[0]}"
 
+
 # ==== Constants ====
 
 EXIT_USAGE = 2
@@ -369,6 +370,13 @@ def default_config():
     }
 
 
+#: Names a checkpoint has in PyTorch, Lightning, HF, Keras, JAX/orbax and DeepSpeed runs.
+CHECKPOINT_PATTERNS = ("*.pt", "*.pth", "*.ckpt", "*.safetensors", "*.h5", "*.keras",
+                       "*.msgpack", "*.distcp", "checkpoint*", "ckpt*", "*checkpoint*.bin",
+                       "pytorch_model*.bin", "global_step*")
+CHECKPOINT_MAX_SCAN = 3000
+
+
 # ==== Records and errors ====
 
 # rank: the rank whose line the verdict rests on (or that a launcher named), None when the
@@ -410,21 +418,6 @@ Outcome = collections.namedtuple(
 Outcome.__new__.__defaults__ = ((),)
 
 
-def make_result(status, name, **fields):
-    """The one constructor of a RunResult (a run, an early notice, watch, test-email, an
-    array summary). Fields not given are empty; exit_status and signal_name follow from
-    exit_code unless given."""
-    code = fields.get("exit_code")
-    values = {"argv": [], "host": None, "cwd": None, "start": None, "end": None,
-              "exit_code": None, "exit_status": None if code is None else exit_status_for(code),
-              "signal_name": signal_name(-code) if code is not None and code < 0 else None,
-              "classification": make_verdict(None), "log_path": None, "run_dir": None,
-              "tail": [], "rusage": {}, "scheduler": {}, "notes": [], "gpu": {}, "metrics": None,
-              "array": None, "digest": None, "requeue": None}
-    values.update(fields, status=status, name=name)
-    return RunResult(**values)
-
-
 def _with_note(result, note):
     """The result with one more note (none if note is None or already there)."""
     if note is None or note in result.notes:
@@ -454,6 +447,104 @@ class _ArtifactList(list):
     it could not read ("path: why")."""
     truncated = False
     unreadable = ()
+
+
+# ==== Runtime helpers ====
+
+#: Our own outputs (fd -> TerminalCopy) while a run copies to them; _warn writes through them.
+TERMINAL_COPIES = {}
+
+
+def _warn(message):
+    """One line on stderr; through the run's terminal copy when there is one, so a reader
+    that stopped reading never blocks us."""
+    copy = TERMINAL_COPIES.get(2)
+    if copy is not None:
+        copy.put(("gpualert: %s\n" % message).encode("utf-8", "replace"), TERMINAL_BACKLOG_BYTES)
+        return
+    try:
+        sys.stderr.write("gpualert: %s\n" % message)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # stderr is closed: there is nowhere left to say it
+
+
+def _safely(fn, default, report=False):
+    """Call fn(); on any exception return `default`: side work never breaks the run. The one
+    exception-swallowing wrapper. report: True warns that the exit status is unaffected; a
+    function is called with the exception instead (the caller's own note or warning)."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - isolation is the point
+        if callable(report):
+            report(exc)
+        elif report:
+            _warn("internal error after the run (%s: %s); the exit status is unaffected"
+                  % (type(exc).__name__, exc))
+        return default
+
+
+class Background(object):
+    """fn() in a daemon thread; result(timeout) -> its value, or None if late or failed."""
+
+    def __init__(self, fn, report=False):
+        import threading
+        self._value = None
+        self._thread = threading.Thread(target=self._run, args=(fn, report), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, report):
+        self._value = _safely(fn, None, report=report)
+
+    def running(self):
+        return self._thread.is_alive()
+
+    def result(self, timeout):
+        self._thread.join(timeout)
+        return None if self.running() else self._value
+
+
+def _set_pipe_size(fd, size):
+    import fcntl
+    fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+
+
+def _hostname(short=False):
+    """This machine's name, without DNS (gethostname(2) is uname's nodename). short: gpu041 of
+    gpu041.cluster.uni.edu, as subjects and run directories show it; else the whole name
+    cut to [A-Za-z0-9.-] (localhost if nothing is left), as Message-IDs and EHLO need."""
+    name = os.uname()[1]
+    if short:
+        return name.split(".")[0]
+    return re.sub(r"[^A-Za-z0-9.-]", "", name) or "localhost"
+
+
+def _kill_session(proc):
+    """The one kill helper for helper commands (scheduler queries, sendmail, apprise): each
+    runs in its own session, so SIGKILL to the group ends it and whatever it started."""
+    import subprocess
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass  # already gone (ESRCH): nothing left to end
+    try:
+        proc.kill()
+        proc.communicate(timeout=1.0)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass  # a D-state process: leave it, it is in its own session
+
+
+def make_private_dirs(path):
+    """os.makedirs, but each directory it makes (parents too: ~/.local, ~/.local/state) is
+    made 0700, which a umask can only narrow (under umask 000 makedirs made the parents
+    world-writable). FileExistsError if path itself exists."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if parent != os.path.abspath(path) and not os.path.isdir(parent):
+        try:
+            make_private_dirs(parent)
+        except FileExistsError:
+            pass  # made meanwhile by another process
+    os.mkdir(path, 0o700)
 
 
 # ==== Pure core: values, names, statuses ====
@@ -637,20 +728,6 @@ def iso_time(epoch):
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
 
 
-def tail_lines(data, count=TAIL_LINES):
-    """The last `count` lines of output (raw bytes or text), cleaned for a reader: no
-    control characters, a long line cut at TAIL_LINE_MAX_CHARS with " [...]". The one tail
-    helper: the run's tail, a watched job's log and the rendered message all go through it."""
-    data = data[-256 * 1024:]
-    text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
-    return [_fit(mask_token_shapes(clean_line(_last_redraw(line))), TAIL_LINE_MAX_CHARS, " [...]",
-                 head=TAIL_LINE_MAX_CHARS) for line in lines[-count:]]
-
-
 #: Token shapes masked in the job's own lines wherever they leave the machine (the tail,
 #: the decisive line, chat progress); the log on disk is never altered. Long enough that
 #: ordinary words never match: Hugging Face, GitHub, Slack, OpenAI-style, AWS, GitLab.
@@ -766,6 +843,28 @@ def _job_label(sched):
     """'4242_7' for an array task, else the job id (detect_scheduler made it), else ''."""
     sched = sched or {}
     return _clean(sched.get("label") or sched.get("job_id"), 40)
+
+
+def make_result(status, name, **fields):
+    """The one constructor of a RunResult (a run, an early notice, watch, test-email, an
+    array summary). Fields not given are empty; exit_status and signal_name follow from
+    exit_code unless given."""
+    code = fields.get("exit_code")
+    values = {"argv": [], "host": None, "cwd": None, "start": None, "end": None,
+              "exit_code": None, "exit_status": None if code is None else exit_status_for(code),
+              "signal_name": signal_name(-code) if code is not None and code < 0 else None,
+              "classification": make_verdict(None), "log_path": None, "run_dir": None,
+              "tail": [], "rusage": {}, "scheduler": {}, "notes": [], "gpu": {}, "metrics": None,
+              "array": None, "digest": None, "requeue": None}
+    values.update(fields, status=status, name=name)
+    return RunResult(**values)
+
+
+def _is_under(path, dirs):
+    for d in dirs:
+        if path == d or path.startswith(d.rstrip(os.sep) + os.sep):
+            return True
+    return False
 
 
 # ==== Pure core: rules ====
@@ -1722,6 +1821,20 @@ def clean_line(s, controls=True):
     if controls or "\x1b" in s:
         return _CONTROL_RE.sub("", s) if _CONTROL_RE.search(s) else s
     return s
+
+
+def tail_lines(data, count=TAIL_LINES):
+    """The last `count` lines of output (raw bytes or text), cleaned for a reader: no
+    control characters, a long line cut at TAIL_LINE_MAX_CHARS with " [...]". The one tail
+    helper: the run's tail, a watched job's log and the rendered message all go through it."""
+    data = data[-256 * 1024:]
+    text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
+    return [_fit(mask_token_shapes(clean_line(_last_redraw(line))), TAIL_LINE_MAX_CHARS, " [...]",
+                 head=TAIL_LINE_MAX_CHARS) for line in lines[-count:]]
 
 
 def _collapse_cr(s):
@@ -3072,68 +3185,6 @@ def count_newlines(f, stop, chunk=1 << 20):
     return total
 
 
-def _count_newlines_fast(f, stop, rest):
-    """count_newlines(f, stop), where `rest` is all of f after those bytes. A long file is
-    counted by wc -l, which reads it at about 0.2 s a GiB where bytes.count takes 0.6 s, less
-    the newlines of `rest`; when wc is missing, or the file changed meanwhile, count_newlines."""
-    if stop >= WC_MIN_BYTES:
-        import subprocess
-        whole = stop + len(rest)
-        try:
-            if os.fstat(f.fileno()).st_size == whole:
-                with open(f.name, "rb") as again:  # wc reads it all, from the start
-                    out = subprocess.run(["wc", "-l"], stdin=again, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
-                if out.returncode == 0 and os.fstat(f.fileno()).st_size == whole:
-                    return int(out.stdout.split()[0]) - rest.count(b"\n")
-        except (OSError, ValueError, IndexError):
-            pass
-    return count_newlines(f, stop)
-
-
-def read_tail(path, max_bytes=MAX_LOG_BYTES, total_lines=None):
-    """(text, first_line) for the last max_bytes of path, starting at a line boundary."""
-    with open(path, "rb") as f:
-        f.seek(0, 2)
-        size = f.tell()
-        start = max(0, size - max_bytes)
-        f.seek(start)
-        rest = f.read(max_bytes)
-        cut = rest.find(b"\n") + 1 if start > 0 else 0  # 0 for one giant line: keep its end
-        if isinstance(total_lines, int) and total_lines > 0:
-            lines_here = rest.count(b"\n", cut) + (0 if rest.endswith(b"\n") or len(rest) == cut else 1)
-            first = max(1, total_lines - lines_here + 1)
-        elif start > 0:
-            first = _count_newlines_fast(f, start, rest) + (1 if cut else 0) + 1
-        else:
-            first = 1
-    # Decoded from a view: a copy of the megabytes after the cut would only raise the peak.
-    return str(memoryview(rest)[cut:], "utf-8", "replace"), first
-
-
-def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
-    """Classify the log file at path: its tail, and the decisive-looking lines anywhere before
-    it (find_evidence), as a run's own message does. Raises OSError only if it cannot be read."""
-    facts = facts if isinstance(facts, dict) else {}
-    text, first = read_tail(path, max_bytes or MAX_LOG_BYTES, facts.get("total_lines"))
-    if first > 1 and "noted_lines" not in facts:  # the tail is not the whole log
-        facts["noted_lines"] = find_evidence(path, _header_line_count(path))
-    return classify_text(_blank_run_headers(text), facts, first_line=first)
-
-
-def _header_line_count(path):
-    """How many lines gpualert's own run header takes at the top of a log (0 for another
-    log): what the user typed on its `command:` line is never evidence."""
-    with open(path, "rb") as f:
-        head = _decode(f.read(64 * 1024)).split("\n")[:-1]
-    if not head or not head[0].startswith(HEADER_MARK + " run started"):
-        return 0
-    count = 1
-    while count < len(head) and head[count].split(":", 1)[0] in _RUN_HEADER_KEYS:
-        count += 1
-    return count
-
-
 _RUN_HEADER_KEYS = ("command", "host", "cwd", "start", "pid", "gpualert", "scheduler", "rank")
 #: The keys of the blocks gpualert appends: "command ended" (footer_fields), "output after the
 #: command ended" and "cause" (_cause_fields), whose evidence line repeats what it matched.
@@ -3891,30 +3942,6 @@ def _slurm_fields(environ):
             "end_time": float(end) if end and end.isdigit() else None}
 
 
-def _pbs_fields(environ):
-    job_id = environ["PBS_JOBID"]
-    index = _env(environ, "PBS_ARRAY_INDEX", "PBS_ARRAYID")
-    array_id = None
-    if index is not None:  # PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
-        array_id = re.split(r"[\[.-]", job_id, maxsplit=1)[0]
-    return {"kind": "pbs", "job_id": job_id, "array_job_id": array_id,
-            "array_task_id": index, "job_name": _env(environ, "PBS_JOBNAME"),
-            "partition": _env(environ, "PBS_QUEUE"),
-            "nodelist": _read_nodefile(_env(environ, "PBS_NODEFILE")),
-            "submit_dir": _env(environ, "PBS_O_WORKDIR"), "account": _env(environ, "PBS_ACCOUNT")}
-
-
-def _read_nodefile(path):
-    if not path:
-        return None
-    try:
-        with open(path) as f:
-            hosts = [line.strip() for line in f if line.strip()]
-    except (OSError, UnicodeDecodeError):
-        return None
-    return ",".join(sorted(set(hosts), key=hosts.index)) or None
-
-
 def _lsf_fields(environ):
     index = _env(environ, "LSB_JOBINDEX")
     job_id = environ["LSB_JOBID"]
@@ -3937,30 +3964,6 @@ def _sge_fields(environ):
             "job_name": _env(environ, "JOB_NAME"),
             "partition": _env(environ, "QUEUE"), "nodelist": _env(environ, "HOSTNAME"),
             "submit_dir": _env(environ, "SGE_O_WORKDIR"), "account": _env(environ, "SGE_ACCOUNT")}
-
-
-def detect_scheduler(environ):
-    """The batch job this process runs in, from its environment; {} when none.
-    Keys (only those known): kind, job_id, array_job_id, array_task_id, array_task_count,
-    job_name, partition (the PBS/LSF/SGE queue too), nodelist, submit_dir, account,
-    end_time (epoch, Slurm >= 23.02), label ("4242_7" or "4242") and dir_tag."""
-    try:
-        if _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"):
-            sched = _slurm_fields(environ)
-        elif _env(environ, "PBS_JOBID"):
-            sched = _pbs_fields(environ)
-        elif _env(environ, "LSB_JOBID"):
-            sched = _lsf_fields(environ)
-        elif _env(environ, "JOB_ID") and _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR"):
-            sched = _sge_fields(environ)
-        else:
-            return {}
-    except (KeyError, ValueError):
-        return {}
-    sched = dict((k, v) for k, v in sched.items() if v is not None)
-    sched["label"] = _scheduler_label(sched)
-    sched["dir_tag"] = "%s-%s" % (sched["kind"], re.sub(r"[^A-Za-z0-9_.-]+", "_", sched["label"]))
-    return sched
 
 
 def _scheduler_label(sched):
@@ -4180,6 +4183,18 @@ def _summarize_gpu(rows):
             "power_max_w": peak("power_w"),
             "ecc_start": ecc[0] if ecc else None, "ecc_end": ecc[-1] if ecc else None,
             "ecc_delta": max(0, ecc[-1] - ecc[0]) if ecc else None}
+
+
+def _job_info(job_id, state, exit_text, rec, source):
+    """The job-info dict cmd_watch reports, with the classifier's facts."""
+    state = (state or "").split()[0].rstrip("+") if state else ""
+    code, sig = parse_exit_code(exit_text)
+    info = {"job_id": job_id, "label": job_id, "state": state, "done": state in SLURM_FINAL_STATES,
+            "reason": rec.get("Reason"), "exit_code": code, "signal": sig, "source": source,
+            "name": None, "stdout": None, "stderr": None, "end_time": parse_slurm_time(rec.get("EndTime")),
+            "start_time": parse_slurm_time(rec.get("StartTime"))}
+    info["facts"] = slurm_facts(state, code, sig, rec.get("Reason"))
+    return info
 
 
 def job_info_from_scontrol(rec):
@@ -4402,25 +4417,17 @@ def sge_facts(rec):
     return facts
 
 
-def sge_output_path(path_list, rec, task_id, stream):
-    """Where SGE wrote a job's stdout ('o') or stderr ('e'): qstat -j's stdout_path_list
-    ('NONE:NONE:/dir' or 'host:/file'; a directory gets the default name), expanded
-    ($JOB_ID, $TASK_ID, $JOB_NAME, $USER, $HOSTNAME); default <name>.o<id>[.<task>] in the
-    job's cwd, else in its home. None when it went to /dev/null."""
-    name, job_id = rec.get("job_name", ""), rec.get("job_number", "")
-    default = "%s.%s%s%s" % (name, stream, job_id, ".%s" % task_id if task_id else "")
-    base = rec.get("cwd") or rec.get("sge_o_home") or ""
-    path = (path_list or "").split(",")[0]
-    path = path.rsplit(":", 1)[-1] if path and path not in ("NONE",) else ""
-    if not path:
-        return os.path.join(base, default)
-    values = {"JOB_ID": job_id, "TASK_ID": str(task_id or "undefined"), "JOB_NAME": name,
-              "USER": rec.get("owner", ""), "HOSTNAME": rec.get("hostname", "")}
-    path = re.sub(r"\$(JOB_ID|TASK_ID|JOB_NAME|USER|HOSTNAME)", lambda m: values[m.group(1)], path)
-    if path == "/dev/null":
-        return None
-    path = os.path.join(base, path) if not os.path.isabs(path) else path
-    return os.path.join(path, default) if os.path.isdir(path) else path
+def _query_id(sched):
+    """The id the scheduler's commands take for this job (an array task's own id). Slurm:
+    ARRAYID_TASK, since the task whose SLURM_JOB_ID equals the array's id would otherwise
+    name the whole array (`scontrol requeue 70` requeues every task)."""
+    if sched.get("kind") == "slurm":
+        if sched.get("array_job_id") and sched.get("array_task_id") is not None:
+            return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
+        return sched.get("job_id") or ""
+    if sched.get("kind") == "lsf" and sched.get("array_task_id"):
+        return "%s[%s]" % (sched["job_id"], sched["array_task_id"])
+    return sched.get("job_id") or ""
 
 
 # ==== Pure core: requeue by cause ====
@@ -4453,6 +4460,11 @@ def requeue_budget(cause, earlier, max_requeues):
     spent = sum(1 for a in earlier if a.get("action") and a.get("state") == "done"
                 and (a.get("cause") == "preempted") == preempted)
     return spent, PREEMPT_REQUEUES_MAX if preempted else max_requeues
+
+
+#: Classes a plain requeue may cure (the cause was outside the program); any other class
+#: fails again the same way until something is changed.
+REQUEUE_CLASSES = frozenset(("preempted", "interrupted", "nccl"))
 
 
 def decide_requeue(cls, asked, earlier, max_requeues, kind):
@@ -4757,6 +4769,7 @@ def _memory_notes(before, after, own=None):
 
 
 # ==== Pure core: runs and the digest ====
+
 # `runs`, `digest` and `prune` read the run.json of every run under --log-dir, whichever host
 # wrote it (the state directory is usually on the shared home). Each record becomes one small
 # summary with stable names (RUN_FIELDS): what `runs --json` prints, what the index caches and
@@ -5060,6 +5073,37 @@ SendResult = collections.namedtuple("SendResult",
 # permanent: refused for good (5xx), not worth a retry; refused: {address: (code, text)} of
 # the recipients the relay refused at RCPT while it accepted the message for the others
 SendResult.__new__.__defaults__ = (False, None)
+
+
+def array_subject(summary):
+    """'array 41: 30 ok, 10 failed (cuda_runtime 8, nan_loss 2)' - counts first."""
+    status = summary.get("by_status") or {}
+    ok = status.get("SUCCESS", 0)
+    parts = ["%d ok" % ok] if ok else []
+    for name, n in sorted(((k, v) for k, v in status.items() if k != "SUCCESS"),
+                          key=lambda kv: (-kv[1], str(kv[0]))):
+        parts.append("%d %s" % (n, str(name).lower()))
+    missing = summary.get("missing") or []
+    if missing:
+        parts.append("%d never reported" % len(missing))
+    classes = sorted((summary.get("by_class") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    text = "array %s: %s" % (summary["array_job_id"], ", ".join(parts) or "no tasks")
+    if classes:
+        text += " (%s)" % ", ".join("%s %d" % kv for kv in classes)
+    return text
+
+
+def array_task_rows(summary):
+    """One row per task: (task, status, class, duration, last metric, log), then the tasks
+    that never reported with the scheduler's state for them."""
+    rows = []
+    for e in summary.get("entries") or []:
+        rows.append((str(e.get("task")), str(e.get("status") or "?"), e.get("class") or "-",
+                     format_duration(e.get("duration_s")), e.get("metric") or "-",
+                     e.get("log") or "-"))
+    for task, state in summary.get("missing") or []:
+        rows.append((str(task), "never reported", "-", "-", "-", "scheduler: %s" % state))
+    return rows
 
 
 def render_subject(result):
@@ -5384,11 +5428,6 @@ def _time_limit_text(result):
     left = end_time - (result.start + used) if end_time else limit - used
     return "%s of %s allowed (%s left)" % (format_duration(used), format_duration(limit),
                                           format_duration(max(0.0, left)))
-
-
-#: Classes a plain requeue may cure (the cause was outside the program); any other class
-#: fails again the same way until something is changed.
-REQUEUE_CLASSES = frozenset(("preempted", "interrupted", "nccl"))
 
 
 def _resubmit_text(result):
@@ -5746,579 +5785,8 @@ def render_digest_html(digest):
     return "\n".join(out + ["</body></html>"]) + "\n"
 
 
-# ==== Pure core: attachment planning ====
-
-def _attach_cost(nbytes, filename):
-    """Serialized size of one base64 attachment part: 4/3, CRLF every 76 chars, headers."""
-    b64 = 4 * ((nbytes + 2) // 3)
-    return b64 + 2 * ((b64 + 75) // 76) + PART_OVERHEAD_BYTES + 6 * len(filename.encode("utf-8"))
-
-
-def _raw_capacity(allowance, filename):
-    """The most raw bytes whose attachment part fits in `allowance` serialized bytes."""
-    fixed = PART_OVERHEAD_BYTES + 6 * len(filename.encode("utf-8"))
-    if allowance <= fixed + 8:
-        return 0
-    n = int((allowance - fixed) * 3 * 76 / (4.0 * 78))
-    while n > 0 and _attach_cost(n, filename) > allowance:
-        n -= 3
-    return max(0, n)
-
-
-def _row(path, base, kind):
-    if base and path and _is_under(os.path.abspath(path), [os.path.abspath(base)]):
-        name = os.path.relpath(path, base)
-    else:
-        name = path or "-"
-    return {"name": name, "path": path, "size": None, "disposition": "", "kind": kind}
-
-
-def _item(filename, data, rows):
-    import mimetypes
-    filename = _clean(filename, 200) or "file"
-    ctype = mimetypes.guess_type(filename)[0] or "application/octet-stream"
-    if filename.lower().endswith(TEXT_ATTACHMENT_SUFFIXES):
-        ctype = "text/plain"  # mail clients show text/plain inline; .log/.jsonl are unknown types
-    if filename.endswith(".gz"):
-        ctype = "application/gzip"
-    maintype, subtype = ctype.split("/", 1)
-    return {"filename": filename, "data": data, "maintype": maintype, "subtype": subtype,
-            "cost": _attach_cost(len(data), filename), "rows": rows}
-
-
-TEXT_ATTACHMENT_SUFFIXES = (".log", ".jsonl", ".out", ".err", ".txt", ".excerpt.txt", ".tsv",
-                            ".yaml", ".yml", ".cfg", ".ini", ".toml", ".md")
-
-
-def _read_at_most(path, size):
-    with open(path, "rb") as f:
-        return f.read(size)
-
-
-def plan_attachments(log_path, artifacts, budget, base=None):
-    """Decide what to attach within `budget` serialized bytes (attachment parts only).
-
-    Returns (plan, manifest). plan: list of dicts {filename, data, maintype, subtype, cost, rows}.
-    manifest: one dict {name, path, size, disposition, kind} per candidate (the log first), so
-    nothing is dropped silently. Sizes come from stat before any file is opened; a file is read
-    only when its stat size says it can fit. The log is always represented: whole, gzip'd,
-    or a head+tail excerpt naming the full path.
-    """
-    budget = max(0, int(budget))
-    infos, art_rows = _stat_artifacts(artifacts, base)
-    small = [_attach_cost(s, os.path.basename(p)) for s, p, r in infos[:ATTACH_MAX_FILES]]
-    reserve = min(sum(c for c in small if c <= budget), budget // 2)
-    log_item, log_row = _plan_log(log_path, budget - reserve, base)
-    plan = [log_item] if log_item else []
-    left = budget - (log_item["cost"] if log_item else 0)
-    plan.extend(_plan_files(infos, left))
-    manifest = ([log_row] if log_row else []) + art_rows
-    if getattr(artifacts, "truncated", False):
-        note = _row(None, None, "note")
-        note.update(name="(more files)", disposition="not listed: artifact search stopped at "
-                    "%d files / %d entries" % (ARTIFACT_MAX_FILES, ARTIFACT_MAX_SCAN))
-        manifest.append(note)
-    return plan, manifest
-
-
-def _stat_artifacts(paths, base):
-    """[(size, path, row)] sorted by size for regular files; rows for all, in input order."""
-    infos, rows = [], []
-    for path in paths or ():
-        row = _row(path, base, "artifact")
-        rows.append(row)
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
-            continue
-        row["size"] = st.st_size
-        if not stat.S_ISREG(st.st_mode):
-            row["disposition"] = "not a regular file"
-            continue
-        infos.append((st.st_size, path, row))
-    infos.sort(key=lambda t: (t[0], t[1]))
-    return infos, rows
-
-
-def _plan_log(log_path, allowance, base):
-    if not log_path:
-        return None, None
-    row = _row(log_path, base, "log")
-    try:
-        row["size"] = os.stat(log_path).st_size
-        return _log_item(log_path, row["size"], allowance, row), row
-    except OSError as exc:
-        row["disposition"] = "unreadable: %s (the last lines are in the body)" % (
-            exc.strerror or exc)
-        return None, row
-
-
-def _log_item(path, size, allowance, row):
-    name = os.path.basename(path) or "job.log"
-    if size <= ATTACH_FILE_MAX_BYTES and _attach_cost(size, name) <= allowance:
-        row["disposition"] = "attached"
-        return _item(name, _read_at_most(path, size), [row])
-    cap = _raw_capacity(allowance, name + ".gz")
-    if cap >= 1024 and size <= min(GZIP_MAX_INPUT_BYTES, GZIP_MAX_RATIO * cap):
-        data = _gzip_bounded(path, size, cap)
-        if data is not None:
-            row["disposition"] = "attached gzip-compressed as %s.gz (%s)" % (
-                name, _format_size(len(data)))
-            return _item(name + ".gz", data, [row])
-    cap = _raw_capacity(allowance, name + ".excerpt.txt")
-    if cap < 1024 + len(path.encode("utf-8")):
-        row["disposition"] = "budget exhausted: %s (not attached; last lines in the body)" % path
-        return None
-    row["disposition"] = "excerpt attached (head+tail) as %s.excerpt.txt; full log: %s" % (
-        name, path)
-    return _item(name + ".excerpt.txt", _log_excerpt(path, size, cap), [row])
-
-
-def _gzip_bounded(path, size, cap):
-    """gzip the first `size` bytes of path in 1 MiB chunks; None as soon as it exceeds cap."""
-    import gzip
-    buf = io.BytesIO()
-    gz = gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=6, mtime=0)
-    with open(path, "rb") as src:
-        left = size
-        while left > 0:
-            chunk = src.read(min(1 << 20, left))
-            if not chunk:
-                break
-            left -= len(chunk)
-            gz.write(chunk)
-            if buf.tell() > cap:
-                return None
-    gz.close()
-    data = buf.getvalue()
-    return data if len(data) <= cap else None
-
-
-def _log_excerpt(path, size, cap):
-    """Head and tail of the log, cut at line breaks, with a marker naming the full log."""
-    room = cap - 300 - len(path.encode("utf-8"))
-    head_n = min(LOG_EXCERPT_HEAD_BYTES, room // 4)
-    tail_n = room - head_n
-    with open(path, "rb") as f:
-        head = f.read(head_n)
-        f.seek(max(len(head), size - tail_n))
-        tail = f.read(tail_n)
-    if b"\n" in head:
-        head = head[:head.rindex(b"\n") + 1]
-    if b"\n" in tail[:-1]:
-        tail = tail[tail.index(b"\n") + 1:]
-    omitted = max(0, size - len(head) - len(tail))
-    marker = "\n[... gpualert: %d bytes omitted here; the full log is %s ...]\n\n" % (
-        omitted, path)
-    return head + marker.encode("utf-8", "replace") + tail
-
-
-def _plan_files(infos, allowance):
-    """Attach the smallest files individually; the overflow goes into one zip."""
-    items, overflow, used = [], [], set()
-    for size, path, row in infos:
-        name = _unique_name(os.path.basename(path), used)
-        cost = _attach_cost(size, name)
-        if len(items) >= ATTACH_MAX_FILES or cost > allowance or size > ATTACH_FILE_MAX_BYTES:
-            used.discard(name)
-            overflow.append((size, path, row))
-            continue
-        try:
-            data = _read_at_most(path, size)
-        except OSError as exc:
-            used.discard(name)
-            row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
-            continue
-        row["disposition"] = "attached" + ("" if name == os.path.basename(path)
-                                           else " as %s" % name)
-        items.append(_item(name, data, [row]))
-        allowance -= items[-1]["cost"]
-    zipped = _plan_zip(overflow, allowance)
-    return items + ([zipped] if zipped else [])
-
-
-def _unique_name(name, used):
-    stem, ext = os.path.splitext(name or "file")
-    candidate, n = name or "file", 1
-    while candidate in used:
-        n += 1
-        candidate = "%s-%d%s" % (stem, n, ext)
-    used.add(candidate)
-    return candidate
-
-
-def _plan_zip(overflow, allowance):
-    cap = _raw_capacity(allowance, "artifacts.zip")
-    members = []
-    for size, path, row in overflow:
-        if len(members) >= ZIP_MAX_MEMBERS:
-            row["disposition"] = "over file count limit (%d attached + %d zipped)" % (
-                ATTACH_MAX_FILES, ZIP_MAX_MEMBERS)
-        elif size > ZIP_MEMBER_MAX_BYTES:
-            row["disposition"] = "too large: %s" % path
-        elif cap < 1024 or size > 20 * cap:
-            row["disposition"] = "budget exhausted: %s" % path
-        else:
-            members.append((size, path, row))
-    if not members:
-        return None
-    data, rows = _build_zip(members, cap)
-    return _item("artifacts.zip", data, rows) if rows else None
-
-
-def _build_zip(members, cap):
-    """Add members while the archive stays under cap. Each file is first deflated in 1 MiB
-    chunks to measure it, then streamed in: memory stays at the archive's size, whatever
-    the files' sizes (a 60 MiB artifact that cannot fit is never held in memory)."""
-    import zipfile
-    buf, rows = io.BytesIO(), []
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for size, path, row in members:
-            room = cap - buf.tell() - 22 - 60 * (len(rows) + 1) - 2 * (len(row["name"].encode("utf-8")) + 80)
-            try:
-                fits = _deflated_size(path, room) <= room
-                if fits:
-                    _zip_member(zf, path, row["name"].replace(os.sep, "/").lstrip("/"))
-            except OSError as exc:
-                row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
-                continue
-            if not fits:
-                row["disposition"] = "budget exhausted: %s" % path
-                continue
-            row["disposition"] = "in zip (artifacts.zip)"
-            rows.append(row)
-    data = buf.getvalue()
-    if len(data) > cap:
-        for row in rows:
-            row["disposition"] = "budget exhausted: %s" % row["path"]
-        return data, []
-    return data, rows
-
-
-def _zip_member(zf, path, arcname):
-    """Stream a file into the archive. Zip dates start in 1980: older mtimes (cp -p, tar x of
-    old data) are clamped instead of failing the whole message."""
-    import shutil
-    import zipfile
-    st = os.stat(path)
-    stamp = tuple(time.localtime(st.st_mtime)[:6])
-    info = zipfile.ZipInfo(arcname, max(stamp, (1980, 1, 1, 0, 0, 0)))
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = (st.st_mode & 0xFFFF) << 16
-    with open(path, "rb") as src, zf.open(info, "w") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-
-
-def _deflated_size(path, limit):
-    """Deflated size of a file, read in 1 MiB chunks; stops counting once over `limit`."""
-    import zlib
-    packer, total = zlib.compressobj(6, zlib.DEFLATED, -15), 0
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            total += len(packer.compress(chunk))
-            if total > limit:
-                return total
-    return total + len(packer.flush())
-
-
-# ==== Pure core: the message ====
-
-def build_message(result, cfg):
-    """(EmailMessage, manifest) for a RunResult. Never raises: any internal error gives a
-    minimal text message that says so. The serialized message stays within cfg budget."""
-    try:
-        return _build_full(result, cfg)
-    except Exception as exc:  # a rendering bug must not cost the user the notification
-        return _build_minimal(result, cfg, exc), []
-
-
-def _build_full(result, cfg):
-    budget = int(cfg.get("budget") or MAIL_BUDGET_BYTES)
-    artifacts, note = _collect_artifacts(result, cfg)
-    result = _with_note(result, note)
-    picture = None if cfg.get("no_plots") else _safely(
-        lambda: render_plot(result.metrics, result.gpu)[0], None)
-    probe = [{"name": "x" * 50, "size": 0, "disposition": "y" * 90, "path": None}] * (
-        len(artifacts) + 2)
-    body_cost = _wire_size(_assemble(result, cfg, [], probe, picture=picture))
-    if budget - body_cost < HTML_ROOM_BYTES:  # a small budget goes to the files, not to the HTML
-        body_cost = _wire_size(_assemble(result, cfg, [], probe, html=False))  # copy of the text
-    body_cost += BODY_SAFETY_BYTES
-    log_path = None if result.status == "TEST" else result.log_path
-    plan, manifest = plan_attachments(log_path, artifacts, budget - body_cost, base=result.cwd)
-    msg = _fit_budget(result, cfg, plan, manifest, budget, picture=picture)
-    msg.gpualert_slim = lambda reason: _slim_rebuild(result, cfg, manifest, reason, msg)
-    return msg, manifest
-
-
-def _collect_artifacts(result, cfg):
-    """-> (artifact paths, None) or ([], a note saying why discovery failed)."""
-    if result.status in ("TEST", "STALLED") or result.array or result.digest:
-        return [], None
-    asked = list(cfg.get("artifacts") or ())
-    if not asked:  # the log only, unless asked: never other people's files, never secrets
-        return [], None
-    skip = [result.run_dir, os.path.dirname(result.log_path or "")]
-    globs = [g for g in asked if g != "auto"]
-    try:
-        found = find_artifacts(result.cwd, globs, result.start, skip) if globs else _ArtifactList()
-        if "auto" in asked and not _is_home(result.cwd):
-            scanned = find_artifacts(result.cwd, (), result.start, skip)
-            found += [p for p in scanned if p not in found]
-            found.unreadable += scanned.unreadable
-            found.truncated = found.truncated or scanned.truncated
-    except Exception as exc:  # discovery is best effort; the log and the body still go out
-        return [], "artifact discovery failed (%s); no artifacts attached" % _describe(exc)
-    if found.unreadable:
-        return found, "artifact search could not read %d folder(s): %s" % (
-            len(found.unreadable), "; ".join(found.unreadable[:3]))
-    return found, None
-
-
-def _assemble(result, cfg, plan, manifest, *, html=True, picture=None):
-    """The message: text, HTML (with the picture as an inline multipart/related image),
-    then the attachments. Mail clients show a cid: image; Gmail blocks data: URIs."""
-    from email.message import EmailMessage
-    from email.utils import make_msgid
-    msg = EmailMessage()
-    _set_headers(msg, result, cfg)
-    msg.set_content(render_text(result, manifest), subtype="plain", cte="quoted-printable")
-    if html:
-        cid = make_msgid("plot", domain=_hostname()) if picture else None
-        msg.add_alternative(render_html(result, manifest, cid and cid[1:-1]), subtype="html",
-                            cte="quoted-printable")
-        if picture:
-            msg.get_payload()[1].add_related(picture, maintype="image", subtype="png", cid=cid,
-                                             filename="run.png", disposition="inline")
-    for it in plan:
-        msg.add_attachment(it["data"], maintype=it["maintype"], subtype=it["subtype"],
-                           filename=it["filename"])
-    _unfolded_headers(msg)
-    return msg
-
-
-def _unfolded_headers(msg):
-    """The top-level headers are written unfolded up to 998 characters (RFC 5322's hard
-    limit; the subject is at most SUBJECT_MAX_CHARS). Python folds a 70-77 character
-    subject as an empty first line followed by the whole value, which some clients show
-    as an empty subject. The body parts keep their own policy: QP and base64 stay at 76."""
-    msg.policy = msg.policy.clone(max_line_length=998)
-
-
-def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
-    """Assemble; while over budget leave out what matters least first: the picture, then the
-    HTML part (the plain text says the same), then the biggest attachment (saying so), then
-    lines of the body."""
-    plan = list(plan)
-    lighter = [(True, picture), (True, None), (False, None)][0 if picture else 1:]
-    for html, pic in lighter:
-        msg = _assemble(result, cfg, plan, manifest, html=html, picture=pic)
-        if _wire_size(msg) <= budget:
-            return msg
-    while plan:
-        victim = max(plan, key=lambda it: it["cost"])
-        plan.remove(victim)
-        for row in victim["rows"]:
-            row["disposition"] = "budget exhausted: %s (dropped to keep the message under %s)" % (
-                row["path"], _format_size(budget))
-        msg = _assemble(result, cfg, plan, manifest, html=False)
-        if _wire_size(msg) <= budget:
-            return msg
-    return _fit_tail(result, cfg, manifest, budget)
-
-
-def _fit_tail(result, cfg, manifest, budget):
-    """Only tiny budgets get here: the message with the most last lines of output that fit
-    (a binary search: its size grows with the lines kept), or with none."""
-    lo, hi, best = 1, len(result.tail or []) - 1, None  # all of them did not fit
-    while lo <= hi:
-        keep = (lo + hi) // 2
-        msg = _assemble(_thinned(result, keep, budget, manifest), cfg, [], manifest, html=False)
-        if _wire_size(msg) <= budget:
-            best, lo = msg, keep + 1
-        else:
-            hi = keep - 1
-    return best or _assemble(_thinned(result, 0, budget, manifest), cfg, [], manifest, html=False)
-
-
-def _thinned(result, keep, budget, manifest):
-    """The result with only its last `keep` lines of output, saying so and where the log is;
-    with none left, the manifest no longer promises lines the body does not have."""
-    tail = list(result.tail or [])
-    if len(tail) <= keep:
-        return result
-    shown = "only the last %d lines" % keep if keep else "none of the last lines"
-    note = "%s of output fit the %s message budget; the whole log: %s" % (
-        shown, _format_size(budget), result.log_path)
-    if not keep:
-        for row in manifest:
-            row["disposition"] = re.sub(r"(?:the )?last lines (?:are )?in the body",
-                                        "no room for its last lines in the body either",
-                                        row["disposition"])
-    return _with_note(result._replace(tail=tail[-keep:] if keep else []), note)
-
-
-def _set_headers(msg, result, cfg):
-    from email.utils import formatdate, make_msgid
-    host = _hostname()
-    c = _classification(result)
-    msg["From"] = _from_addr(cfg, host)
-    msg["To"] = ", ".join(_recipients(cfg))
-    msg["Subject"] = render_subject(result)
-    msg["Date"] = formatdate(localtime=True)
-    msg["Message-ID"] = make_msgid("gpualert", domain=host)  # domain given: no DNS lookup
-    msg["Auto-Submitted"] = "auto-generated"
-    msg["X-Gpualert-Status"] = _clean(result.status, 20) or "UNKNOWN"
-    msg["X-Gpualert-Class"] = _clean(c.cls, 40) or "none"
-    if _job_label(result.scheduler):
-        msg["X-Gpualert-Job"] = _job_label(result.scheduler)
-    if result.run_dir:
-        msg["X-Gpualert-Run-Dir"] = _clean(result.run_dir, 500)
-
-
-def set_thread(msg, message_id, earlier):
-    """Make msg one message of a run's thread: its Message-ID, and In-Reply-To/References to
-    the run's earlier messages (WARNING, STALLED), so mail clients group them."""
-    msg.replace_header("Message-ID", message_id)
-    for name, value in (("In-Reply-To", earlier[-1:]), ("References", earlier)):
-        if name in msg:
-            del msg[name]
-        if value:
-            msg[name] = " ".join(value)
-    msg.gpualert_bytes = None  # serialized before: sized again with the new headers
-
-
-def own_ctrl_c(status, signals, interactive):
-    """True when the run ended because the person at its terminal pressed Ctrl-C: an
-    INTERRUPTED run whose only stop signal is a SIGINT the terminal (the kernel) sent."""
-    stops = [(name, sender) for name, _, sender in signals or () if name in STOP_SIGNALS]
-    return bool(interactive and status == "INTERRUPTED" and stops
-                and all(s == ("SIGINT", "kernel") for s in stops))
-
-
-def warning_signal_note(signals, checkpoint):
-    """What the job did after a forwarded warning signal (--signal=B:USR1@120), from the
-    newest checkpoint's time: a line for the final message, or None."""
-    warned = [(name, at) for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2")]
-    if not warned:
-        return None
-    name, at = warned[0]
-    note = "%s at %s was passed on to the job" % (name, time.strftime("%H:%M:%S", time.localtime(at)))
-    answer = (checkpoint or {}).get("answer")  # the first written after it, not a later save
-    if answer and answer.get("mtime", 0) >= at:
-        return note + "; it then wrote %s at %s" % (
-            answer["path"], time.strftime("%H:%M:%S", time.localtime(answer["mtime"])))
-    return note + "; no checkpoint was written after it"
-
-
-def _from_addr(cfg, host):
-    if _first_line(cfg.get("from_addr")):
-        return _first_line(cfg["from_addr"])
-    import getpass
-    try:
-        user = re.sub(r"[^A-Za-z0-9._+-]", "", getpass.getuser()) or "gpualert"
-    except Exception:
-        user = "gpualert"
-    return "gpualert <%s@%s>" % (user, host)
-
-
-def _first_line(value, limit=300):
-    """An address with a CR/LF in it is cut there: what follows would be a new header."""
-    return _clean(re.split(r"[\r\n]", str(value or ""), maxsplit=1)[0], limit)
-
-
-def _recipients(cfg):
-    to = cfg.get("to") or []
-    if isinstance(to, str):
-        to = to.split(",")
-    out = _one_per_mailbox([_first_line(a) for a in to if _first_line(a)])
-    if not out:  # like Slurm's --mail-user default: the submitting user, delivered locally
-        import getpass
-        try:
-            out = [getpass.getuser()]
-        except Exception:
-            out = ["root"]
-    return out
-
-
-def _one_per_mailbox(addresses):
-    """The first of each mailbox: 'Ok <ok@x>', ok@X and ok@x are one (a domain's case never
-    matters; the local part's may, so it is kept as written)."""
-    from email.utils import parseaddr
-    seen, out = set(), []
-    for address in addresses:
-        box = parseaddr(address)[1] or address
-        local, at, domain = box.rpartition("@")
-        key = (local, domain.lower()) if at else (box, "")
-        if key not in seen:
-            seen.add(key)
-            out.append(address)
-    return out
-
-
-def _wire_size(msg):
-    """Size as sent over SMTP (CRLF line ends)."""
-    data = _wire_bytes(msg)
-    return len(data) + data.count(b"\n") - data.count(b"\r\n")
-
-
-def _wire_bytes(msg):
-    """msg.as_bytes(), once: a message with a 5 MiB log takes a noticeable time to serialize,
-    and sizing and sending need the same bytes (messages are not changed once assembled)."""
-    data = getattr(msg, "gpualert_bytes", None)
-    if data is None:
-        data = msg.as_bytes()
-        msg.gpualert_bytes = data
-    return data
-
-
-def _slim_rebuild(result, cfg, manifest, reason, original):
-    """The same message without attachments; every file row says why."""
-    rows = []
-    for row in manifest:
-        row = dict(row)
-        if row["path"] and row["disposition"].startswith(("attached", "in zip", "excerpt")):
-            row["disposition"] = "not attached (%s): %s" % (reason, row["path"])
-        rows.append(row)
-    note = "Attachments removed: %s." % reason
-    thin = result._replace(notes=[note] + list(result.notes or []))
-    msg = _assemble(thin, cfg, [], rows)
-    msg.replace_header("Message-ID", original["Message-ID"])
-    for name in ("In-Reply-To", "References"):
-        if original[name]:
-            msg[name] = original[name]
-    return msg
-
-
-def _build_minimal(result, cfg, exc):
-    """The last fallback message. Each header is set on its own: one that cannot be set (a
-    From the header parser rejects) costs that header only, and the body says so."""
-    from email.message import EmailMessage
-    msg, notes = EmailMessage(), []
-    headers = (("From", lambda: _from_addr(cfg, _hostname())),
-               ("To", lambda: ", ".join(_recipients(cfg))),
-               ("Subject", lambda: "[gpualert] %s: %s (message rendering failed)" % (
-                   _clean(getattr(result, "status", "?"), 20), _clean(getattr(result, "name", "?"), 60))),
-               ("X-Gpualert-Status", lambda: _clean(getattr(result, "status", ""), 20) or "UNKNOWN"))
-    for name, value in headers:
-        try:
-            msg[name] = value()
-        except Exception as err:
-            notes.append("note: the %s header could not be set: %s" % (name, _describe(err)))
-    if "From" not in msg:
-        msg["From"] = "gpualert@%s" % _hostname()[:64]
-    body = ["gpualert could not render the full message: %s" % _describe(exc), ""] + notes
-    for field in getattr(result, "_fields", ()):
-        body.append("%s: %s" % (field, _clean(repr(getattr(result, field)), 2000)))
-    try:
-        msg.set_content("\n".join(body) + "\n", cte="quoted-printable")
-    except Exception as err:  # the body itself will not go: the headers still do, and stderr says why
-        _warn("warning: the fallback message has no body: %s" % _describe(err))
-    return msg
-
-
 # ==== Pure core: channels ====
+
 # A channel is one --notify-url: a chat or push service that gets a short message beside
 # the e-mail. Parsing a URL, masking its secrets and building the request each service
 # documents are pure; posting the request is an edge (Edges: HTTP channels).
@@ -6570,11 +6038,6 @@ _CHANNEL_PARSERS = {
     "tgram": _parse_tgram, "matrix": _parse_matrix, "matrixs": _parse_matrix,
     "json": _parse_json, "jsons": _parse_json,
 }
-
-
-def channel_wants(channel, status, notify):
-    """Does this channel get a message with this status? Its own when, else --notify."""
-    return should_notify(status, channel.when or notify)
 
 
 # ---- what a channel says ----
@@ -6901,6 +6364,829 @@ def build_channel_request(channel, summary, record=None):
     return _PAYLOAD_BUILDERS[channel.service](channel, summary)
 
 
+# ==== Edges: artifacts ====
+
+def find_artifacts(cwd, globs, since, exclude=()):
+    """Candidate artifact files (absolute paths) for the message; stat only, never reads content.
+
+    With globs (relative to cwd, `**` allowed): every regular file they match. Without: files
+    under cwd matching ARTIFACT_PATTERNS created or modified at/after `since`, skipping VCS,
+    venv and cache folders, bounded by ARTIFACT_MAX_DEPTH/SCAN/FILES. Paths under `exclude`
+    (the run dir, the log dir) are left out. The list's .truncated is True if a bound was hit.
+    """
+    skip = [os.path.realpath(p) for p in exclude if p]
+    if not cwd or not os.path.isdir(cwd):
+        return _ArtifactList()
+    found = _glob_artifacts(cwd, globs) if globs else _scan_artifacts(cwd, since)
+    out = _ArtifactList(p for p in found if not _is_under(os.path.realpath(p), skip))
+    out.truncated, out.unreadable = found.truncated, found.unreadable
+    return out
+
+
+def _is_home(path):
+    """The auto scan never looks at $HOME itself (kernel files, keys, everyone's results)."""
+    try:
+        return os.path.realpath(path) == os.path.realpath(os.path.expanduser("~"))
+    except (OSError, ValueError):
+        return True
+
+
+def _secret_like(name):
+    import fnmatch
+    return any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_SECRET_PATTERNS)
+
+
+def _glob_artifacts(cwd, globs):
+    """Everything the globs name except folders (a dangling link or a FIFO is listed too, so
+    the manifest can say why it was not attached)."""
+    import glob
+    out, seen, looked = _ArtifactList(), set(), 0
+    for pattern in globs:
+        full = os.path.join(cwd, os.path.expanduser(pattern))
+        for path in glob.iglob(full, recursive=True):
+            looked += 1
+            if len(out) >= ARTIFACT_MAX_FILES or looked > 4 * ARTIFACT_MAX_SCAN:
+                out.truncated = True
+                return out
+            path = os.path.abspath(path)
+            if path not in seen and not os.path.isdir(path):
+                seen.add(path)
+                out.append(path)
+    return out
+
+
+def _scan_artifacts(cwd, since):
+    """Breadth-first walk (shallow results first) with bounded depth, entries and results."""
+    import itertools
+    out, queue, scanned = _ArtifactList(), collections.deque([(cwd, 0)]), 0
+    cutoff = (since or 0) - ARTIFACT_MTIME_SLACK_S
+    while queue:
+        folder, depth = queue.popleft()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(itertools.islice(it, ARTIFACT_MAX_SCAN - scanned + 1),
+                                 key=lambda e: e.name)
+        except OSError as exc:  # skipped, and said in the message (_collect_artifacts)
+            out.unreadable += ("%s: %s" % (folder, exc.strerror or exc),)
+            continue
+        for entry in entries:
+            scanned += 1
+            if scanned > ARTIFACT_MAX_SCAN or len(out) >= ARTIFACT_MAX_FILES:
+                out.truncated = True
+                return out
+            _consider_entry(entry, depth, cutoff, queue, out)
+    return out
+
+
+def _consider_entry(entry, depth, cutoff, queue, out):
+    import fnmatch
+    try:
+        if entry.is_symlink():  # never follow: loops, and links to datasets/checkpoints
+            return
+        if entry.is_dir():
+            if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS \
+                    and not entry.name.startswith(".") and not entry.name.endswith(".egg-info"):
+                queue.append((entry.path, depth + 1))
+            return
+        name = entry.name.lower()
+        if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS) \
+                or name.startswith(".") or _secret_like(name):
+            return
+        st = entry.stat()
+        if st.st_uid != os.geteuid():  # another user's job wrote it: not ours to mail
+            return
+        if max(st.st_mtime, st.st_ctime) >= cutoff:
+            out.append(os.path.abspath(entry.path))
+    except OSError:
+        pass
+
+
+def newest_checkpoint(cwd, since, exclude=()):
+    """The newest checkpoint-like file or folder under cwd written during the run (see
+    find_checkpoints): {"path", "mtime", "size"} or None."""
+    found = find_checkpoints(cwd, since, exclude)
+    return max(found, key=lambda c: c["mtime"]) if found else None
+
+
+def find_checkpoints(cwd, since, exclude=()):
+    """Checkpoint-like files and folders under cwd written at/after `since`, as
+    [{"path", "mtime", "size"}]. Bounded like find_artifacts; never follows links."""
+    import fnmatch
+    import itertools
+    if not cwd or not os.path.isdir(cwd):
+        return []
+    skip = [os.path.realpath(p) for p in exclude if p]
+    found, queue, scanned = [], collections.deque([(cwd, 0)]), 0
+    while queue and scanned < CHECKPOINT_MAX_SCAN:
+        folder, depth = queue.popleft()
+        try:
+            with os.scandir(folder) as it:  # a folder of a million files is not read whole
+                entries = list(itertools.islice(it, CHECKPOINT_MAX_SCAN - scanned))
+        except OSError:
+            continue
+        for entry in entries:
+            scanned += 1
+            try:
+                if entry.is_symlink() or _is_under(os.path.realpath(entry.path), skip):
+                    continue
+                hit = any(fnmatch.fnmatchcase(entry.name.lower(), p) for p in CHECKPOINT_PATTERNS)
+                if entry.is_dir() and hit and not re.search(r"\d", entry.name):
+                    hit = False  # "checkpoints/", "ckpt/" hold checkpoints; "checkpoint-1200/" is one
+                if entry.is_dir() and not hit:
+                    if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS:
+                        queue.append((entry.path, depth + 1))
+                    continue
+                st = entry.stat()
+            except OSError:
+                continue
+            if hit and written_since(st.st_mtime, since):
+                found.append(_checkpoint_record(entry.path, st))
+    return found
+
+
+def written_since(mtime, since):
+    """True when a file's mtime falls in the run. No slack that reaches into the job before
+    (a checkpoint it wrote a second before our start is not ours); a whole-second mtime
+    (FAT, some NFS round down) counts from the start's second."""
+    since = since or 0
+    return mtime >= since or (mtime == int(mtime) and mtime >= int(since))
+
+
+def _checkpoint_record(path, st):
+    return {"path": os.path.abspath(path), "mtime": st.st_mtime,
+            "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
+
+
+def named_checkpoints(saved, cwd, since):
+    """The checkpoints the log says it saved ([{"path", "after_nonfinite"}], relative to
+    cwd), that exist and were written during the run: records as find_checkpoints gives,
+    plus "named" and "after_nonfinite"."""
+    out = []
+    for item in saved or ():
+        path = os.path.join(cwd or "", os.path.expanduser(item["path"]))
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if written_since(st.st_mtime, since):
+            record = _checkpoint_record(path, st)
+            record.update(named=True, after_nonfinite=item.get("after_nonfinite", False))
+            out.append(record)
+    return out
+
+
+_NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+)(?!.*\d)", re.I)
+
+
+def choose_checkpoint(candidates, metrics, signals=()):
+    """The checkpoint to offer, from this run's candidates (found and named; the named
+    only, when the log named any that exist): the newest,
+    or after a non-finite loss the newest written before it, with "later_nonfinite"
+    counting those skipped; "answer": the first written after a forwarded warning signal
+    (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
+    by_path = {}
+    for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
+        by_path.setdefault(os.path.realpath(c["path"]), dict(c))
+    found = sorted(by_path.values(), key=lambda c: c["mtime"])
+    # the log's own saves beat the scan: a file in a shared directory that it does not name
+    # may be another run's (array tasks in one working directory)
+    found = [c for c in found if c.get("named")] or found
+    if not found:
+        return None
+    bad = (metrics or {}).get("first_nonfinite")
+    if bad:
+        for c in found:
+            c["after_nonfinite"] = c.get("after_nonfinite") or _saved_after_step(c["path"], bad)
+    good = [c for c in found if not c.get("after_nonfinite")]
+    best = dict(good[-1]) if good else {"path": None}
+    if bad and len(good) < len(found):
+        best["later_nonfinite"] = len(found) - len(good)
+    warned = [at for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2", "SIGTERM")]
+    answer = [c for c in found if warned and c["mtime"] >= warned[0]]
+    if answer:
+        best["answer"] = {"path": answer[0]["path"], "mtime": answer[0]["mtime"]}
+    best.pop("named", None)
+    best.pop("after_nonfinite", None)
+    return best
+
+
+def _saved_after_step(path, bad):
+    """A checkpoint named for a step past the first non-finite loss's step (checkpoint-400
+    after a NaN at step 340) was saved after it."""
+    m = _NAME_STEP_RE.search(os.path.basename(path.rstrip("/")))
+    return bool(m and bad.get("step") is not None and int(m.group(1)) > bad["step"])
+
+
+def own_rss_kib():
+    """This process's resident memory now (KiB, /proc/self/status VmRSS), or None. A child's
+    ru_maxrss starts from it: fork copies it, and exec keeps the high-water mark."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
+def job_output_file():
+    """The regular file this process's stdout goes to (sbatch's slurm-%j.out), else None."""
+    try:
+        path = os.readlink("/proc/self/fd/1")
+        return path if path.startswith("/") and os.path.isfile(path) else None
+    except OSError:
+        return None
+
+
+JOB_OUTPUT_COUNT_MAX_BYTES = 64 * 1024 * 1024  # a bigger output file is not counted through
+
+
+def job_output_map(mark, header_lines, total_lines):
+    """How the log's lines header_lines+1..total_lines map to the job output file's:
+    {"offset", "first", "last"}, when stdout is still the file marked at the start."""
+    st = os.fstat(1)
+    if not mark or (st.st_dev, st.st_ino) != mark[:2]:
+        return None
+    lines, left = 0, mark[2]
+    with open(job_output_file(), "rb") as handle:
+        while left > 0:
+            block = handle.read(min(left, 1 << 20))
+            if not block:
+                break
+            lines, left = lines + block.count(b"\n"), left - len(block)
+    return {"offset": lines - header_lines, "first": header_lines + 1, "last": total_lines}
+
+
+# ==== Edges: attachment planning (sizes read from disk) ====
+
+def _attach_cost(nbytes, filename):
+    """Serialized size of one base64 attachment part: 4/3, CRLF every 76 chars, headers."""
+    b64 = 4 * ((nbytes + 2) // 3)
+    return b64 + 2 * ((b64 + 75) // 76) + PART_OVERHEAD_BYTES + 6 * len(filename.encode("utf-8"))
+
+
+def _raw_capacity(allowance, filename):
+    """The most raw bytes whose attachment part fits in `allowance` serialized bytes."""
+    fixed = PART_OVERHEAD_BYTES + 6 * len(filename.encode("utf-8"))
+    if allowance <= fixed + 8:
+        return 0
+    n = int((allowance - fixed) * 3 * 76 / (4.0 * 78))
+    while n > 0 and _attach_cost(n, filename) > allowance:
+        n -= 3
+    return max(0, n)
+
+
+def _row(path, base, kind):
+    if base and path and _is_under(os.path.abspath(path), [os.path.abspath(base)]):
+        name = os.path.relpath(path, base)
+    else:
+        name = path or "-"
+    return {"name": name, "path": path, "size": None, "disposition": "", "kind": kind}
+
+
+def _item(filename, data, rows):
+    import mimetypes
+    filename = _clean(filename, 200) or "file"
+    ctype = mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    if filename.lower().endswith(TEXT_ATTACHMENT_SUFFIXES):
+        ctype = "text/plain"  # mail clients show text/plain inline; .log/.jsonl are unknown types
+    if filename.endswith(".gz"):
+        ctype = "application/gzip"
+    maintype, subtype = ctype.split("/", 1)
+    return {"filename": filename, "data": data, "maintype": maintype, "subtype": subtype,
+            "cost": _attach_cost(len(data), filename), "rows": rows}
+
+
+TEXT_ATTACHMENT_SUFFIXES = (".log", ".jsonl", ".out", ".err", ".txt", ".excerpt.txt", ".tsv",
+                            ".yaml", ".yml", ".cfg", ".ini", ".toml", ".md")
+
+
+def _read_at_most(path, size):
+    with open(path, "rb") as f:
+        return f.read(size)
+
+
+def plan_attachments(log_path, artifacts, budget, base=None):
+    """Decide what to attach within `budget` serialized bytes (attachment parts only).
+
+    Returns (plan, manifest). plan: list of dicts {filename, data, maintype, subtype, cost, rows}.
+    manifest: one dict {name, path, size, disposition, kind} per candidate (the log first), so
+    nothing is dropped silently. Sizes come from stat before any file is opened; a file is read
+    only when its stat size says it can fit. The log is always represented: whole, gzip'd,
+    or a head+tail excerpt naming the full path.
+    """
+    budget = max(0, int(budget))
+    infos, art_rows = _stat_artifacts(artifacts, base)
+    small = [_attach_cost(s, os.path.basename(p)) for s, p, r in infos[:ATTACH_MAX_FILES]]
+    reserve = min(sum(c for c in small if c <= budget), budget // 2)
+    log_item, log_row = _plan_log(log_path, budget - reserve, base)
+    plan = [log_item] if log_item else []
+    left = budget - (log_item["cost"] if log_item else 0)
+    plan.extend(_plan_files(infos, left))
+    manifest = ([log_row] if log_row else []) + art_rows
+    if getattr(artifacts, "truncated", False):
+        note = _row(None, None, "note")
+        note.update(name="(more files)", disposition="not listed: artifact search stopped at "
+                    "%d files / %d entries" % (ARTIFACT_MAX_FILES, ARTIFACT_MAX_SCAN))
+        manifest.append(note)
+    return plan, manifest
+
+
+def _stat_artifacts(paths, base):
+    """[(size, path, row)] sorted by size for regular files; rows for all, in input order."""
+    infos, rows = [], []
+    for path in paths or ():
+        row = _row(path, base, "artifact")
+        rows.append(row)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
+            continue
+        row["size"] = st.st_size
+        if not stat.S_ISREG(st.st_mode):
+            row["disposition"] = "not a regular file"
+            continue
+        infos.append((st.st_size, path, row))
+    infos.sort(key=lambda t: (t[0], t[1]))
+    return infos, rows
+
+
+def _plan_log(log_path, allowance, base):
+    if not log_path:
+        return None, None
+    row = _row(log_path, base, "log")
+    try:
+        row["size"] = os.stat(log_path).st_size
+        return _log_item(log_path, row["size"], allowance, row), row
+    except OSError as exc:
+        row["disposition"] = "unreadable: %s (the last lines are in the body)" % (
+            exc.strerror or exc)
+        return None, row
+
+
+def _log_item(path, size, allowance, row):
+    name = os.path.basename(path) or "job.log"
+    if size <= ATTACH_FILE_MAX_BYTES and _attach_cost(size, name) <= allowance:
+        row["disposition"] = "attached"
+        return _item(name, _read_at_most(path, size), [row])
+    cap = _raw_capacity(allowance, name + ".gz")
+    if cap >= 1024 and size <= min(GZIP_MAX_INPUT_BYTES, GZIP_MAX_RATIO * cap):
+        data = _gzip_bounded(path, size, cap)
+        if data is not None:
+            row["disposition"] = "attached gzip-compressed as %s.gz (%s)" % (
+                name, _format_size(len(data)))
+            return _item(name + ".gz", data, [row])
+    cap = _raw_capacity(allowance, name + ".excerpt.txt")
+    if cap < 1024 + len(path.encode("utf-8")):
+        row["disposition"] = "budget exhausted: %s (not attached; last lines in the body)" % path
+        return None
+    row["disposition"] = "excerpt attached (head+tail) as %s.excerpt.txt; full log: %s" % (
+        name, path)
+    return _item(name + ".excerpt.txt", _log_excerpt(path, size, cap), [row])
+
+
+def _gzip_bounded(path, size, cap):
+    """gzip the first `size` bytes of path in 1 MiB chunks; None as soon as it exceeds cap."""
+    import gzip
+    buf = io.BytesIO()
+    gz = gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=6, mtime=0)
+    with open(path, "rb") as src:
+        left = size
+        while left > 0:
+            chunk = src.read(min(1 << 20, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            gz.write(chunk)
+            if buf.tell() > cap:
+                return None
+    gz.close()
+    data = buf.getvalue()
+    return data if len(data) <= cap else None
+
+
+def _log_excerpt(path, size, cap):
+    """Head and tail of the log, cut at line breaks, with a marker naming the full log."""
+    room = cap - 300 - len(path.encode("utf-8"))
+    head_n = min(LOG_EXCERPT_HEAD_BYTES, room // 4)
+    tail_n = room - head_n
+    with open(path, "rb") as f:
+        head = f.read(head_n)
+        f.seek(max(len(head), size - tail_n))
+        tail = f.read(tail_n)
+    if b"\n" in head:
+        head = head[:head.rindex(b"\n") + 1]
+    if b"\n" in tail[:-1]:
+        tail = tail[tail.index(b"\n") + 1:]
+    omitted = max(0, size - len(head) - len(tail))
+    marker = "\n[... gpualert: %d bytes omitted here; the full log is %s ...]\n\n" % (
+        omitted, path)
+    return head + marker.encode("utf-8", "replace") + tail
+
+
+def _plan_files(infos, allowance):
+    """Attach the smallest files individually; the overflow goes into one zip."""
+    items, overflow, used = [], [], set()
+    for size, path, row in infos:
+        name = _unique_name(os.path.basename(path), used)
+        cost = _attach_cost(size, name)
+        if len(items) >= ATTACH_MAX_FILES or cost > allowance or size > ATTACH_FILE_MAX_BYTES:
+            used.discard(name)
+            overflow.append((size, path, row))
+            continue
+        try:
+            data = _read_at_most(path, size)
+        except OSError as exc:
+            used.discard(name)
+            row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
+            continue
+        row["disposition"] = "attached" + ("" if name == os.path.basename(path)
+                                           else " as %s" % name)
+        items.append(_item(name, data, [row]))
+        allowance -= items[-1]["cost"]
+    zipped = _plan_zip(overflow, allowance)
+    return items + ([zipped] if zipped else [])
+
+
+def _unique_name(name, used):
+    stem, ext = os.path.splitext(name or "file")
+    candidate, n = name or "file", 1
+    while candidate in used:
+        n += 1
+        candidate = "%s-%d%s" % (stem, n, ext)
+    used.add(candidate)
+    return candidate
+
+
+def _plan_zip(overflow, allowance):
+    cap = _raw_capacity(allowance, "artifacts.zip")
+    members = []
+    for size, path, row in overflow:
+        if len(members) >= ZIP_MAX_MEMBERS:
+            row["disposition"] = "over file count limit (%d attached + %d zipped)" % (
+                ATTACH_MAX_FILES, ZIP_MAX_MEMBERS)
+        elif size > ZIP_MEMBER_MAX_BYTES:
+            row["disposition"] = "too large: %s" % path
+        elif cap < 1024 or size > 20 * cap:
+            row["disposition"] = "budget exhausted: %s" % path
+        else:
+            members.append((size, path, row))
+    if not members:
+        return None
+    data, rows = _build_zip(members, cap)
+    return _item("artifacts.zip", data, rows) if rows else None
+
+
+def _build_zip(members, cap):
+    """Add members while the archive stays under cap. Each file is first deflated in 1 MiB
+    chunks to measure it, then streamed in: memory stays at the archive's size, whatever
+    the files' sizes (a 60 MiB artifact that cannot fit is never held in memory)."""
+    import zipfile
+    buf, rows = io.BytesIO(), []
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for size, path, row in members:
+            room = cap - buf.tell() - 22 - 60 * (len(rows) + 1) - 2 * (len(row["name"].encode("utf-8")) + 80)
+            try:
+                fits = _deflated_size(path, room) <= room
+                if fits:
+                    _zip_member(zf, path, row["name"].replace(os.sep, "/").lstrip("/"))
+            except OSError as exc:
+                row["disposition"] = "unreadable: %s" % (exc.strerror or exc)
+                continue
+            if not fits:
+                row["disposition"] = "budget exhausted: %s" % path
+                continue
+            row["disposition"] = "in zip (artifacts.zip)"
+            rows.append(row)
+    data = buf.getvalue()
+    if len(data) > cap:
+        for row in rows:
+            row["disposition"] = "budget exhausted: %s" % row["path"]
+        return data, []
+    return data, rows
+
+
+def _zip_member(zf, path, arcname):
+    """Stream a file into the archive. Zip dates start in 1980: older mtimes (cp -p, tar x of
+    old data) are clamped instead of failing the whole message."""
+    import shutil
+    import zipfile
+    st = os.stat(path)
+    stamp = tuple(time.localtime(st.st_mtime)[:6])
+    info = zipfile.ZipInfo(arcname, max(stamp, (1980, 1, 1, 0, 0, 0)))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = (st.st_mode & 0xFFFF) << 16
+    with open(path, "rb") as src, zf.open(info, "w") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def _deflated_size(path, limit):
+    """Deflated size of a file, read in 1 MiB chunks; stops counting once over `limit`."""
+    import zlib
+    packer, total = zlib.compressobj(6, zlib.DEFLATED, -15), 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            total += len(packer.compress(chunk))
+            if total > limit:
+                return total
+    return total + len(packer.flush())
+
+
+# ==== Edges: the message (MIME parts, attachments read from disk) ====
+
+def build_message(result, cfg):
+    """(EmailMessage, manifest) for a RunResult. Never raises: any internal error gives a
+    minimal text message that says so. The serialized message stays within cfg budget."""
+    try:
+        return _build_full(result, cfg)
+    except Exception as exc:  # a rendering bug must not cost the user the notification
+        return _build_minimal(result, cfg, exc), []
+
+
+def _build_full(result, cfg):
+    budget = int(cfg.get("budget") or MAIL_BUDGET_BYTES)
+    artifacts, note = _collect_artifacts(result, cfg)
+    result = _with_note(result, note)
+    picture = None if cfg.get("no_plots") else _safely(
+        lambda: render_plot(result.metrics, result.gpu)[0], None)
+    probe = [{"name": "x" * 50, "size": 0, "disposition": "y" * 90, "path": None}] * (
+        len(artifacts) + 2)
+    body_cost = _wire_size(_assemble(result, cfg, [], probe, picture=picture))
+    if budget - body_cost < HTML_ROOM_BYTES:  # a small budget goes to the files, not to the HTML
+        body_cost = _wire_size(_assemble(result, cfg, [], probe, html=False))  # copy of the text
+    body_cost += BODY_SAFETY_BYTES
+    log_path = None if result.status == "TEST" else result.log_path
+    plan, manifest = plan_attachments(log_path, artifacts, budget - body_cost, base=result.cwd)
+    msg = _fit_budget(result, cfg, plan, manifest, budget, picture=picture)
+    msg.gpualert_slim = lambda reason: _slim_rebuild(result, cfg, manifest, reason, msg)
+    return msg, manifest
+
+
+def _collect_artifacts(result, cfg):
+    """-> (artifact paths, None) or ([], a note saying why discovery failed)."""
+    if result.status in ("TEST", "STALLED") or result.array or result.digest:
+        return [], None
+    asked = list(cfg.get("artifacts") or ())
+    if not asked:  # the log only, unless asked: never other people's files, never secrets
+        return [], None
+    skip = [result.run_dir, os.path.dirname(result.log_path or "")]
+    globs = [g for g in asked if g != "auto"]
+    try:
+        found = find_artifacts(result.cwd, globs, result.start, skip) if globs else _ArtifactList()
+        if "auto" in asked and not _is_home(result.cwd):
+            scanned = find_artifacts(result.cwd, (), result.start, skip)
+            found += [p for p in scanned if p not in found]
+            found.unreadable += scanned.unreadable
+            found.truncated = found.truncated or scanned.truncated
+    except Exception as exc:  # discovery is best effort; the log and the body still go out
+        return [], "artifact discovery failed (%s); no artifacts attached" % _describe(exc)
+    if found.unreadable:
+        return found, "artifact search could not read %d folder(s): %s" % (
+            len(found.unreadable), "; ".join(found.unreadable[:3]))
+    return found, None
+
+
+def _assemble(result, cfg, plan, manifest, *, html=True, picture=None):
+    """The message: text, HTML (with the picture as an inline multipart/related image),
+    then the attachments. Mail clients show a cid: image; Gmail blocks data: URIs."""
+    from email.message import EmailMessage
+    from email.utils import make_msgid
+    msg = EmailMessage()
+    _set_headers(msg, result, cfg)
+    msg.set_content(render_text(result, manifest), subtype="plain", cte="quoted-printable")
+    if html:
+        cid = make_msgid("plot", domain=_hostname()) if picture else None
+        msg.add_alternative(render_html(result, manifest, cid and cid[1:-1]), subtype="html",
+                            cte="quoted-printable")
+        if picture:
+            msg.get_payload()[1].add_related(picture, maintype="image", subtype="png", cid=cid,
+                                             filename="run.png", disposition="inline")
+    for it in plan:
+        msg.add_attachment(it["data"], maintype=it["maintype"], subtype=it["subtype"],
+                           filename=it["filename"])
+    _unfolded_headers(msg)
+    return msg
+
+
+def _unfolded_headers(msg):
+    """The top-level headers are written unfolded up to 998 characters (RFC 5322's hard
+    limit; the subject is at most SUBJECT_MAX_CHARS). Python folds a 70-77 character
+    subject as an empty first line followed by the whole value, which some clients show
+    as an empty subject. The body parts keep their own policy: QP and base64 stay at 76."""
+    msg.policy = msg.policy.clone(max_line_length=998)
+
+
+def _fit_budget(result, cfg, plan, manifest, budget, *, picture=None):
+    """Assemble; while over budget leave out what matters least first: the picture, then the
+    HTML part (the plain text says the same), then the biggest attachment (saying so), then
+    lines of the body."""
+    plan = list(plan)
+    lighter = [(True, picture), (True, None), (False, None)][0 if picture else 1:]
+    for html, pic in lighter:
+        msg = _assemble(result, cfg, plan, manifest, html=html, picture=pic)
+        if _wire_size(msg) <= budget:
+            return msg
+    while plan:
+        victim = max(plan, key=lambda it: it["cost"])
+        plan.remove(victim)
+        for row in victim["rows"]:
+            row["disposition"] = "budget exhausted: %s (dropped to keep the message under %s)" % (
+                row["path"], _format_size(budget))
+        msg = _assemble(result, cfg, plan, manifest, html=False)
+        if _wire_size(msg) <= budget:
+            return msg
+    return _fit_tail(result, cfg, manifest, budget)
+
+
+def _fit_tail(result, cfg, manifest, budget):
+    """Only tiny budgets get here: the message with the most last lines of output that fit
+    (a binary search: its size grows with the lines kept), or with none."""
+    lo, hi, best = 1, len(result.tail or []) - 1, None  # all of them did not fit
+    while lo <= hi:
+        keep = (lo + hi) // 2
+        msg = _assemble(_thinned(result, keep, budget, manifest), cfg, [], manifest, html=False)
+        if _wire_size(msg) <= budget:
+            best, lo = msg, keep + 1
+        else:
+            hi = keep - 1
+    return best or _assemble(_thinned(result, 0, budget, manifest), cfg, [], manifest, html=False)
+
+
+def _thinned(result, keep, budget, manifest):
+    """The result with only its last `keep` lines of output, saying so and where the log is;
+    with none left, the manifest no longer promises lines the body does not have."""
+    tail = list(result.tail or [])
+    if len(tail) <= keep:
+        return result
+    shown = "only the last %d lines" % keep if keep else "none of the last lines"
+    note = "%s of output fit the %s message budget; the whole log: %s" % (
+        shown, _format_size(budget), result.log_path)
+    if not keep:
+        for row in manifest:
+            row["disposition"] = re.sub(r"(?:the )?last lines (?:are )?in the body",
+                                        "no room for its last lines in the body either",
+                                        row["disposition"])
+    return _with_note(result._replace(tail=tail[-keep:] if keep else []), note)
+
+
+def _set_headers(msg, result, cfg):
+    from email.utils import formatdate, make_msgid
+    host = _hostname()
+    c = _classification(result)
+    msg["From"] = _from_addr(cfg, host)
+    msg["To"] = ", ".join(_recipients(cfg))
+    msg["Subject"] = render_subject(result)
+    msg["Date"] = formatdate(localtime=True)
+    msg["Message-ID"] = make_msgid("gpualert", domain=host)  # domain given: no DNS lookup
+    msg["Auto-Submitted"] = "auto-generated"
+    msg["X-Gpualert-Status"] = _clean(result.status, 20) or "UNKNOWN"
+    msg["X-Gpualert-Class"] = _clean(c.cls, 40) or "none"
+    if _job_label(result.scheduler):
+        msg["X-Gpualert-Job"] = _job_label(result.scheduler)
+    if result.run_dir:
+        msg["X-Gpualert-Run-Dir"] = _clean(result.run_dir, 500)
+
+
+def set_thread(msg, message_id, earlier):
+    """Make msg one message of a run's thread: its Message-ID, and In-Reply-To/References to
+    the run's earlier messages (WARNING, STALLED), so mail clients group them."""
+    msg.replace_header("Message-ID", message_id)
+    for name, value in (("In-Reply-To", earlier[-1:]), ("References", earlier)):
+        if name in msg:
+            del msg[name]
+        if value:
+            msg[name] = " ".join(value)
+    msg.gpualert_bytes = None  # serialized before: sized again with the new headers
+
+
+def own_ctrl_c(status, signals, interactive):
+    """True when the run ended because the person at its terminal pressed Ctrl-C: an
+    INTERRUPTED run whose only stop signal is a SIGINT the terminal (the kernel) sent."""
+    stops = [(name, sender) for name, _, sender in signals or () if name in STOP_SIGNALS]
+    return bool(interactive and status == "INTERRUPTED" and stops
+                and all(s == ("SIGINT", "kernel") for s in stops))
+
+
+def warning_signal_note(signals, checkpoint):
+    """What the job did after a forwarded warning signal (--signal=B:USR1@120), from the
+    newest checkpoint's time: a line for the final message, or None."""
+    warned = [(name, at) for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2")]
+    if not warned:
+        return None
+    name, at = warned[0]
+    note = "%s at %s was passed on to the job" % (name, time.strftime("%H:%M:%S", time.localtime(at)))
+    answer = (checkpoint or {}).get("answer")  # the first written after it, not a later save
+    if answer and answer.get("mtime", 0) >= at:
+        return note + "; it then wrote %s at %s" % (
+            answer["path"], time.strftime("%H:%M:%S", time.localtime(answer["mtime"])))
+    return note + "; no checkpoint was written after it"
+
+
+def _from_addr(cfg, host):
+    if _first_line(cfg.get("from_addr")):
+        return _first_line(cfg["from_addr"])
+    import getpass
+    try:
+        user = re.sub(r"[^A-Za-z0-9._+-]", "", getpass.getuser()) or "gpualert"
+    except Exception:
+        user = "gpualert"
+    return "gpualert <%s@%s>" % (user, host)
+
+
+def _first_line(value, limit=300):
+    """An address with a CR/LF in it is cut there: what follows would be a new header."""
+    return _clean(re.split(r"[\r\n]", str(value or ""), maxsplit=1)[0], limit)
+
+
+def _recipients(cfg):
+    to = cfg.get("to") or []
+    if isinstance(to, str):
+        to = to.split(",")
+    out = _one_per_mailbox([_first_line(a) for a in to if _first_line(a)])
+    if not out:  # like Slurm's --mail-user default: the submitting user, delivered locally
+        import getpass
+        try:
+            out = [getpass.getuser()]
+        except Exception:
+            out = ["root"]
+    return out
+
+
+def _one_per_mailbox(addresses):
+    """The first of each mailbox: 'Ok <ok@x>', ok@X and ok@x are one (a domain's case never
+    matters; the local part's may, so it is kept as written)."""
+    from email.utils import parseaddr
+    seen, out = set(), []
+    for address in addresses:
+        box = parseaddr(address)[1] or address
+        local, at, domain = box.rpartition("@")
+        key = (local, domain.lower()) if at else (box, "")
+        if key not in seen:
+            seen.add(key)
+            out.append(address)
+    return out
+
+
+def _wire_size(msg):
+    """Size as sent over SMTP (CRLF line ends)."""
+    data = _wire_bytes(msg)
+    return len(data) + data.count(b"\n") - data.count(b"\r\n")
+
+
+def _wire_bytes(msg):
+    """msg.as_bytes(), once: a message with a 5 MiB log takes a noticeable time to serialize,
+    and sizing and sending need the same bytes (messages are not changed once assembled)."""
+    data = getattr(msg, "gpualert_bytes", None)
+    if data is None:
+        data = msg.as_bytes()
+        msg.gpualert_bytes = data
+    return data
+
+
+def _slim_rebuild(result, cfg, manifest, reason, original):
+    """The same message without attachments; every file row says why."""
+    rows = []
+    for row in manifest:
+        row = dict(row)
+        if row["path"] and row["disposition"].startswith(("attached", "in zip", "excerpt")):
+            row["disposition"] = "not attached (%s): %s" % (reason, row["path"])
+        rows.append(row)
+    note = "Attachments removed: %s." % reason
+    thin = result._replace(notes=[note] + list(result.notes or []))
+    msg = _assemble(thin, cfg, [], rows)
+    msg.replace_header("Message-ID", original["Message-ID"])
+    for name in ("In-Reply-To", "References"):
+        if original[name]:
+            msg[name] = original[name]
+    return msg
+
+
+def _build_minimal(result, cfg, exc):
+    """The last fallback message. Each header is set on its own: one that cannot be set (a
+    From the header parser rejects) costs that header only, and the body says so."""
+    from email.message import EmailMessage
+    msg, notes = EmailMessage(), []
+    headers = (("From", lambda: _from_addr(cfg, _hostname())),
+               ("To", lambda: ", ".join(_recipients(cfg))),
+               ("Subject", lambda: "[gpualert] %s: %s (message rendering failed)" % (
+                   _clean(getattr(result, "status", "?"), 20), _clean(getattr(result, "name", "?"), 60))),
+               ("X-Gpualert-Status", lambda: _clean(getattr(result, "status", ""), 20) or "UNKNOWN"))
+    for name, value in headers:
+        try:
+            msg[name] = value()
+        except Exception as err:
+            notes.append("note: the %s header could not be set: %s" % (name, _describe(err)))
+    if "From" not in msg:
+        msg["From"] = "gpualert@%s" % _hostname()[:64]
+    body = ["gpualert could not render the full message: %s" % _describe(exc), ""] + notes
+    for field in getattr(result, "_fields", ()):
+        body.append("%s: %s" % (field, _clean(repr(getattr(result, field)), 2000)))
+    try:
+        msg.set_content("\n".join(body) + "\n", cte="quoted-printable")
+    except Exception as err:  # the body itself will not go: the headers still do, and stderr says why
+        _warn("warning: the fallback message has no body: %s" % _describe(err))
+    return msg
+
+
 # ==== Edges: the durable log ====
 
 class RunLog(object):
@@ -7000,6 +7286,68 @@ def find_evidence(path, after_line=0, seconds=EVIDENCE_SCAN_S):
     except OSError:
         scan = EvidenceScan(path, after_line)
     return scan.result(seconds)
+
+
+def _count_newlines_fast(f, stop, rest):
+    """count_newlines(f, stop), where `rest` is all of f after those bytes. A long file is
+    counted by wc -l, which reads it at about 0.2 s a GiB where bytes.count takes 0.6 s, less
+    the newlines of `rest`; when wc is missing, or the file changed meanwhile, count_newlines."""
+    if stop >= WC_MIN_BYTES:
+        import subprocess
+        whole = stop + len(rest)
+        try:
+            if os.fstat(f.fileno()).st_size == whole:
+                with open(f.name, "rb") as again:  # wc reads it all, from the start
+                    out = subprocess.run(["wc", "-l"], stdin=again, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
+                if out.returncode == 0 and os.fstat(f.fileno()).st_size == whole:
+                    return int(out.stdout.split()[0]) - rest.count(b"\n")
+        except (OSError, ValueError, IndexError):
+            pass
+    return count_newlines(f, stop)
+
+
+def read_tail(path, max_bytes=MAX_LOG_BYTES, total_lines=None):
+    """(text, first_line) for the last max_bytes of path, starting at a line boundary."""
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        start = max(0, size - max_bytes)
+        f.seek(start)
+        rest = f.read(max_bytes)
+        cut = rest.find(b"\n") + 1 if start > 0 else 0  # 0 for one giant line: keep its end
+        if isinstance(total_lines, int) and total_lines > 0:
+            lines_here = rest.count(b"\n", cut) + (0 if rest.endswith(b"\n") or len(rest) == cut else 1)
+            first = max(1, total_lines - lines_here + 1)
+        elif start > 0:
+            first = _count_newlines_fast(f, start, rest) + (1 if cut else 0) + 1
+        else:
+            first = 1
+    # Decoded from a view: a copy of the megabytes after the cut would only raise the peak.
+    return str(memoryview(rest)[cut:], "utf-8", "replace"), first
+
+
+def _header_line_count(path):
+    """How many lines gpualert's own run header takes at the top of a log (0 for another
+    log): what the user typed on its `command:` line is never evidence."""
+    with open(path, "rb") as f:
+        head = _decode(f.read(64 * 1024)).split("\n")[:-1]
+    if not head or not head[0].startswith(HEADER_MARK + " run started"):
+        return 0
+    count = 1
+    while count < len(head) and head[count].split(":", 1)[0] in _RUN_HEADER_KEYS:
+        count += 1
+    return count
+
+
+def classify_log(path, facts=None, max_bytes=MAX_LOG_BYTES):
+    """Classify the log file at path: its tail, and the decisive-looking lines anywhere before
+    it (find_evidence), as a run's own message does. Raises OSError only if it cannot be read."""
+    facts = facts if isinstance(facts, dict) else {}
+    text, first = read_tail(path, max_bytes or MAX_LOG_BYTES, facts.get("total_lines"))
+    if first > 1 and "noted_lines" not in facts:  # the tail is not the whole log
+        facts["noted_lines"] = find_evidence(path, _header_line_count(path))
+    return classify_text(_blank_run_headers(text), facts, first_line=first)
 
 
 class EvidenceScan(object):
@@ -7611,10 +7959,6 @@ def _exec_report(pid, err_r, argv):
     return None, (int(code or 0), "%s: %s" % (message, argv[0]))
 
 
-#: Our own outputs (fd -> TerminalCopy) while a run copies to them; _warn writes through them.
-TERMINAL_COPIES = {}
-
-
 class TerminalCopy(object):
     """Copies the child's output to one of our outputs from a thread of its own, so a reader
     that stops reading (`| less`, `| sleep`, Ctrl-S) never blocks the control loop: signals,
@@ -8099,720 +8443,36 @@ def _signal_sender(info):
         return "pid %d" % info.si_pid
 
 
-# ==== Edges: transports ====
+# ==== Edges: the run's facts (metrics, checkpoints, the job's output file) ====
 
-def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True, *, over=None):
-    """Spool msg, then send it with the configured transport (spool first: a SIGKILL at any
-    moment leaves it accepted or in the outbox, never neither).
-
-    Returns {"outcome": "sent"|"outbox"|"dead"|"dry-run"|"failed", "transport": str,
-    "detail": str, "outbox_path": str or None}. Sending stops after cfg smtp_timeout, or at
-    `deadline` (a time.monotonic() value) if that is sooner, but gets half a second at least.
-    on_spooled(path) is called once the message is safe on disk (path None: nowhere took it).
-    spool=False (test-email): nothing is saved; a failure is only reported ("failed").
-    over: a spooled item this process holds claimed (the run's provisional stand-in) that the
-    message replaces in one step (spool_over). Never raises.
-    """
-    state = {"path": None}
-    try:
-        return _deliver(msg, cfg, deadline, state, on_spooled=on_spooled if spool else None,
-                        spool=spool, over=over)
-    except BaseException as exc:  # never let mail change the job's fate, not even Ctrl-C
-        if state["path"] or not spool:
-            path = _safely(lambda: release_item(state["path"]), state["path"]) if state["path"] else None
-            return _outcome("outbox" if spool else "failed", "none", "internal error: %s"
-                            % _describe(exc), path)
-        return _outbox_result(msg, cfg, "internal error: %s" % _describe(exc), "none")
+def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
+    """After exit: the log's metrics, plus the checkpoint to resume from (the run's own:
+    named by its log or found under cwd, written since the start) and the job's output file."""
+    metrics = _safely(lambda: extract_log_metrics(log_path, wanted), {}) or {}
+    found = _safely(lambda: find_checkpoints(cwd, start, [run_dir]), []) or []
+    found += _safely(lambda: named_checkpoints(metrics.get("saved"), cwd, start), []) or []
+    ckpt = _safely(lambda: choose_checkpoint(found, metrics, signals), None)
+    if ckpt:
+        metrics["checkpoint"] = ckpt
+    out = _safely(job_output_file, None)
+    if out:
+        metrics["job_output"] = out
+    return metrics
 
 
-def _outcome(outcome, transport, detail, path=None):
-    return {"outcome": outcome, "transport": transport, "detail": detail, "outbox_path": path}
-
-
-def _deliver(msg, cfg, deadline, state, *, on_spooled, spool, over=None):
-    data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
-    if cfg.get("dry_run"):
-        path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
-        return _outcome("dry-run", "none", "dry run: not sent; message saved to %s" % path, path)
-    errors = []
-    if spool:  # spooled claimed: another process's flush must not take it meanwhile
-        state["path"], errors = spool_message(data, cfg, "spooled before the first attempt",
-                                              claimed=True, over=over)
-        if on_spooled:
-            on_spooled(state["path"])
-    path = state["path"]
-    kind, where = _choose_transport(cfg)
-    if kind in ("outbox", "missing"):
-        path = release_item(path) if path else None
-        return _unsent(msg, data, cfg, where, "outbox" if kind == "outbox" else "sendmail",
-                       path=path, errors=errors, spool=spool)
-    now = time.monotonic()
-    deadline = max(now + 0.5, min(now + _mail_timeout(cfg), deadline or float("inf")))
-    if path is None:  # nowhere to spool it: send anyway; _unsent dumps it if that fails
-        res = _send_with_slim_retry(msg, data, cfg, (kind, where), deadline)
-        if res.ok:
-            return _outcome("sent", kind, res.detail)
-        return _unsent(msg, data, cfg, res.detail, kind, path=None, errors=errors, spool=spool)
-    result, res, where_now = send_claimed(path, data, msg, cfg, transport=(kind, where),
-                                          deadline=deadline)
-    if result == "sent":
-        return _outcome("sent", kind, res.detail + (_local_mail_note(cfg) if kind == "sendmail" else ""))
-    if result == "dead":
-        return _outcome("dead", kind, "refused for good (%s); kept in %s" % (res.detail, where_now),
-                        where_now)
-    return _outcome("outbox", kind, _outbox_detail(res.detail, where_now, errors), where_now)
-
-
-def _local_mail_note(cfg):
-    """Whom sendmail was given the message for and, for a bare user name (the default: the
-    submitting user, as Slurm's --mail-user is), where that user reads local mail."""
-    recipients = _recipients(cfg)
-    note = " for %s" % ", ".join(recipients)
-    local = [r for r in recipients if "@" not in r]
-    if local:
-        note += " (local mail: read it with `mail`, or in /var/mail/%s)" % local[0]
-    return note
-
-
-def _unsent(msg, data, cfg, reason, transport, *, path, errors, spool):
-    if not spool:
-        return _outcome("failed", transport, "not sent (%s); nothing was saved" % reason)
-    if path:
-        return _outcome("outbox", transport, _outbox_detail(reason, path, errors), path)
-    _emergency_dump(data, msg)
-    return _outcome("outbox", transport, "not sent (%s) and could not be saved (%s); "
-                    "the message was written to stderr" % (reason, "; ".join(errors)))
-
-
-def _mail_timeout(cfg):
-    try:
-        return max(0.5, float(cfg.get("smtp_timeout") or MAIL_TIMEOUT_S))
-    except (TypeError, ValueError):
-        return MAIL_TIMEOUT_S
-
-
-def _send_with_slim_retry(msg, data, cfg, transport, deadline, *, on_accepted=None):
-    res = _send_bytes(data, cfg, transport, deadline, on_accepted)
-    if res.ok or not res.size_rejected or time.monotonic() >= deadline:
-        return res
-    reason = "the relay rejected the message size: %s" % res.detail
-    try:
-        slim = _slim_message(msg, data, reason)
-    except Exception as exc:
-        return SendResult(False, "%s; slim message failed: %s" % (res.detail, _describe(exc)),
-                          True, False)
-    again = _send_bytes(slim, cfg, transport, deadline, on_accepted)
-    if again.ok:
-        return again._replace(detail="%s; sent WITHOUT attachments (%s)" % (again.detail, reason))
-    return SendResult(False, "%s; retry without attachments also failed: %s" % (
-        res.detail, again.detail), True, again.transport_down,
-        again.permanent or again.size_rejected)  # even the slim one is too big: for good
-
-
-def _slim_message(msg, data, reason):
-    """Bytes of the message without attachments: rebuilt if we built it, else stripped."""
-    hook = getattr(msg, "gpualert_slim", None)
-    if hook is not None:
-        return hook(reason).as_bytes()
-    from email import policy
-    from email.message import EmailMessage
-    from email.parser import BytesParser
-    parsed = BytesParser(policy=policy.default).parsebytes(data)
-    names = ["%s" % (a.get_filename() or "unnamed") for a in parsed.iter_attachments()]
-    body = parsed.get_body(("plain",))
-    text = body.get_content() if body is not None else ""
-    slim = EmailMessage()
-    for key, value in parsed.items():
-        if key.lower() not in ("content-type", "content-transfer-encoding", "mime-version",
-                               "content-disposition"):
-            slim[key] = value
-    note = "NOTE: attachments removed (%s): %s\n\n" % (reason, ", ".join(names) or "none")
-    slim.set_content(note + text, cte="quoted-printable")
-    _unfolded_headers(slim)
-    return slim.as_bytes()
-
-
-def _choose_transport(cfg):
-    """('smtp', hostport) | ('sendmail', path) | ('missing', why) | ('outbox', why)."""
-    if cfg.get("smtp"):
-        return "smtp", str(cfg["smtp"])
-    asked = cfg.get("sendmail")
-    if asked == "none":  # said outright: no sendmail, even where the node has one
-        return "outbox", "no mail transport configured (no smtp relay set, sendmail none)"
-    path = asked or _find_sendmail()
-    if path:
-        return "sendmail", path
-    if asked is not None:
-        return "missing", "sendmail requested but not found on PATH or in %s" % (
-            ", ".join(SENDMAIL_CANDIDATES))
-    return "outbox", "no mail transport configured (no smtp relay set, no sendmail found)"
-
-
-def _find_sendmail():
-    import shutil
-    found = shutil.which("sendmail")
-    if found:
-        return found
-    for path in SENDMAIL_CANDIDATES:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
-    kind, where = transport
-    if not _safely(lambda: _envelope(data, cfg)[1], None):
-        # An empty, torn or foreign file in the outbox: no relay will ever take it. Said as
-        # "the transport is down", it stopped every resend before the messages behind it.
-        return SendResult(False, "the message names no recipient (To/Cc/Bcc): it cannot be sent",
-                          False, False, True)
-    if kind == "smtp":
-        return _send_smtp_bounded(data, cfg, deadline, on_accepted)
-    only = _envelope(data, cfg)[1] if data.startswith(RCPT_HEADER.encode("ascii")) else None
-    return _send_sendmail(data, where, deadline, only=only)
-
-
-def _envelope(data, cfg):
-    from email import policy
-    from email.parser import BytesHeaderParser
-    from email.utils import getaddresses, parseaddr
-    head = BytesHeaderParser(policy=policy.compat32).parsebytes(data)
-    sender = cfg.get("from_addr") or head.get("From") or ""
-    sender = parseaddr(str(sender))[1]
-    fields = [str(v) for v in head.get_all(RCPT_HEADER) or []] or \
-        [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
-    rcpts = _one_per_mailbox([addr for _, addr in getaddresses(fields) if addr])
-    return sender, rcpts
-
-
-#: A copy kept for the recipients the relay refused for now is addressed to them alone:
-#: this header, first in the message, names its envelope recipients (SMTP and sendmail).
-RCPT_HEADER = "X-Gpualert-Rcpt"
-
-
-def _readdressed(data, addresses):
-    """The message bytes, for `addresses` alone (an earlier RCPT_HEADER replaced)."""
-    mark = RCPT_HEADER.encode("ascii") + b":"
-    while data.startswith(mark):
-        data = data.split(b"\n", 1)[-1]
-    return mark + b" " + ", ".join(sorted(addresses)).encode("utf-8", "replace") + b"\n" + data
-
-
-# ---- SMTP ----
-
-def _send_smtp_bounded(data, cfg, deadline, on_accepted=None):
-    """Run the SMTP session in a daemon thread and give up at the deadline (getaddrinfo and a
-    mute relay cannot be interrupted otherwise); the abandoned socket is shut down."""
-    import threading
-    state = {"stage": "connect (DNS/TCP/greeting)", "conn": None, "result": None, "cancelled": False,
-             "on_accepted": on_accepted}
-    worker = threading.Thread(target=_smtp_worker, args=(data, cfg, deadline, state),
-                              name="gpualert-smtp")
-    worker.daemon = True
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if worker.is_alive() or state["result"] is None:
-        state["cancelled"] = True
-        _abort_conn(state["conn"])
-        return SendResult(False, "SMTP %s: timed out during %s (smtp_timeout %gs)" % (
-            cfg["smtp"], state["stage"], _mail_timeout(cfg)), False, True)
-    return state["result"]
-
-
-def _abort_conn(conn):
-    import socket
-    sock = getattr(conn, "sock", None)
-    try:
-        if sock is not None:
-            sock.shutdown(socket.SHUT_RDWR)  # wakes a recv blocked in the worker thread
-        if conn is not None:
-            conn.close()
-    except Exception:
-        pass  # abandoning a session that already failed: its error is the one reported
-
-
-def _smtp_worker(data, cfg, deadline, state):
-    try:
-        state["result"] = _smtp_session(data, cfg, deadline, state)
-    except BaseException as exc:
-        state["result"] = _smtp_failure(exc, cfg, state["stage"])
-
-
-def _parse_hostport(spec):
-    spec = str(spec).strip()
-    m = re.match(r"^\[([^\]]+)\](?::(\d+))?$", spec) or re.match(r"^([^:]+)(?::(\d+))?$", spec)
-    if not m:
-        raise ValueError("bad smtp relay %r (want host[:port])" % spec)
-    return m.group(1), int(m.group(2) or 25)
-
-
-def _tls_mode(cfg, port):
-    mode = str(cfg.get("smtp_tls") or "").lower()
-    if mode in ("ssl", "tls", "smtps"):
-        return "ssl"
-    if mode in ("starttls", "none"):
-        return mode
-    return "ssl" if port == 465 else "auto"
-
-
-def _smtp_session(data, cfg, deadline, state):
-    import smtplib
-    import ssl
-    host, port = _parse_hostport(cfg["smtp"])
-    mode = _tls_mode(cfg, port)
-    sender, rcpts = _envelope(data, cfg)
-    if not rcpts:
-        raise ValueError("no recipients in To/Cc")
-    timeout = max(0.1, deadline - time.monotonic())
-    if mode == "ssl":
-        state["stage"] = "connect+TLS"
-        conn = smtplib.SMTP_SSL(host, port, local_hostname=_hostname(), timeout=timeout,
-                                context=ssl.create_default_context())
-    else:
-        conn = smtplib.SMTP(host, port, local_hostname=_hostname(), timeout=timeout)
-    state["conn"] = conn
-    try:
-        _smtp_prepare(conn, cfg, mode, state)
-        if state["cancelled"]:
-            return SendResult(False, "cancelled", False, True)
-        state["stage"] = "MAIL/RCPT/DATA"
-        refused = conn.sendmail(sender, rcpts, _to_crlf(data))
-        if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
-            _safely(lambda: state["on_accepted"](data, refused), None)
-    finally:
-        _quit_quietly(conn)
-    refused = dict((a, (code, _clean(_text(text), 200)))
-                   for a, (code, text) in (refused or {}).items())
-    detail = "SMTP %s accepted it for %s" % (cfg["smtp"],
-                                             ", ".join(a for a in rcpts if a not in refused))
-    return SendResult(True, detail, False, False, False, refused or None)
-
-
-def _smtp_prepare(conn, cfg, mode, state):
-    import ssl
-    state["stage"] = "greeting/EHLO"
-    conn.ehlo_or_helo_if_needed()
-    tls = mode == "ssl"
-    if mode == "starttls" or (mode == "auto" and conn.has_extn("starttls")):
-        if not conn.has_extn("starttls"):
-            raise ValueError("relay does not offer STARTTLS (smtp_tls=starttls)")
-        state["stage"] = "STARTTLS"
-        conn.starttls(context=ssl.create_default_context())  # verifies; honours SSL_CERT_FILE
-        conn.ehlo()
-        tls = True
-    if cfg.get("smtp_user"):
-        if not tls and mode != "none":
-            raise ValueError("refusing to send the SMTP password unencrypted "
-                             "(relay offers no STARTTLS; set smtp_tls=none to allow)")
-        state["stage"] = "AUTH"
-        conn.login(str(cfg["smtp_user"]), str(cfg.get("smtp_password") or ""))
-
-
-def _quit_quietly(conn):
-    try:
-        conn.quit()
-    except Exception:
-        try:
-            conn.close()
-        except Exception:
-            pass  # the message was accepted or its failure reported already
-
-
-def _to_crlf(data):
-    return re.sub(b"\r?\n", b"\r\n", data)
-
-
-def _smtp_failure(exc, cfg, stage):
-    """Map an exception to a SendResult with a one-line reason."""
-    import smtplib
-    import socket
-    import ssl
-    where = "SMTP %s" % cfg.get("smtp")
-    code, text = _smtp_code(exc)
-    mixed = _mixed_refusals(exc)
-    if mixed:  # every recipient refused, some for now, some for good: each gets its due
-        return SendResult(False, "%s refused every recipient: %s" % (where, _refusals(mixed)),
-                          False, False, False, mixed)
-    if code is not None:
-        size = code == 552 or (500 <= code < 600 and "size" in text.lower())
-        size = size or "5.3.4" in text
-        down = isinstance(exc, (smtplib.SMTPAuthenticationError, smtplib.SMTPHeloError))
-        return SendResult(False, "%s rejected during %s: %d %s" % (where, stage, code, text),
-                          size, down, code >= 500 and not down)
-    if isinstance(exc, ssl.SSLError) or isinstance(exc, ssl.CertificateError):
-        why = "TLS failed during %s: %s" % (stage, _describe(exc))
-    elif isinstance(exc, socket.gaierror):
-        why = "cannot resolve relay host: %s" % _describe(exc)
-    elif isinstance(exc, ConnectionRefusedError):
-        why = "connection refused"
-    elif isinstance(exc, socket.timeout) or "timed out" in str(exc).lower():
-        why = "timed out during %s" % stage
-    elif isinstance(exc, smtplib.SMTPServerDisconnected):
-        why = "relay closed the connection during %s" % stage
-    else:
-        why = "failed during %s: %s" % (stage, _describe(exc))
-    return SendResult(False, "%s: %s" % (where, why), False, True)
-
-
-def _mixed_refusals(exc):
-    """{address: (code, text)} when the relay refused every recipient at RCPT, some with
-    4xx and some with 5xx; else None (one kind: the first code says it all)."""
-    import smtplib
-    if not isinstance(exc, smtplib.SMTPRecipientsRefused):
+def job_output_mark():
+    """(dev, ino, size) of the job's output file before the child writes to it, when stdout
+    and stderr are that one regular file (sbatch's slurm-%j.out, `> out.log 2>&1`): it then
+    gets the child's output in the log's order, so a log line maps to a line of it. Only
+    the size is taken now: the lines before it are counted after the run, off the start."""
+    if not job_output_file() or not same_output(1, 2):
         return None
-    refused = dict((a, (code, _clean(_text(text), 200)))
-                   for a, (code, text) in (exc.recipients or {}).items())
-    kinds = set(code >= 500 for code, _ in refused.values())
-    return refused if len(kinds) == 2 else None
-
-
-def _smtp_code(exc):
-    """(code, text) of an SMTP rejection, or (None, '')."""
-    import smtplib
-    if isinstance(exc, smtplib.SMTPRecipientsRefused):
-        codes = list((exc.recipients or {}).values())
-        if codes:
-            code, text = codes[0]
-            return code, _clean(_text(text), 200)
-    code = getattr(exc, "smtp_code", None)
-    if isinstance(code, int) and code >= 400:
-        return code, _clean(_text(getattr(exc, "smtp_error", "")), 200)
-    return None, ""
-
-
-def _text(value):
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-# ---- sendmail ----
-
-def _send_sendmail(data, path, deadline, only=None):
-    """only: the envelope recipients of a copy kept for some of them (not -t: the headers
-    name everyone the message was for)."""
-    import subprocess
-    import tempfile
-    argv = [path, "-oi", "--"] + list(only) if only else [path, "-t", "-oi"]
-    # Its exit status says whether it took the message: stderr goes to a file, not a pipe,
-    # so a child it forks that keeps the descriptor (a queue runner) cannot hold us until
-    # the deadline, reported "timed out" and later resent: a duplicate.
-    with tempfile.TemporaryFile() as errors:
-        try:  # own session: at the deadline the whole group is killed, helpers included
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=errors, start_new_session=True)
-        except OSError as exc:
-            return SendResult(False, "cannot run %s: %s" % (path, exc.strerror or exc), False, True)
-        try:
-            proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            _kill_session(proc)
-            return SendResult(False, "%s -t -oi timed out" % path, False, True)
-        errors.seek(max(0, os.fstat(errors.fileno()).st_size - 4096))
-        err = errors.read()
-    if proc.returncode != 0:
-        last = _clean(_text(err).strip().splitlines()[-1] if err.strip() else "", 200)
-        return SendResult(False, "%s -t -oi exited with status %d%s" % (
-            path, proc.returncode, (": " + last) if last else ""), _sendmail_size(last),
-            False, proc.returncode in SENDMAIL_PERMANENT_EXITS)
-    return SendResult(True, "handed to %s -t -oi" % path, False, False)
-
-
-def _sendmail_size(text):
-    """Did sendmail refuse the message for its size? Postfix: "message file too big" (exit
-    75); Exim and Sendmail: "message too big", "size exceeds", or a 5.3.4 status."""
-    return bool(re.search(r"too (big|large)|size exceed|exceeds? .*size|5\.3\.4", text, re.I))
-
-
-# ==== Edges: HTTP channels ====
-# urllib only: TLS verified with the system's CAs (SSL_CERT_FILE honoured), HTTPS_PROXY,
-# HTTP_PROXY and NO_PROXY honoured, no redirect followed (a webhook that answers 3xx would
-# otherwise get a GET without the message). Every line that leaves here is masked.
-
-ChannelResult = collections.namedtuple("ChannelResult", "ok permanent detail")
-CHANNEL_BODY_MAX_BYTES = 4096      # of a service's answer, read for the error line
-RETRY_AFTER_MAX_S = 60.0           # a 429's Retry-After is honoured up to this, within the deadline
-
-
-def _opener():
-    import ssl
-    import urllib.request
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, req, fp, code, msg, headers, newurl):
-            return None
-
-    context = ssl.create_default_context()
-    return urllib.request.build_opener(urllib.request.ProxyHandler(), NoRedirect(),
-                                       urllib.request.HTTPSHandler(context=context))
-
-
-def send_http(request, deadline, opener=None):
-    """(status, headers, body bytes) of one request; raises OSError/URLError on transport
-    failure. The socket timeout is what is left of the deadline."""
-    import urllib.error
-    import urllib.request
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise OSError(errno.ETIMEDOUT, "no time left before the delivery deadline")
-    req = urllib.request.Request(request.url, data=request.body, method=request.method,
-                                 headers=dict(request.headers, **{"User-Agent": "gpualert/" + __version__}))
-    try:
-        resp = (opener or _opener()).open(req, timeout=left)
-    except urllib.error.HTTPError as exc:
-        body = _read_bounded(exc)
-        return exc.code, exc.headers, body
-    with resp:
-        return resp.status if hasattr(resp, "status") else resp.getcode(), resp.headers, _read_bounded(resp)
-
-
-def _read_bounded(resp):
-    try:
-        return resp.read(CHANNEL_BODY_MAX_BYTES) or b""
-    except Exception:
-        return b""
-
-
-def classify_http(status, body):
-    """A service's answer -> ChannelResult(ok, permanent, detail) (detail not yet masked).
-    4xx other than 408/429 is permanent: sending again cannot help."""
-    text = _clean(_text(body), 200)
-    if 200 <= status < 300:
-        return ChannelResult(True, False, "HTTP %d" % status)
-    permanent = 400 <= status < 500 and status not in (408, 429) or 300 <= status < 400
-    return ChannelResult(False, permanent, "HTTP %d%s" % (status, (": " + text) if text else ""))
-
-
-def retry_after_s(headers, now=None):
-    """Seconds a 429 asks to wait (Retry-After: seconds or an HTTP date); None if unsaid."""
-    value = (headers or {}).get("Retry-After") if headers is not None else None
-    if not value:
-        return None
-    value = str(value).strip()
-    if re.match(r"^\d+(\.\d+)?$", value):
-        return float(value)
-    try:
-        from email.utils import parsedate_to_datetime
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return max(0.0, when - (now or time.time()))
-
-
-def post_channel(channel, summary, deadline, *, record=None, txn_id=None, opener=None, picture=None):
-    """Deliver one channel's message before the monotonic deadline; then, where the service
-    takes files, the picture of the run (best effort: its failure is only noted). Never
-    raises; the detail line names the channel with its secrets masked."""
-    try:
-        if channel.service == "apprise":
-            res = _post_apprise(channel, summary, deadline)
-        elif channel.service == "matrix":
-            res = _post_matrix(channel, summary, deadline, txn_id or _txn_id(summary), opener)
-        else:
-            res = _post_with_retry(build_channel_request(channel, summary, record), deadline, opener)
-        if res.ok and picture and channel.service in PICTURE_SERVICES:
-            res = res._replace(detail=res.detail + "; picture: " + _post_picture(
-                channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener=opener))
-    except Exception as exc:  # noqa: BLE001 - a channel never breaks the run
-        res = ChannelResult(False, False, _transport_reason(exc))
-    return res._replace(detail=mask_text("%s %s: %s" % (channel.service, channel.masked, res.detail),
-                                         channel.secrets))
-
-
-def _post_picture(channel, summary, png, deadline, txn_id, *, opener=None):
-    """One line on how the picture went; never raises (the message itself is delivered)."""
-    try:
-        if channel.service == "matrix":
-            res = _post_matrix_picture(channel, png, deadline, txn_id, opener)
-        else:
-            res = _post_with_retry(build_picture_request(channel, summary, png), deadline, opener)
-    except Exception as exc:  # noqa: BLE001
-        res = ChannelResult(False, False, _transport_reason(exc))
-    return "sent" if res.ok else "not sent (%s)" % res.detail
-
-
-def _post_matrix_picture(channel, png, deadline, txn_id, opener=None):
-    """Upload to the media repository, then an m.image event that points at it."""
-    parts = channel.parts
-    auth = {"Authorization": "Bearer " + parts["token"]}
-    upload = HttpRequest("POST", "%s/_matrix/media/v3/upload?filename=%s" % (parts["base"], PICTURE_NAME),
-                         dict(auth, **{"Content-Type": "image/png"}), png)
-    status, _, body = send_http(upload, deadline, opener)
-    uri = _json_field(body, "content_uri") if status == 200 else None
-    if not uri:
-        return classify_http(status, body)._replace(ok=False)
-    room, failed = _matrix_room_id(channel, deadline, opener)
-    if failed:
-        return failed
-    content = {"msgtype": "m.image", "body": PICTURE_NAME, "url": uri,
-               "info": {"mimetype": "image/png", "size": len(png)}}
-    url = "%s/_matrix/client/v3/rooms/%s/send/m.room.message/%s" % (
-        parts["base"], _quote(room), _quote(txn_id))
-    return _post_with_retry(_json_request(url, content, auth)._replace(method="PUT"), deadline, opener)
-
-
-def _post_with_retry(request, deadline, opener=None):
-    """POST; on 429 wait as asked (Retry-After, or 1 s) when that fits before the deadline."""
-    while True:
-        try:
-            status, headers, body = send_http(request, deadline, opener)
-        except (UnicodeError, ValueError) as exc:  # a header or host that cannot be sent, ever
-            return ChannelResult(False, True, "cannot be sent as it is: %s" % _describe(exc))
-        except Exception as exc:  # noqa: BLE001
-            return ChannelResult(False, False, _transport_reason(exc))
-        res = classify_http(status, body)
-        if status != 429:
-            return res
-        wait = retry_after_s(headers)
-        wait = 1.0 if wait is None else wait
-        if wait > RETRY_AFTER_MAX_S or time.monotonic() + wait + 0.5 >= deadline:
-            return res._replace(detail="%s (Retry-After %gs does not fit the deadline)" % (res.detail, wait))
-        time.sleep(wait)
-
-
-def _transport_reason(exc):
-    import socket
-    import ssl
-    import urllib.error
-    reason = getattr(exc, "reason", exc) if isinstance(exc, urllib.error.URLError) else exc
-    if isinstance(reason, ssl.SSLCertVerificationError if hasattr(ssl, "SSLCertVerificationError")
-                  else ssl.CertificateError):
-        return "TLS certificate not trusted: %s" % _describe(reason)
-    if isinstance(reason, ssl.SSLError):
-        return "TLS failed: %s" % _describe(reason)
-    if isinstance(reason, socket.timeout) or "timed out" in str(reason).lower():
-        return "timed out (delivery deadline)"
-    if isinstance(reason, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(reason, socket.gaierror):
-        return "cannot resolve the host: %s" % _describe(reason)
-    return _describe(reason)
-
-
-def _txn_id(summary):
-    import hashlib
-    digest = hashlib.sha1(("%s|%s" % (summary.title, summary.text)).encode("utf-8")).hexdigest()
-    return "gpualert-%s-%s" % (digest[:16], os.urandom(4).hex())
-
-
-def _post_matrix(channel, summary, deadline, txn_id, opener=None):
-    """Resolve a #alias to a room id, then PUT the event; join once if not yet a member."""
-    room, failed = _matrix_room_id(channel, deadline, opener)
-    if failed:
-        return failed
-    request = build_matrix(channel, summary, room, txn_id)
-    res = _post_with_retry(request, deadline, opener)
-    if not res.ok and "M_FORBIDDEN" in res.detail:
-        auth = {"Authorization": "Bearer " + channel.parts["token"]}
-        join = "%s/_matrix/client/v3/join/%s" % (channel.parts["base"], _quote(room))
-        status, _, body = send_http(_json_request(join, {}, auth), deadline, opener)
-        if status == 200:
-            res = _post_with_retry(request, deadline, opener)
-    return res
-
-
-def _matrix_room_id(channel, deadline, opener=None):
-    """(room id, None) or (None, ChannelResult why not): an alias is looked up in the
-    directory; one without ':server' takes the server of the token's own user."""
-    parts = channel.parts
-    auth = {"Authorization": "Bearer " + parts["token"]}
-    room = parts["room"]
-    if room.startswith("#") and ":" not in room:  # the server name is the user's, not the host's
-        whoami = "%s/_matrix/client/v3/account/whoami" % parts["base"]
-        status, _, body = send_http(HttpRequest("GET", whoami, auth, None), deadline, opener)
-        user_id = _json_field(body, "user_id") if status == 200 else None
-        if not user_id or ":" not in user_id:
-            res = classify_http(status, body)
-            return None, res._replace(ok=False, detail="whoami (for the alias's server): %s" % res.detail)
-        room += ":" + user_id.split(":", 1)[1]
-    if not room.startswith("#"):
-        return room, None
-    url = "%s/_matrix/client/v3/directory/room/%s" % (parts["base"], _quote(room))
-    status, _, body = send_http(HttpRequest("GET", url, auth, None), deadline, opener)
-    if status != 200:
-        res = classify_http(status, body)
-        return None, res._replace(detail="room alias %s: %s" % (room, res.detail))
-    room_id = _json_field(body, "room_id")
-    if not room_id:
-        return None, ChannelResult(False, False, "room alias %s: no room_id in the answer" % room)
-    return room_id, None
-
-
-def _json_field(body, name):
-    import json
-    try:
-        return json.loads(_text(body)).get(name)
-    except (ValueError, AttributeError):
-        return None
-
-
-def _post_apprise(channel, summary, deadline):
-    """The bridge for schemes gpualert does not speak: `apprise -c FILE` with the URL in a
-    private config file and the title and body (the job's lines) on its stdin, so none of
-    them shows in `ps` to other users. Without apprise here the post stays for a `resend`
-    where it is installed (a login node)."""
-    import shutil
-    import tempfile
-    path = shutil.which("apprise")
-    if not path:
-        return ChannelResult(False, False, "unknown scheme and `apprise` is not installed here "
-                                           "(pip install --user apprise, or use a native URL); "
-                                           "kept for a resend where it is")
-    folder = tempfile.mkdtemp(prefix="gpualert-apprise-")  # 0700
-    conf = os.path.join(folder, "urls.txt")
-    try:
-        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(channel.url + "\n")
-        body = "%s\n%s" % (summary.title, summary.text)  # apprise reads a body, not a title, from stdin
-        return _run_apprise([path, "-c", conf], deadline, body.encode("utf-8", "replace"))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _run_apprise(argv, deadline, body):
-    import subprocess
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    except OSError as exc:
-        return ChannelResult(False, False, "cannot run apprise: %s" % (exc.strerror or exc))
-    try:
-        out, _ = proc.communicate(body, timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        _kill_session(proc)
-        return ChannelResult(False, False, "apprise timed out (delivery deadline)")
-    if proc.returncode == 0:
-        return ChannelResult(True, False, "handed to apprise")
-    last = _clean(_text(out).strip().splitlines()[-1] if out.strip() else "", 200)
-    return ChannelResult(False, False, "apprise exited with status %d%s" % (
-        proc.returncode, (": " + last) if last else ""))
-
-
-def deliver_channels(channels, summary, deadline, *, record=None, opener=None, txn_ids=None,
-                     picture=None):
-    """Post to every channel at once, each in a daemon thread; what has not answered by the
-    deadline counts as failed (not permanent). Returns [(channel, ChannelResult)] in order."""
-    import threading
-    results = [None] * len(channels)
-    txn_ids = txn_ids or [None] * len(channels)
-
-    def work(i, channel):
-        results[i] = post_channel(channel, summary, deadline, record=record, txn_id=txn_ids[i],
-                                  opener=opener, picture=picture)
-
-    threads = []
-    for i, channel in enumerate(channels):
-        thread = threading.Thread(target=work, args=(i, channel), name="gpualert-channel")
-        thread.daemon = True
-        thread.start()
-        threads.append(thread)
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    return [(ch, res if res is not None else ChannelResult(
-        False, False, "%s %s: no answer before the delivery deadline" % (ch.service, ch.masked)))
-        for ch, res in zip(channels, results)]
+    st = os.fstat(1)
+    return (st.st_dev, st.st_ino, st.st_size) if st.st_size <= JOB_OUTPUT_COUNT_MAX_BYTES else None
 
 
 # ==== Edges: the outbox ====
+
 #
 # The spool. It is generic over what it holds, so the chat channels reuse it as it is: a
 # spooled item is one file "<UTC time>-<pid>-<random>.<kind>" (kind "eml": an e-mail whose
@@ -8876,19 +8536,6 @@ def private_dir(path, create=True):
     if st.st_mode & 0o022:  # ours, made under umask 002 (or by an older gpualert): tighten it
         _tighten_dir(path)
     return path
-
-
-def make_private_dirs(path):
-    """os.makedirs, but each directory it makes (parents too: ~/.local, ~/.local/state) is
-    made 0700, which a umask can only narrow (under umask 000 makedirs made the parents
-    world-writable). FileExistsError if path itself exists."""
-    parent = os.path.dirname(os.path.abspath(path))
-    if parent != os.path.abspath(path) and not os.path.isdir(parent):
-        try:
-            make_private_dirs(parent)
-        except FileExistsError:
-            pass  # made meanwhile by another process
-    os.mkdir(path, 0o700)
 
 
 def _tighten_dir(path):
@@ -9603,21 +9250,6 @@ def _save_anywhere(data, dirs, reason):
     return None, errors
 
 
-def _outbox_result(msg, cfg, reason, transport, over=None):
-    """Spool msg (it was not, or could not be, sent now) -> the delivery record.
-    over: as for spool_message."""
-    try:
-        data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
-        path, errors = spool_message(data, cfg, reason, over=over)
-    except BaseException as exc:
-        data, path, errors = None, None, [_describe(exc)]
-    if path:
-        return _outcome("outbox", transport, _outbox_detail(reason, path, errors), path)
-    _emergency_dump(data, msg)
-    return _outcome("outbox", transport, "not sent (%s) and could not be saved (%s); "
-                    "the message was written to stderr" % (reason, "; ".join(errors)))
-
-
 def _outbox_detail(reason, path, errors):
     detail = "not sent (%s); saved to %s" % (reason, path)
     if errors:
@@ -9636,105 +9268,8 @@ def _emergency_dump(data, msg):
         pass  # stderr is gone too: nowhere is left to put it
 
 
-def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
-    """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
-    "dead" (refused for good: buried, told once on stderr) or "waiting" (released).
-    The claim is renewed while it is sent: a slow relay does not make it look abandoned."""
-    kept = []
-
-    def accepted(sent, refused):  # before the item leaves the spool: refused ones stay in
-        kept.extend(keep_refused(claimed, sent, refused, cfg))
-        finish_item(claimed)
-    with Renewing(claimed):
-        res = _send_with_slim_retry(msg, data, cfg, transport, deadline, on_accepted=accepted)
-    if res.ok:
-        if res.refused and not kept:  # a transport without the callback (none refuses now)
-            kept = keep_refused(claimed, data, res.refused, cfg)
-        finish_item(claimed)
-        return "sent", res._replace(detail="; ".join([res.detail] + kept)), None
-    if res.permanent:
-        try:
-            path = bury_item(claimed, res.detail)
-        except OSError as exc:
-            return "waiting", res._replace(detail="%s; not moved to dead/: %s" % (
-                res.detail, _describe(exc))), release_item(claimed)
-        _warn("warning: a message was refused for good (%s); it is kept in %s and will not "
-              "be tried again" % (res.detail, path))
-        return "dead", res, path
-    if res.refused:  # none accepted it: those refused for good go to dead/, the item waits
-        split = _split_refused(claimed, data, res.refused, cfg)
-        res = res._replace(detail="; ".join([res.detail] + split))
-    return "waiting", res, release_item(claimed)
-
-
-def _split_refused(claimed, data, refused, cfg):
-    """Every recipient refused, some for now and some for good: a copy for the latter goes
-    to dead/ (keep_refused), and the claimed item is readdressed to the former alone."""
-    never = dict((a, r) for a, r in refused.items() if r[0] >= 500)
-    lines = keep_refused(claimed, data, never, cfg)
-    later = [a for a, r in refused.items() if r[0] < 500]
-    try:
-        spool_over(claimed, _stamp(_readdressed(data, later), "refused for now by the relay: %s"
-                                   % _refusals(dict((a, refused[a]) for a in later))))
-    except OSError as exc:
-        lines.append("not readdressed to %s: %s" % (", ".join(later), _describe(exc)))
-    return lines
-
-
-def keep_refused(claimed, data, refused, cfg):
-    """The recipients the relay refused while it took the message for the others: refused
-    for now (4xx), a copy for them alone waits in the spool for resend; for good (5xx), a
-    copy for them goes to dead/ with the reason (told on stderr now and in the next
-    message). The recipients that accepted never get it again. -> lines saying which."""
-    later = dict((a, r) for a, r in (refused or {}).items() if r[0] < 500)
-    never = dict((a, r) for a, r in (refused or {}).items() if r[0] >= 500)
-    lines = []
-    if later:
-        why = "refused for now by the relay: %s" % _refusals(later)
-        path, errors = spool_item(_stamp(_readdressed(data, later), why), "eml", cfg,
-                                  places=[os.path.dirname(claimed)] + spool_places(cfg))
-        lines.append("%s; %s" % (why, ("kept for resend in %s" % path) if path
-                                 else "could not be kept: %s" % "; ".join(errors)))
-    if never:
-        why = "refused for good by the relay: %s" % _refusals(never)
-        try:
-            dead = private_dir(os.path.join(os.path.dirname(claimed), DEAD_DIR))
-            line = ("X-Gpualert-Dead-Reason: %s\n" % _clean(why, 500)).encode("utf-8", "replace")
-            path = _write_private(dead, _item_name("eml"), line + _readdressed(data, never))
-            lines.append("%s; kept in %s, not tried again" % (why, path))
-        except OSError as exc:
-            lines.append("%s; not kept: %s" % (why, _describe(exc)))
-        _warn("warning: %s" % lines[-1])
-    return lines
-
-
 def _refusals(refused):
     return ", ".join("%s (%d %s)" % (a, code, text) for a, (code, text) in sorted(refused.items()))
-
-
-def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, capped=True):
-    """Send the spooled messages in every place (search_places), oldest first, each claimed
-    first so no other process sends it too. Stops when the transport is down, after max_s
-    (default RESEND_MAX_S) or max_items sends tried, or at the hourly cap (capped).
-    skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
-    Returns {"sent", "failed", "dead", "remaining", "outbox", "found": [(place, n)],
-    "details": [str]}."""
-    places, refused = search_places(cfg)
-    adopted = [line for place in places for line in adopt_orphans(place)]
-    found = [(place, ready_items(place)) for place in places]
-    counts = {"sent": 0, "failed": 0, "dead": 0, "outbox": _outbox_dir(cfg),
-              "found": [(p, len(items)) for p, items in found if items],
-              "details": ["ignored %s" % line for line in refused] + adopted}
-    files = [f for _, items in found for f in items if not (skip_held and _was_held(f))]
-    kind, where = _choose_transport(cfg)
-    if files and kind in ("outbox", "missing"):
-        counts["details"].append(where)
-    elif files:
-        _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items,
-                      capped=capped, places=places)
-    counts["remaining"] = sum(len(ready_items(p)) for p in places)
-    counts["held"] = sum(len(_held_claims(p)) for p in places)
-    return counts
 
 
 def _held_claims(place):
@@ -9746,58 +9281,48 @@ def _held_claims(place):
     return [os.path.join(place, n) for n in claims if os.path.join(place, n) not in ready]
 
 
-def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped, places):
-    stop_at = time.monotonic() + (max_s if max_s is not None
-                                  else max(RESEND_MAX_S, 4 * _mail_timeout(cfg)))
-    limiter = _limiter(cfg) if capped else None
-    for n, path in enumerate(files):
-        if time.monotonic() >= stop_at or n >= max_items:
-            counts["details"].append("stopped: the time or count limit of one resend")
-            return
-        why = _send_one(path, cfg, transport, counts, stop_at=stop_at, limiter=limiter,
-                        places=places)
-        if why:
-            counts["details"].append("stopped: %s" % why)
-            return
+class RateLimiter(object):
+    """At most per_hour messages per rolling hour, shared by every process that uses the
+    same directory (a file of timestamps under a lock). per_hour None or <= 0: no cap.
+    When the file cannot be used, it allows (better a message too many than none)."""
 
+    def __init__(self, directory, per_hour, clock=time.time, key="messages"):
+        self.dir = directory
+        self.per_hour = per_hour
+        self.clock = clock
+        self.path = os.path.join(directory, "rate-%s.txt" % re.sub(r"[^\w.-]+", "_", key))
+        self.notes = []
 
-def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
-    """Claim, send, settle one spooled message. -> a reason to stop, or None."""
-    try:
-        claimed = claim_item(path)
-    except OSError as exc:
-        counts["failed"] += 1
-        counts["details"].append("%s: cannot claim it (%s); left as it is" % (path, _describe(exc)))
-        return None
-    if claimed is None:
-        return None  # another process is sending it
-    if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
-        counts["details"].append("%s: a stand-in its run's full message replaces; dropped"
-                                 % os.path.basename(path))
-        return None
-    if limiter is not None and not limiter.allow():
-        release_item(claimed)
-        return "more than %d messages this hour (--max-per-hour; 0 lifts it)" % cfg["max_per_hour"]
-    try:
-        with open(claimed, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        release_item(claimed)
-        counts["failed"] += 1
-        counts["details"].append("%s: %s" % (path, _describe(exc)))
-        return None
-    if data.startswith(b"X-Gpualert-Outbox-Reason:"):  # the spool's own note, not the message's
-        data = data.split(b"\n", 1)[-1]
-    deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
-    state, res, where = send_claimed(claimed, data, data, cfg, transport=transport, deadline=deadline)
-    if state != "dead" and any(code >= 500 for code, _ in (res.refused or {}).values()):
-        counts["dead"] += 1  # a copy for the recipients refused for good went to dead/
-    if state == "sent":
-        counts["sent"] += 1
-        return None
-    counts["dead" if state == "dead" else "failed"] += 1
-    counts["details"].append("%s: %s" % (os.path.basename(path), res.detail))
-    return "the transport is not usable now" if res.transport_down else None
+    def allow(self):
+        """Count one message if under the cap. -> True to send, False to hold it back."""
+        if not self.per_hour or self.per_hour <= 0:
+            return True
+        try:
+            private_dir(self.dir)
+            fd = _locked(self.path + ".lock")
+            try:
+                return self._take()
+            finally:
+                _unlock(fd)
+        except (OSError, ValueError) as exc:
+            self.notes.append("rate limit not applied: %s" % exc)
+            return True
+
+    def _take(self):
+        now = self.clock()
+        stamps = []
+        if os.path.exists(self.path):
+            with open(self.path) as f:
+                stamps = [float(s) for s in f.read().split() if re.match(r"^[\d.]+$", s)]
+        stamps = [t for t in stamps if now - t < 3600.0]
+        allowed = len(stamps) < self.per_hour
+        if allowed:
+            stamps.append(now)
+        tmp = "%s.%d.tmp" % (self.path, os.getpid())
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write("".join("%.3f\n" % t for t in stamps))
+        os.replace(tmp, self.path)
+        return allowed
 
 
 def _limiter(cfg):
@@ -9965,34 +9490,906 @@ def _listdir(place):
         return []
 
 
-def resend_channel_records(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS):
-    """Post every spooled channel message nobody else holds; finish the delivered, bury the
-    refused. skip_held: leave records held back on purpose (the hourly cap) to `resend`.
-    -> {"sent", "failed", "dead", "remaining", "details"}."""
-    places, refused = search_places(cfg)
-    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": list(refused)}
-    counts["details"] += [line for place in places for line in adopt_orphans(place)]
-    stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
-    paths = [p for place in places for p in ready_items(place, kinds=(CHANNEL_KIND,))
-             if not (skip_held and _record_held(p))]
-    for path in paths[:max_items]:
-        if time.monotonic() >= stop_at:
-            counts["details"].append("stopped: resend time limit reached")
-            break
-        state, detail = _resend_record(path, cfg, stop_at)
-        if state:
-            counts[state] += 1
-        if detail:
-            counts["details"].append(detail)
-    counts["remaining"] = channel_record_count(cfg)
-    return counts
-
-
 def _record_held(path):
     try:
         return bool(read_channel_record(path).get("held"))
     except (OSError, ValueError):
         return False  # gone (another sender has it) or unreadable: the claim decides
+
+
+def _settle_record(claimed, res):
+    """After an attempt: finish (sent), bury (refused for good) or release (try later)."""
+    try:
+        if res.ok:
+            finish_item(claimed)
+            return "sent", None
+        if res.permanent:
+            return "dead", "dead letter: %s -> %s" % (res.detail, bury_item(claimed, res.detail))
+        release_item(claimed)
+    except OSError as exc:
+        return "failed", "%s: %s" % (res.detail, _describe(exc))
+    return "failed", res.detail
+
+
+# ==== Edges: transports ====
+
+def _outcome(outcome, transport, detail, path=None):
+    return {"outcome": outcome, "transport": transport, "detail": detail, "outbox_path": path}
+
+
+def _local_mail_note(cfg):
+    """Whom sendmail was given the message for and, for a bare user name (the default: the
+    submitting user, as Slurm's --mail-user is), where that user reads local mail."""
+    recipients = _recipients(cfg)
+    note = " for %s" % ", ".join(recipients)
+    local = [r for r in recipients if "@" not in r]
+    if local:
+        note += " (local mail: read it with `mail`, or in /var/mail/%s)" % local[0]
+    return note
+
+
+def _mail_timeout(cfg):
+    try:
+        return max(0.5, float(cfg.get("smtp_timeout") or MAIL_TIMEOUT_S))
+    except (TypeError, ValueError):
+        return MAIL_TIMEOUT_S
+
+
+def _send_with_slim_retry(msg, data, cfg, transport, deadline, *, on_accepted=None):
+    res = _send_bytes(data, cfg, transport, deadline, on_accepted)
+    if res.ok or not res.size_rejected or time.monotonic() >= deadline:
+        return res
+    reason = "the relay rejected the message size: %s" % res.detail
+    try:
+        slim = _slim_message(msg, data, reason)
+    except Exception as exc:
+        return SendResult(False, "%s; slim message failed: %s" % (res.detail, _describe(exc)),
+                          True, False)
+    again = _send_bytes(slim, cfg, transport, deadline, on_accepted)
+    if again.ok:
+        return again._replace(detail="%s; sent WITHOUT attachments (%s)" % (again.detail, reason))
+    return SendResult(False, "%s; retry without attachments also failed: %s" % (
+        res.detail, again.detail), True, again.transport_down,
+        again.permanent or again.size_rejected)  # even the slim one is too big: for good
+
+
+def _slim_message(msg, data, reason):
+    """Bytes of the message without attachments: rebuilt if we built it, else stripped."""
+    hook = getattr(msg, "gpualert_slim", None)
+    if hook is not None:
+        return hook(reason).as_bytes()
+    from email import policy
+    from email.message import EmailMessage
+    from email.parser import BytesParser
+    parsed = BytesParser(policy=policy.default).parsebytes(data)
+    names = ["%s" % (a.get_filename() or "unnamed") for a in parsed.iter_attachments()]
+    body = parsed.get_body(("plain",))
+    text = body.get_content() if body is not None else ""
+    slim = EmailMessage()
+    for key, value in parsed.items():
+        if key.lower() not in ("content-type", "content-transfer-encoding", "mime-version",
+                               "content-disposition"):
+            slim[key] = value
+    note = "NOTE: attachments removed (%s): %s\n\n" % (reason, ", ".join(names) or "none")
+    slim.set_content(note + text, cte="quoted-printable")
+    _unfolded_headers(slim)
+    return slim.as_bytes()
+
+
+def _choose_transport(cfg):
+    """('smtp', hostport) | ('sendmail', path) | ('missing', why) | ('outbox', why)."""
+    if cfg.get("smtp"):
+        return "smtp", str(cfg["smtp"])
+    asked = cfg.get("sendmail")
+    if asked == "none":  # said outright: no sendmail, even where the node has one
+        return "outbox", "no mail transport configured (no smtp relay set, sendmail none)"
+    path = asked or _find_sendmail()
+    if path:
+        return "sendmail", path
+    if asked is not None:
+        return "missing", "sendmail requested but not found on PATH or in %s" % (
+            ", ".join(SENDMAIL_CANDIDATES))
+    return "outbox", "no mail transport configured (no smtp relay set, no sendmail found)"
+
+
+def _find_sendmail():
+    import shutil
+    found = shutil.which("sendmail")
+    if found:
+        return found
+    for path in SENDMAIL_CANDIDATES:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
+    kind, where = transport
+    if not _safely(lambda: _envelope(data, cfg)[1], None):
+        # An empty, torn or foreign file in the outbox: no relay will ever take it. Said as
+        # "the transport is down", it stopped every resend before the messages behind it.
+        return SendResult(False, "the message names no recipient (To/Cc/Bcc): it cannot be sent",
+                          False, False, True)
+    if kind == "smtp":
+        return _send_smtp_bounded(data, cfg, deadline, on_accepted)
+    only = _envelope(data, cfg)[1] if data.startswith(RCPT_HEADER.encode("ascii")) else None
+    return _send_sendmail(data, where, deadline, only=only)
+
+
+def _envelope(data, cfg):
+    from email import policy
+    from email.parser import BytesHeaderParser
+    from email.utils import getaddresses, parseaddr
+    head = BytesHeaderParser(policy=policy.compat32).parsebytes(data)
+    sender = cfg.get("from_addr") or head.get("From") or ""
+    sender = parseaddr(str(sender))[1]
+    fields = [str(v) for v in head.get_all(RCPT_HEADER) or []] or \
+        [str(v) for k in ("To", "Cc", "Bcc") for v in (head.get_all(k) or [])]
+    rcpts = _one_per_mailbox([addr for _, addr in getaddresses(fields) if addr])
+    return sender, rcpts
+
+
+#: A copy kept for the recipients the relay refused for now is addressed to them alone:
+#: this header, first in the message, names its envelope recipients (SMTP and sendmail).
+RCPT_HEADER = "X-Gpualert-Rcpt"
+
+
+def _readdressed(data, addresses):
+    """The message bytes, for `addresses` alone (an earlier RCPT_HEADER replaced)."""
+    mark = RCPT_HEADER.encode("ascii") + b":"
+    while data.startswith(mark):
+        data = data.split(b"\n", 1)[-1]
+    return mark + b" " + ", ".join(sorted(addresses)).encode("utf-8", "replace") + b"\n" + data
+
+
+# ---- SMTP ----
+
+def _send_smtp_bounded(data, cfg, deadline, on_accepted=None):
+    """Run the SMTP session in a daemon thread and give up at the deadline (getaddrinfo and a
+    mute relay cannot be interrupted otherwise); the abandoned socket is shut down."""
+    import threading
+    state = {"stage": "connect (DNS/TCP/greeting)", "conn": None, "result": None, "cancelled": False,
+             "on_accepted": on_accepted}
+    worker = threading.Thread(target=_smtp_worker, args=(data, cfg, deadline, state),
+                              name="gpualert-smtp")
+    worker.daemon = True
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if worker.is_alive() or state["result"] is None:
+        state["cancelled"] = True
+        _abort_conn(state["conn"])
+        return SendResult(False, "SMTP %s: timed out during %s (smtp_timeout %gs)" % (
+            cfg["smtp"], state["stage"], _mail_timeout(cfg)), False, True)
+    return state["result"]
+
+
+def _abort_conn(conn):
+    import socket
+    sock = getattr(conn, "sock", None)
+    try:
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)  # wakes a recv blocked in the worker thread
+        if conn is not None:
+            conn.close()
+    except Exception:
+        pass  # abandoning a session that already failed: its error is the one reported
+
+
+def _smtp_worker(data, cfg, deadline, state):
+    try:
+        state["result"] = _smtp_session(data, cfg, deadline, state)
+    except BaseException as exc:
+        state["result"] = _smtp_failure(exc, cfg, state["stage"])
+
+
+def _parse_hostport(spec):
+    spec = str(spec).strip()
+    m = re.match(r"^\[([^\]]+)\](?::(\d+))?$", spec) or re.match(r"^([^:]+)(?::(\d+))?$", spec)
+    if not m:
+        raise ValueError("bad smtp relay %r (want host[:port])" % spec)
+    return m.group(1), int(m.group(2) or 25)
+
+
+def _tls_mode(cfg, port):
+    mode = str(cfg.get("smtp_tls") or "").lower()
+    if mode in ("ssl", "tls", "smtps"):
+        return "ssl"
+    if mode in ("starttls", "none"):
+        return mode
+    return "ssl" if port == 465 else "auto"
+
+
+def _smtp_session(data, cfg, deadline, state):
+    import smtplib
+    import ssl
+    host, port = _parse_hostport(cfg["smtp"])
+    mode = _tls_mode(cfg, port)
+    sender, rcpts = _envelope(data, cfg)
+    if not rcpts:
+        raise ValueError("no recipients in To/Cc")
+    timeout = max(0.1, deadline - time.monotonic())
+    if mode == "ssl":
+        state["stage"] = "connect+TLS"
+        conn = smtplib.SMTP_SSL(host, port, local_hostname=_hostname(), timeout=timeout,
+                                context=ssl.create_default_context())
+    else:
+        conn = smtplib.SMTP(host, port, local_hostname=_hostname(), timeout=timeout)
+    state["conn"] = conn
+    try:
+        _smtp_prepare(conn, cfg, mode, state)
+        if state["cancelled"]:
+            return SendResult(False, "cancelled", False, True)
+        state["stage"] = "MAIL/RCPT/DATA"
+        refused = conn.sendmail(sender, rcpts, _to_crlf(data))
+        if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
+            _safely(lambda: state["on_accepted"](data, refused), None)
+    finally:
+        _quit_quietly(conn)
+    refused = dict((a, (code, _clean(_text(text), 200)))
+                   for a, (code, text) in (refused or {}).items())
+    detail = "SMTP %s accepted it for %s" % (cfg["smtp"],
+                                             ", ".join(a for a in rcpts if a not in refused))
+    return SendResult(True, detail, False, False, False, refused or None)
+
+
+def _smtp_prepare(conn, cfg, mode, state):
+    import ssl
+    state["stage"] = "greeting/EHLO"
+    conn.ehlo_or_helo_if_needed()
+    tls = mode == "ssl"
+    if mode == "starttls" or (mode == "auto" and conn.has_extn("starttls")):
+        if not conn.has_extn("starttls"):
+            raise ValueError("relay does not offer STARTTLS (smtp_tls=starttls)")
+        state["stage"] = "STARTTLS"
+        conn.starttls(context=ssl.create_default_context())  # verifies; honours SSL_CERT_FILE
+        conn.ehlo()
+        tls = True
+    if cfg.get("smtp_user"):
+        if not tls and mode != "none":
+            raise ValueError("refusing to send the SMTP password unencrypted "
+                             "(relay offers no STARTTLS; set smtp_tls=none to allow)")
+        state["stage"] = "AUTH"
+        conn.login(str(cfg["smtp_user"]), str(cfg.get("smtp_password") or ""))
+
+
+def _quit_quietly(conn):
+    try:
+        conn.quit()
+    except Exception:
+        try:
+            conn.close()
+        except Exception:
+            pass  # the message was accepted or its failure reported already
+
+
+def _to_crlf(data):
+    return re.sub(b"\r?\n", b"\r\n", data)
+
+
+def _smtp_failure(exc, cfg, stage):
+    """Map an exception to a SendResult with a one-line reason."""
+    import smtplib
+    import socket
+    import ssl
+    where = "SMTP %s" % cfg.get("smtp")
+    code, text = _smtp_code(exc)
+    mixed = _mixed_refusals(exc)
+    if mixed:  # every recipient refused, some for now, some for good: each gets its due
+        return SendResult(False, "%s refused every recipient: %s" % (where, _refusals(mixed)),
+                          False, False, False, mixed)
+    if code is not None:
+        size = code == 552 or (500 <= code < 600 and "size" in text.lower())
+        size = size or "5.3.4" in text
+        down = isinstance(exc, (smtplib.SMTPAuthenticationError, smtplib.SMTPHeloError))
+        return SendResult(False, "%s rejected during %s: %d %s" % (where, stage, code, text),
+                          size, down, code >= 500 and not down)
+    if isinstance(exc, ssl.SSLError) or isinstance(exc, ssl.CertificateError):
+        why = "TLS failed during %s: %s" % (stage, _describe(exc))
+    elif isinstance(exc, socket.gaierror):
+        why = "cannot resolve relay host: %s" % _describe(exc)
+    elif isinstance(exc, ConnectionRefusedError):
+        why = "connection refused"
+    elif isinstance(exc, socket.timeout) or "timed out" in str(exc).lower():
+        why = "timed out during %s" % stage
+    elif isinstance(exc, smtplib.SMTPServerDisconnected):
+        why = "relay closed the connection during %s" % stage
+    else:
+        why = "failed during %s: %s" % (stage, _describe(exc))
+    return SendResult(False, "%s: %s" % (where, why), False, True)
+
+
+def _mixed_refusals(exc):
+    """{address: (code, text)} when the relay refused every recipient at RCPT, some with
+    4xx and some with 5xx; else None (one kind: the first code says it all)."""
+    import smtplib
+    if not isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return None
+    refused = dict((a, (code, _clean(_text(text), 200)))
+                   for a, (code, text) in (exc.recipients or {}).items())
+    kinds = set(code >= 500 for code, _ in refused.values())
+    return refused if len(kinds) == 2 else None
+
+
+def _smtp_code(exc):
+    """(code, text) of an SMTP rejection, or (None, '')."""
+    import smtplib
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        codes = list((exc.recipients or {}).values())
+        if codes:
+            code, text = codes[0]
+            return code, _clean(_text(text), 200)
+    code = getattr(exc, "smtp_code", None)
+    if isinstance(code, int) and code >= 400:
+        return code, _clean(_text(getattr(exc, "smtp_error", "")), 200)
+    return None, ""
+
+
+def _text(value):
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+# ---- sendmail ----
+
+def _send_sendmail(data, path, deadline, only=None):
+    """only: the envelope recipients of a copy kept for some of them (not -t: the headers
+    name everyone the message was for)."""
+    import subprocess
+    import tempfile
+    argv = [path, "-oi", "--"] + list(only) if only else [path, "-t", "-oi"]
+    # Its exit status says whether it took the message: stderr goes to a file, not a pipe,
+    # so a child it forks that keeps the descriptor (a queue runner) cannot hold us until
+    # the deadline, reported "timed out" and later resent: a duplicate.
+    with tempfile.TemporaryFile() as errors:
+        try:  # own session: at the deadline the whole group is killed, helpers included
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=errors, start_new_session=True)
+        except OSError as exc:
+            return SendResult(False, "cannot run %s: %s" % (path, exc.strerror or exc), False, True)
+        try:
+            proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _kill_session(proc)
+            return SendResult(False, "%s -t -oi timed out" % path, False, True)
+        errors.seek(max(0, os.fstat(errors.fileno()).st_size - 4096))
+        err = errors.read()
+    if proc.returncode != 0:
+        last = _clean(_text(err).strip().splitlines()[-1] if err.strip() else "", 200)
+        return SendResult(False, "%s -t -oi exited with status %d%s" % (
+            path, proc.returncode, (": " + last) if last else ""), _sendmail_size(last),
+            False, proc.returncode in SENDMAIL_PERMANENT_EXITS)
+    return SendResult(True, "handed to %s -t -oi" % path, False, False)
+
+
+def _sendmail_size(text):
+    """Did sendmail refuse the message for its size? Postfix: "message file too big" (exit
+    75); Exim and Sendmail: "message too big", "size exceeds", or a 5.3.4 status."""
+    return bool(re.search(r"too (big|large)|size exceed|exceeds? .*size|5\.3\.4", text, re.I))
+
+
+# ==== Edges: HTTP channels ====
+
+# urllib only: TLS verified with the system's CAs (SSL_CERT_FILE honoured), HTTPS_PROXY,
+# HTTP_PROXY and NO_PROXY honoured, no redirect followed (a webhook that answers 3xx would
+# otherwise get a GET without the message). Every line that leaves here is masked.
+
+ChannelResult = collections.namedtuple("ChannelResult", "ok permanent detail")
+CHANNEL_BODY_MAX_BYTES = 4096      # of a service's answer, read for the error line
+RETRY_AFTER_MAX_S = 60.0           # a 429's Retry-After is honoured up to this, within the deadline
+
+
+def _opener():
+    import ssl
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            return None
+
+    context = ssl.create_default_context()
+    return urllib.request.build_opener(urllib.request.ProxyHandler(), NoRedirect(),
+                                       urllib.request.HTTPSHandler(context=context))
+
+
+def send_http(request, deadline, opener=None):
+    """(status, headers, body bytes) of one request; raises OSError/URLError on transport
+    failure. The socket timeout is what is left of the deadline."""
+    import urllib.error
+    import urllib.request
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise OSError(errno.ETIMEDOUT, "no time left before the delivery deadline")
+    req = urllib.request.Request(request.url, data=request.body, method=request.method,
+                                 headers=dict(request.headers, **{"User-Agent": "gpualert/" + __version__}))
+    try:
+        resp = (opener or _opener()).open(req, timeout=left)
+    except urllib.error.HTTPError as exc:
+        body = _read_bounded(exc)
+        return exc.code, exc.headers, body
+    with resp:
+        return resp.status if hasattr(resp, "status") else resp.getcode(), resp.headers, _read_bounded(resp)
+
+
+def _read_bounded(resp):
+    try:
+        return resp.read(CHANNEL_BODY_MAX_BYTES) or b""
+    except Exception:
+        return b""
+
+
+def classify_http(status, body):
+    """A service's answer -> ChannelResult(ok, permanent, detail) (detail not yet masked).
+    4xx other than 408/429 is permanent: sending again cannot help."""
+    text = _clean(_text(body), 200)
+    if 200 <= status < 300:
+        return ChannelResult(True, False, "HTTP %d" % status)
+    permanent = 400 <= status < 500 and status not in (408, 429) or 300 <= status < 400
+    return ChannelResult(False, permanent, "HTTP %d%s" % (status, (": " + text) if text else ""))
+
+
+def retry_after_s(headers, now=None):
+    """Seconds a 429 asks to wait (Retry-After: seconds or an HTTP date); None if unsaid."""
+    value = (headers or {}).get("Retry-After") if headers is not None else None
+    if not value:
+        return None
+    value = str(value).strip()
+    if re.match(r"^\d+(\.\d+)?$", value):
+        return float(value)
+    try:
+        from email.utils import parsedate_to_datetime
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, when - (now or time.time()))
+
+
+def post_channel(channel, summary, deadline, *, record=None, txn_id=None, opener=None, picture=None):
+    """Deliver one channel's message before the monotonic deadline; then, where the service
+    takes files, the picture of the run (best effort: its failure is only noted). Never
+    raises; the detail line names the channel with its secrets masked."""
+    try:
+        if channel.service == "apprise":
+            res = _post_apprise(channel, summary, deadline)
+        elif channel.service == "matrix":
+            res = _post_matrix(channel, summary, deadline, txn_id or _txn_id(summary), opener)
+        else:
+            res = _post_with_retry(build_channel_request(channel, summary, record), deadline, opener)
+        if res.ok and picture and channel.service in PICTURE_SERVICES:
+            res = res._replace(detail=res.detail + "; picture: " + _post_picture(
+                channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener=opener))
+    except Exception as exc:  # noqa: BLE001 - a channel never breaks the run
+        res = ChannelResult(False, False, _transport_reason(exc))
+    return res._replace(detail=mask_text("%s %s: %s" % (channel.service, channel.masked, res.detail),
+                                         channel.secrets))
+
+
+def _post_picture(channel, summary, png, deadline, txn_id, *, opener=None):
+    """One line on how the picture went; never raises (the message itself is delivered)."""
+    try:
+        if channel.service == "matrix":
+            res = _post_matrix_picture(channel, png, deadline, txn_id, opener)
+        else:
+            res = _post_with_retry(build_picture_request(channel, summary, png), deadline, opener)
+    except Exception as exc:  # noqa: BLE001
+        res = ChannelResult(False, False, _transport_reason(exc))
+    return "sent" if res.ok else "not sent (%s)" % res.detail
+
+
+def _post_matrix_picture(channel, png, deadline, txn_id, opener=None):
+    """Upload to the media repository, then an m.image event that points at it."""
+    parts = channel.parts
+    auth = {"Authorization": "Bearer " + parts["token"]}
+    upload = HttpRequest("POST", "%s/_matrix/media/v3/upload?filename=%s" % (parts["base"], PICTURE_NAME),
+                         dict(auth, **{"Content-Type": "image/png"}), png)
+    status, _, body = send_http(upload, deadline, opener)
+    uri = _json_field(body, "content_uri") if status == 200 else None
+    if not uri:
+        return classify_http(status, body)._replace(ok=False)
+    room, failed = _matrix_room_id(channel, deadline, opener)
+    if failed:
+        return failed
+    content = {"msgtype": "m.image", "body": PICTURE_NAME, "url": uri,
+               "info": {"mimetype": "image/png", "size": len(png)}}
+    url = "%s/_matrix/client/v3/rooms/%s/send/m.room.message/%s" % (
+        parts["base"], _quote(room), _quote(txn_id))
+    return _post_with_retry(_json_request(url, content, auth)._replace(method="PUT"), deadline, opener)
+
+
+def _post_with_retry(request, deadline, opener=None):
+    """POST; on 429 wait as asked (Retry-After, or 1 s) when that fits before the deadline."""
+    while True:
+        try:
+            status, headers, body = send_http(request, deadline, opener)
+        except (UnicodeError, ValueError) as exc:  # a header or host that cannot be sent, ever
+            return ChannelResult(False, True, "cannot be sent as it is: %s" % _describe(exc))
+        except Exception as exc:  # noqa: BLE001
+            return ChannelResult(False, False, _transport_reason(exc))
+        res = classify_http(status, body)
+        if status != 429:
+            return res
+        wait = retry_after_s(headers)
+        wait = 1.0 if wait is None else wait
+        if wait > RETRY_AFTER_MAX_S or time.monotonic() + wait + 0.5 >= deadline:
+            return res._replace(detail="%s (Retry-After %gs does not fit the deadline)" % (res.detail, wait))
+        time.sleep(wait)
+
+
+def _transport_reason(exc):
+    import socket
+    import ssl
+    import urllib.error
+    reason = getattr(exc, "reason", exc) if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, ssl.SSLCertVerificationError if hasattr(ssl, "SSLCertVerificationError")
+                  else ssl.CertificateError):
+        return "TLS certificate not trusted: %s" % _describe(reason)
+    if isinstance(reason, ssl.SSLError):
+        return "TLS failed: %s" % _describe(reason)
+    if isinstance(reason, socket.timeout) or "timed out" in str(reason).lower():
+        return "timed out (delivery deadline)"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, socket.gaierror):
+        return "cannot resolve the host: %s" % _describe(reason)
+    return _describe(reason)
+
+
+def _txn_id(summary):
+    import hashlib
+    digest = hashlib.sha1(("%s|%s" % (summary.title, summary.text)).encode("utf-8")).hexdigest()
+    return "gpualert-%s-%s" % (digest[:16], os.urandom(4).hex())
+
+
+def _post_matrix(channel, summary, deadline, txn_id, opener=None):
+    """Resolve a #alias to a room id, then PUT the event; join once if not yet a member."""
+    room, failed = _matrix_room_id(channel, deadline, opener)
+    if failed:
+        return failed
+    request = build_matrix(channel, summary, room, txn_id)
+    res = _post_with_retry(request, deadline, opener)
+    if not res.ok and "M_FORBIDDEN" in res.detail:
+        auth = {"Authorization": "Bearer " + channel.parts["token"]}
+        join = "%s/_matrix/client/v3/join/%s" % (channel.parts["base"], _quote(room))
+        status, _, body = send_http(_json_request(join, {}, auth), deadline, opener)
+        if status == 200:
+            res = _post_with_retry(request, deadline, opener)
+    return res
+
+
+def _matrix_room_id(channel, deadline, opener=None):
+    """(room id, None) or (None, ChannelResult why not): an alias is looked up in the
+    directory; one without ':server' takes the server of the token's own user."""
+    parts = channel.parts
+    auth = {"Authorization": "Bearer " + parts["token"]}
+    room = parts["room"]
+    if room.startswith("#") and ":" not in room:  # the server name is the user's, not the host's
+        whoami = "%s/_matrix/client/v3/account/whoami" % parts["base"]
+        status, _, body = send_http(HttpRequest("GET", whoami, auth, None), deadline, opener)
+        user_id = _json_field(body, "user_id") if status == 200 else None
+        if not user_id or ":" not in user_id:
+            res = classify_http(status, body)
+            return None, res._replace(ok=False, detail="whoami (for the alias's server): %s" % res.detail)
+        room += ":" + user_id.split(":", 1)[1]
+    if not room.startswith("#"):
+        return room, None
+    url = "%s/_matrix/client/v3/directory/room/%s" % (parts["base"], _quote(room))
+    status, _, body = send_http(HttpRequest("GET", url, auth, None), deadline, opener)
+    if status != 200:
+        res = classify_http(status, body)
+        return None, res._replace(detail="room alias %s: %s" % (room, res.detail))
+    room_id = _json_field(body, "room_id")
+    if not room_id:
+        return None, ChannelResult(False, False, "room alias %s: no room_id in the answer" % room)
+    return room_id, None
+
+
+def _json_field(body, name):
+    import json
+    try:
+        return json.loads(_text(body)).get(name)
+    except (ValueError, AttributeError):
+        return None
+
+
+def _post_apprise(channel, summary, deadline):
+    """The bridge for schemes gpualert does not speak: `apprise -c FILE` with the URL in a
+    private config file and the title and body (the job's lines) on its stdin, so none of
+    them shows in `ps` to other users. Without apprise here the post stays for a `resend`
+    where it is installed (a login node)."""
+    import shutil
+    import tempfile
+    path = shutil.which("apprise")
+    if not path:
+        return ChannelResult(False, False, "unknown scheme and `apprise` is not installed here "
+                                           "(pip install --user apprise, or use a native URL); "
+                                           "kept for a resend where it is")
+    folder = tempfile.mkdtemp(prefix="gpualert-apprise-")  # 0700
+    conf = os.path.join(folder, "urls.txt")
+    try:
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(channel.url + "\n")
+        body = "%s\n%s" % (summary.title, summary.text)  # apprise reads a body, not a title, from stdin
+        return _run_apprise([path, "-c", conf], deadline, body.encode("utf-8", "replace"))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_apprise(argv, deadline, body):
+    import subprocess
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        return ChannelResult(False, False, "cannot run apprise: %s" % (exc.strerror or exc))
+    try:
+        out, _ = proc.communicate(body, timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        _kill_session(proc)
+        return ChannelResult(False, False, "apprise timed out (delivery deadline)")
+    if proc.returncode == 0:
+        return ChannelResult(True, False, "handed to apprise")
+    last = _clean(_text(out).strip().splitlines()[-1] if out.strip() else "", 200)
+    return ChannelResult(False, False, "apprise exited with status %d%s" % (
+        proc.returncode, (": " + last) if last else ""))
+
+
+def deliver_channels(channels, summary, deadline, *, record=None, opener=None, txn_ids=None,
+                     picture=None):
+    """Post to every channel at once, each in a daemon thread; what has not answered by the
+    deadline counts as failed (not permanent). Returns [(channel, ChannelResult)] in order."""
+    import threading
+    results = [None] * len(channels)
+    txn_ids = txn_ids or [None] * len(channels)
+
+    def work(i, channel):
+        results[i] = post_channel(channel, summary, deadline, record=record, txn_id=txn_ids[i],
+                                  opener=opener, picture=picture)
+
+    threads = []
+    for i, channel in enumerate(channels):
+        thread = threading.Thread(target=work, args=(i, channel), name="gpualert-channel")
+        thread.daemon = True
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [(ch, res if res is not None else ChannelResult(
+        False, False, "%s %s: no answer before the delivery deadline" % (ch.service, ch.masked)))
+        for ch, res in zip(channels, results)]
+
+
+# ==== Edges: delivery and resend ====
+
+def deliver(msg, cfg, deadline=None, on_spooled=None, spool=True, *, over=None):
+    """Spool msg, then send it with the configured transport (spool first: a SIGKILL at any
+    moment leaves it accepted or in the outbox, never neither).
+
+    Returns {"outcome": "sent"|"outbox"|"dead"|"dry-run"|"failed", "transport": str,
+    "detail": str, "outbox_path": str or None}. Sending stops after cfg smtp_timeout, or at
+    `deadline` (a time.monotonic() value) if that is sooner, but gets half a second at least.
+    on_spooled(path) is called once the message is safe on disk (path None: nowhere took it).
+    spool=False (test-email): nothing is saved; a failure is only reported ("failed").
+    over: a spooled item this process holds claimed (the run's provisional stand-in) that the
+    message replaces in one step (spool_over). Never raises.
+    """
+    state = {"path": None}
+    try:
+        return _deliver(msg, cfg, deadline, state, on_spooled=on_spooled if spool else None,
+                        spool=spool, over=over)
+    except BaseException as exc:  # never let mail change the job's fate, not even Ctrl-C
+        if state["path"] or not spool:
+            path = _safely(lambda: release_item(state["path"]), state["path"]) if state["path"] else None
+            return _outcome("outbox" if spool else "failed", "none", "internal error: %s"
+                            % _describe(exc), path)
+        return _outbox_result(msg, cfg, "internal error: %s" % _describe(exc), "none")
+
+
+def _deliver(msg, cfg, deadline, state, *, on_spooled, spool, over=None):
+    data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
+    if cfg.get("dry_run"):
+        path = _save_anywhere(data, _dry_run_dirs(cfg, data), "dry run")[0]
+        return _outcome("dry-run", "none", "dry run: not sent; message saved to %s" % path, path)
+    errors = []
+    if spool:  # spooled claimed: another process's flush must not take it meanwhile
+        state["path"], errors = spool_message(data, cfg, "spooled before the first attempt",
+                                              claimed=True, over=over)
+        if on_spooled:
+            on_spooled(state["path"])
+    path = state["path"]
+    kind, where = _choose_transport(cfg)
+    if kind in ("outbox", "missing"):
+        path = release_item(path) if path else None
+        return _unsent(msg, data, cfg, where, "outbox" if kind == "outbox" else "sendmail",
+                       path=path, errors=errors, spool=spool)
+    now = time.monotonic()
+    deadline = max(now + 0.5, min(now + _mail_timeout(cfg), deadline or float("inf")))
+    if path is None:  # nowhere to spool it: send anyway; _unsent dumps it if that fails
+        res = _send_with_slim_retry(msg, data, cfg, (kind, where), deadline)
+        if res.ok:
+            return _outcome("sent", kind, res.detail)
+        return _unsent(msg, data, cfg, res.detail, kind, path=None, errors=errors, spool=spool)
+    result, res, where_now = send_claimed(path, data, msg, cfg, transport=(kind, where),
+                                          deadline=deadline)
+    if result == "sent":
+        return _outcome("sent", kind, res.detail + (_local_mail_note(cfg) if kind == "sendmail" else ""))
+    if result == "dead":
+        return _outcome("dead", kind, "refused for good (%s); kept in %s" % (res.detail, where_now),
+                        where_now)
+    return _outcome("outbox", kind, _outbox_detail(res.detail, where_now, errors), where_now)
+
+
+def _unsent(msg, data, cfg, reason, transport, *, path, errors, spool):
+    if not spool:
+        return _outcome("failed", transport, "not sent (%s); nothing was saved" % reason)
+    if path:
+        return _outcome("outbox", transport, _outbox_detail(reason, path, errors), path)
+    _emergency_dump(data, msg)
+    return _outcome("outbox", transport, "not sent (%s) and could not be saved (%s); "
+                    "the message was written to stderr" % (reason, "; ".join(errors)))
+
+def _outbox_result(msg, cfg, reason, transport, over=None):
+    """Spool msg (it was not, or could not be, sent now) -> the delivery record.
+    over: as for spool_message."""
+    try:
+        data = msg if isinstance(msg, bytes) else _wire_bytes(msg)
+        path, errors = spool_message(data, cfg, reason, over=over)
+    except BaseException as exc:
+        data, path, errors = None, None, [_describe(exc)]
+    if path:
+        return _outcome("outbox", transport, _outbox_detail(reason, path, errors), path)
+    _emergency_dump(data, msg)
+    return _outcome("outbox", transport, "not sent (%s) and could not be saved (%s); "
+                    "the message was written to stderr" % (reason, "; ".join(errors)))
+
+
+def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
+    """Send a claimed message and settle it. -> (state, SendResult, path): state "sent",
+    "dead" (refused for good: buried, told once on stderr) or "waiting" (released).
+    The claim is renewed while it is sent: a slow relay does not make it look abandoned."""
+    kept = []
+
+    def accepted(sent, refused):  # before the item leaves the spool: refused ones stay in
+        kept.extend(keep_refused(claimed, sent, refused, cfg))
+        finish_item(claimed)
+    with Renewing(claimed):
+        res = _send_with_slim_retry(msg, data, cfg, transport, deadline, on_accepted=accepted)
+    if res.ok:
+        if res.refused and not kept:  # a transport without the callback (none refuses now)
+            kept = keep_refused(claimed, data, res.refused, cfg)
+        finish_item(claimed)
+        return "sent", res._replace(detail="; ".join([res.detail] + kept)), None
+    if res.permanent:
+        try:
+            path = bury_item(claimed, res.detail)
+        except OSError as exc:
+            return "waiting", res._replace(detail="%s; not moved to dead/: %s" % (
+                res.detail, _describe(exc))), release_item(claimed)
+        _warn("warning: a message was refused for good (%s); it is kept in %s and will not "
+              "be tried again" % (res.detail, path))
+        return "dead", res, path
+    if res.refused:  # none accepted it: those refused for good go to dead/, the item waits
+        split = _split_refused(claimed, data, res.refused, cfg)
+        res = res._replace(detail="; ".join([res.detail] + split))
+    return "waiting", res, release_item(claimed)
+
+
+def _split_refused(claimed, data, refused, cfg):
+    """Every recipient refused, some for now and some for good: a copy for the latter goes
+    to dead/ (keep_refused), and the claimed item is readdressed to the former alone."""
+    never = dict((a, r) for a, r in refused.items() if r[0] >= 500)
+    lines = keep_refused(claimed, data, never, cfg)
+    later = [a for a, r in refused.items() if r[0] < 500]
+    try:
+        spool_over(claimed, _stamp(_readdressed(data, later), "refused for now by the relay: %s"
+                                   % _refusals(dict((a, refused[a]) for a in later))))
+    except OSError as exc:
+        lines.append("not readdressed to %s: %s" % (", ".join(later), _describe(exc)))
+    return lines
+
+
+def keep_refused(claimed, data, refused, cfg):
+    """The recipients the relay refused while it took the message for the others: refused
+    for now (4xx), a copy for them alone waits in the spool for resend; for good (5xx), a
+    copy for them goes to dead/ with the reason (told on stderr now and in the next
+    message). The recipients that accepted never get it again. -> lines saying which."""
+    later = dict((a, r) for a, r in (refused or {}).items() if r[0] < 500)
+    never = dict((a, r) for a, r in (refused or {}).items() if r[0] >= 500)
+    lines = []
+    if later:
+        why = "refused for now by the relay: %s" % _refusals(later)
+        path, errors = spool_item(_stamp(_readdressed(data, later), why), "eml", cfg,
+                                  places=[os.path.dirname(claimed)] + spool_places(cfg))
+        lines.append("%s; %s" % (why, ("kept for resend in %s" % path) if path
+                                 else "could not be kept: %s" % "; ".join(errors)))
+    if never:
+        why = "refused for good by the relay: %s" % _refusals(never)
+        try:
+            dead = private_dir(os.path.join(os.path.dirname(claimed), DEAD_DIR))
+            line = ("X-Gpualert-Dead-Reason: %s\n" % _clean(why, 500)).encode("utf-8", "replace")
+            path = _write_private(dead, _item_name("eml"), line + _readdressed(data, never))
+            lines.append("%s; kept in %s, not tried again" % (why, path))
+        except OSError as exc:
+            lines.append("%s; not kept: %s" % (why, _describe(exc)))
+        _warn("warning: %s" % lines[-1])
+    return lines
+
+
+def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, capped=True):
+    """Send the spooled messages in every place (search_places), oldest first, each claimed
+    first so no other process sends it too. Stops when the transport is down, after max_s
+    (default RESEND_MAX_S) or max_items sends tried, or at the hourly cap (capped).
+    skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
+    Returns {"sent", "failed", "dead", "remaining", "outbox", "found": [(place, n)],
+    "details": [str]}."""
+    places, refused = search_places(cfg)
+    adopted = [line for place in places for line in adopt_orphans(place)]
+    found = [(place, ready_items(place)) for place in places]
+    counts = {"sent": 0, "failed": 0, "dead": 0, "outbox": _outbox_dir(cfg),
+              "found": [(p, len(items)) for p, items in found if items],
+              "details": ["ignored %s" % line for line in refused] + adopted}
+    files = [f for _, items in found for f in items if not (skip_held and _was_held(f))]
+    kind, where = _choose_transport(cfg)
+    if files and kind in ("outbox", "missing"):
+        counts["details"].append(where)
+    elif files:
+        _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items,
+                      capped=capped, places=places)
+    counts["remaining"] = sum(len(ready_items(p)) for p in places)
+    counts["held"] = sum(len(_held_claims(p)) for p in places)
+    return counts
+
+
+def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped, places):
+    stop_at = time.monotonic() + (max_s if max_s is not None
+                                  else max(RESEND_MAX_S, 4 * _mail_timeout(cfg)))
+    limiter = _limiter(cfg) if capped else None
+    for n, path in enumerate(files):
+        if time.monotonic() >= stop_at or n >= max_items:
+            counts["details"].append("stopped: the time or count limit of one resend")
+            return
+        why = _send_one(path, cfg, transport, counts, stop_at=stop_at, limiter=limiter,
+                        places=places)
+        if why:
+            counts["details"].append("stopped: %s" % why)
+            return
+
+
+def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
+    """Claim, send, settle one spooled message. -> a reason to stop, or None."""
+    try:
+        claimed = claim_item(path)
+    except OSError as exc:
+        counts["failed"] += 1
+        counts["details"].append("%s: cannot claim it (%s); left as it is" % (path, _describe(exc)))
+        return None
+    if claimed is None:
+        return None  # another process is sending it
+    if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
+        counts["details"].append("%s: a stand-in its run's full message replaces; dropped"
+                                 % os.path.basename(path))
+        return None
+    if limiter is not None and not limiter.allow():
+        release_item(claimed)
+        return "more than %d messages this hour (--max-per-hour; 0 lifts it)" % cfg["max_per_hour"]
+    try:
+        with open(claimed, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        release_item(claimed)
+        counts["failed"] += 1
+        counts["details"].append("%s: %s" % (path, _describe(exc)))
+        return None
+    if data.startswith(b"X-Gpualert-Outbox-Reason:"):  # the spool's own note, not the message's
+        data = data.split(b"\n", 1)[-1]
+    deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
+    state, res, where = send_claimed(claimed, data, data, cfg, transport=transport, deadline=deadline)
+    if state != "dead" and any(code >= 500 for code, _ in (res.refused or {}).values()):
+        counts["dead"] += 1  # a copy for the recipients refused for good went to dead/
+    if state == "sent":
+        counts["sent"] += 1
+        return None
+    counts["dead" if state == "dead" else "failed"] += 1
+    counts["details"].append("%s: %s" % (os.path.basename(path), res.detail))
+    return "the transport is not usable now" if res.transport_down else None
 
 
 def _resend_record(path, cfg, stop_at):
@@ -10019,18 +10416,27 @@ def _resend_record(path, cfg, stop_at):
     return _settle_record(claimed, res)
 
 
-def _settle_record(claimed, res):
-    """After an attempt: finish (sent), bury (refused for good) or release (try later)."""
-    try:
-        if res.ok:
-            finish_item(claimed)
-            return "sent", None
-        if res.permanent:
-            return "dead", "dead letter: %s -> %s" % (res.detail, bury_item(claimed, res.detail))
-        release_item(claimed)
-    except OSError as exc:
-        return "failed", "%s: %s" % (res.detail, _describe(exc))
-    return "failed", res.detail
+def resend_channel_records(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS):
+    """Post every spooled channel message nobody else holds; finish the delivered, bury the
+    refused. skip_held: leave records held back on purpose (the hourly cap) to `resend`.
+    -> {"sent", "failed", "dead", "remaining", "details"}."""
+    places, refused = search_places(cfg)
+    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": list(refused)}
+    counts["details"] += [line for place in places for line in adopt_orphans(place)]
+    stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
+    paths = [p for place in places for p in ready_items(place, kinds=(CHANNEL_KIND,))
+             if not (skip_held and _record_held(p))]
+    for path in paths[:max_items]:
+        if time.monotonic() >= stop_at:
+            counts["details"].append("stopped: resend time limit reached")
+            break
+        state, detail = _resend_record(path, cfg, stop_at)
+        if state:
+            counts[state] += 1
+        if detail:
+            counts["details"].append(detail)
+    counts["remaining"] = channel_record_count(cfg)
+    return counts
 
 
 # ==== Edges: scheduler queries ====
@@ -10081,21 +10487,6 @@ def _run_command_bounded(argv, timeout, merge_stderr, env=None):
         _kill_session(proc)
         return None
     return proc.returncode, out.decode("utf-8", "replace")
-
-
-def _kill_session(proc):
-    """The one kill helper for helper commands (scheduler queries, sendmail, apprise): each
-    runs in its own session, so SIGKILL to the group ends it and whatever it started."""
-    import subprocess
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass  # already gone (ESRCH): nothing left to end
-    try:
-        proc.kill()
-        proc.communicate(timeout=1.0)
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        pass  # a D-state process: leave it, it is in its own session
 
 
 def _ask(run, argv, timeout, notes):
@@ -10159,19 +10550,6 @@ def _fill_time_limit(info, sched, run, environ):
         m = re.search(r"RUNLIMIT\s*\n\s*([\d.]+) min", out)
         info["limit_s"] = float(m.group(1)) * 60 if m else None
         info["source"] = "bjobs" if m else None
-
-
-def _query_id(sched):
-    """The id the scheduler's commands take for this job (an array task's own id). Slurm:
-    ARRAYID_TASK, since the task whose SLURM_JOB_ID equals the array's id would otherwise
-    name the whole array (`scontrol requeue 70` requeues every task)."""
-    if sched.get("kind") == "slurm":
-        if sched.get("array_job_id") and sched.get("array_task_id") is not None:
-            return "%s_%s" % (sched["array_job_id"], sched["array_task_id"])
-        return sched.get("job_id") or ""
-    if sched.get("kind") == "lsf" and sched.get("array_task_id"):
-        return "%s[%s]" % (sched["job_id"], sched["array_task_id"])
-    return sched.get("job_id") or ""
 
 
 # ---- why did the scheduler end the job (asked on SIGTERM) ----
@@ -10404,17 +10782,76 @@ def _submitted_id(got):
     return new_id if new_id.isdigit() else None
 
 
+def _read_nodefile(path):
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            hosts = [line.strip() for line in f if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return ",".join(sorted(set(hosts), key=hosts.index)) or None
+
+
+def sge_output_path(path_list, rec, task_id, stream):
+    """Where SGE wrote a job's stdout ('o') or stderr ('e'): qstat -j's stdout_path_list
+    ('NONE:NONE:/dir' or 'host:/file'; a directory gets the default name), expanded
+    ($JOB_ID, $TASK_ID, $JOB_NAME, $USER, $HOSTNAME); default <name>.o<id>[.<task>] in the
+    job's cwd, else in its home. None when it went to /dev/null."""
+    name, job_id = rec.get("job_name", ""), rec.get("job_number", "")
+    default = "%s.%s%s%s" % (name, stream, job_id, ".%s" % task_id if task_id else "")
+    base = rec.get("cwd") or rec.get("sge_o_home") or ""
+    path = (path_list or "").split(",")[0]
+    path = path.rsplit(":", 1)[-1] if path and path not in ("NONE",) else ""
+    if not path:
+        return os.path.join(base, default)
+    values = {"JOB_ID": job_id, "TASK_ID": str(task_id or "undefined"), "JOB_NAME": name,
+              "USER": rec.get("owner", ""), "HOSTNAME": rec.get("hostname", "")}
+    path = re.sub(r"\$(JOB_ID|TASK_ID|JOB_NAME|USER|HOSTNAME)", lambda m: values[m.group(1)], path)
+    if path == "/dev/null":
+        return None
+    path = os.path.join(base, path) if not os.path.isabs(path) else path
+    return os.path.join(path, default) if os.path.isdir(path) else path
+
+
+def _pbs_fields(environ):
+    job_id = environ["PBS_JOBID"]
+    index = _env(environ, "PBS_ARRAY_INDEX", "PBS_ARRAYID")
+    array_id = None
+    if index is not None:  # PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
+        array_id = re.split(r"[\[.-]", job_id, maxsplit=1)[0]
+    return {"kind": "pbs", "job_id": job_id, "array_job_id": array_id,
+            "array_task_id": index, "job_name": _env(environ, "PBS_JOBNAME"),
+            "partition": _env(environ, "PBS_QUEUE"),
+            "nodelist": _read_nodefile(_env(environ, "PBS_NODEFILE")),
+            "submit_dir": _env(environ, "PBS_O_WORKDIR"), "account": _env(environ, "PBS_ACCOUNT")}
+
+
+def detect_scheduler(environ):
+    """The batch job this process runs in, from its environment; {} when none.
+    Keys (only those known): kind, job_id, array_job_id, array_task_id, array_task_count,
+    job_name, partition (the PBS/LSF/SGE queue too), nodelist, submit_dir, account,
+    end_time (epoch, Slurm >= 23.02), label ("4242_7" or "4242") and dir_tag."""
+    try:
+        if _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"):
+            sched = _slurm_fields(environ)
+        elif _env(environ, "PBS_JOBID"):
+            sched = _pbs_fields(environ)
+        elif _env(environ, "LSB_JOBID"):
+            sched = _lsf_fields(environ)
+        elif _env(environ, "JOB_ID") and _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR"):
+            sched = _sge_fields(environ)
+        else:
+            return {}
+    except (KeyError, ValueError):
+        return {}
+    sched = dict((k, v) for k, v in sched.items() if v is not None)
+    sched["label"] = _scheduler_label(sched)
+    sched["dir_tag"] = "%s-%s" % (sched["kind"], re.sub(r"[^A-Za-z0-9_.-]+", "_", sched["label"]))
+    return sched
+
+
 # ==== Edges: host probes (cgroups, GPUs) ====
-
-def _hostname(short=False):
-    """This machine's name, without DNS (gethostname(2) is uname's nodename). short: gpu041 of
-    gpu041.cluster.uni.edu, as subjects and run directories show it; else the whole name
-    cut to [A-Za-z0-9.-] (localhost if nothing is left), as Message-IDs and EHLO need."""
-    name = os.uname()[1]
-    if short:
-        return name.split(".")[0]
-    return re.sub(r"[^A-Za-z0-9.-]", "", name) or "localhost"
-
 
 # ---- cgroup memory ----
 
@@ -10683,298 +11120,8 @@ class GpuSampler(object):
             return {"notes": ["GPU sampler: %s" % exc]}
 
 
-# ==== Edges: artifacts ====
-
-def find_artifacts(cwd, globs, since, exclude=()):
-    """Candidate artifact files (absolute paths) for the message; stat only, never reads content.
-
-    With globs (relative to cwd, `**` allowed): every regular file they match. Without: files
-    under cwd matching ARTIFACT_PATTERNS created or modified at/after `since`, skipping VCS,
-    venv and cache folders, bounded by ARTIFACT_MAX_DEPTH/SCAN/FILES. Paths under `exclude`
-    (the run dir, the log dir) are left out. The list's .truncated is True if a bound was hit.
-    """
-    skip = [os.path.realpath(p) for p in exclude if p]
-    if not cwd or not os.path.isdir(cwd):
-        return _ArtifactList()
-    found = _glob_artifacts(cwd, globs) if globs else _scan_artifacts(cwd, since)
-    out = _ArtifactList(p for p in found if not _is_under(os.path.realpath(p), skip))
-    out.truncated, out.unreadable = found.truncated, found.unreadable
-    return out
-
-
-def _is_home(path):
-    """The auto scan never looks at $HOME itself (kernel files, keys, everyone's results)."""
-    try:
-        return os.path.realpath(path) == os.path.realpath(os.path.expanduser("~"))
-    except (OSError, ValueError):
-        return True
-
-
-def _secret_like(name):
-    import fnmatch
-    return any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_SECRET_PATTERNS)
-
-
-def _is_under(path, dirs):
-    for d in dirs:
-        if path == d or path.startswith(d.rstrip(os.sep) + os.sep):
-            return True
-    return False
-
-
-def _glob_artifacts(cwd, globs):
-    """Everything the globs name except folders (a dangling link or a FIFO is listed too, so
-    the manifest can say why it was not attached)."""
-    import glob
-    out, seen, looked = _ArtifactList(), set(), 0
-    for pattern in globs:
-        full = os.path.join(cwd, os.path.expanduser(pattern))
-        for path in glob.iglob(full, recursive=True):
-            looked += 1
-            if len(out) >= ARTIFACT_MAX_FILES or looked > 4 * ARTIFACT_MAX_SCAN:
-                out.truncated = True
-                return out
-            path = os.path.abspath(path)
-            if path not in seen and not os.path.isdir(path):
-                seen.add(path)
-                out.append(path)
-    return out
-
-
-def _scan_artifacts(cwd, since):
-    """Breadth-first walk (shallow results first) with bounded depth, entries and results."""
-    import itertools
-    out, queue, scanned = _ArtifactList(), collections.deque([(cwd, 0)]), 0
-    cutoff = (since or 0) - ARTIFACT_MTIME_SLACK_S
-    while queue:
-        folder, depth = queue.popleft()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(itertools.islice(it, ARTIFACT_MAX_SCAN - scanned + 1),
-                                 key=lambda e: e.name)
-        except OSError as exc:  # skipped, and said in the message (_collect_artifacts)
-            out.unreadable += ("%s: %s" % (folder, exc.strerror or exc),)
-            continue
-        for entry in entries:
-            scanned += 1
-            if scanned > ARTIFACT_MAX_SCAN or len(out) >= ARTIFACT_MAX_FILES:
-                out.truncated = True
-                return out
-            _consider_entry(entry, depth, cutoff, queue, out)
-    return out
-
-
-def _consider_entry(entry, depth, cutoff, queue, out):
-    import fnmatch
-    try:
-        if entry.is_symlink():  # never follow: loops, and links to datasets/checkpoints
-            return
-        if entry.is_dir():
-            if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS \
-                    and not entry.name.startswith(".") and not entry.name.endswith(".egg-info"):
-                queue.append((entry.path, depth + 1))
-            return
-        name = entry.name.lower()
-        if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS) \
-                or name.startswith(".") or _secret_like(name):
-            return
-        st = entry.stat()
-        if st.st_uid != os.geteuid():  # another user's job wrote it: not ours to mail
-            return
-        if max(st.st_mtime, st.st_ctime) >= cutoff:
-            out.append(os.path.abspath(entry.path))
-    except OSError:
-        pass
-
-
-#: Names a checkpoint has in PyTorch, Lightning, HF, Keras, JAX/orbax and DeepSpeed runs.
-CHECKPOINT_PATTERNS = ("*.pt", "*.pth", "*.ckpt", "*.safetensors", "*.h5", "*.keras",
-                       "*.msgpack", "*.distcp", "checkpoint*", "ckpt*", "*checkpoint*.bin",
-                       "pytorch_model*.bin", "global_step*")
-CHECKPOINT_MAX_SCAN = 3000
-
-
-def newest_checkpoint(cwd, since, exclude=()):
-    """The newest checkpoint-like file or folder under cwd written during the run (see
-    find_checkpoints): {"path", "mtime", "size"} or None."""
-    found = find_checkpoints(cwd, since, exclude)
-    return max(found, key=lambda c: c["mtime"]) if found else None
-
-
-def find_checkpoints(cwd, since, exclude=()):
-    """Checkpoint-like files and folders under cwd written at/after `since`, as
-    [{"path", "mtime", "size"}]. Bounded like find_artifacts; never follows links."""
-    import fnmatch
-    import itertools
-    if not cwd or not os.path.isdir(cwd):
-        return []
-    skip = [os.path.realpath(p) for p in exclude if p]
-    found, queue, scanned = [], collections.deque([(cwd, 0)]), 0
-    while queue and scanned < CHECKPOINT_MAX_SCAN:
-        folder, depth = queue.popleft()
-        try:
-            with os.scandir(folder) as it:  # a folder of a million files is not read whole
-                entries = list(itertools.islice(it, CHECKPOINT_MAX_SCAN - scanned))
-        except OSError:
-            continue
-        for entry in entries:
-            scanned += 1
-            try:
-                if entry.is_symlink() or _is_under(os.path.realpath(entry.path), skip):
-                    continue
-                hit = any(fnmatch.fnmatchcase(entry.name.lower(), p) for p in CHECKPOINT_PATTERNS)
-                if entry.is_dir() and hit and not re.search(r"\d", entry.name):
-                    hit = False  # "checkpoints/", "ckpt/" hold checkpoints; "checkpoint-1200/" is one
-                if entry.is_dir() and not hit:
-                    if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS:
-                        queue.append((entry.path, depth + 1))
-                    continue
-                st = entry.stat()
-            except OSError:
-                continue
-            if hit and written_since(st.st_mtime, since):
-                found.append(_checkpoint_record(entry.path, st))
-    return found
-
-
-def written_since(mtime, since):
-    """True when a file's mtime falls in the run. No slack that reaches into the job before
-    (a checkpoint it wrote a second before our start is not ours); a whole-second mtime
-    (FAT, some NFS round down) counts from the start's second."""
-    since = since or 0
-    return mtime >= since or (mtime == int(mtime) and mtime >= int(since))
-
-
-def _checkpoint_record(path, st):
-    return {"path": os.path.abspath(path), "mtime": st.st_mtime,
-            "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
-
-
-def named_checkpoints(saved, cwd, since):
-    """The checkpoints the log says it saved ([{"path", "after_nonfinite"}], relative to
-    cwd), that exist and were written during the run: records as find_checkpoints gives,
-    plus "named" and "after_nonfinite"."""
-    out = []
-    for item in saved or ():
-        path = os.path.join(cwd or "", os.path.expanduser(item["path"]))
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if written_since(st.st_mtime, since):
-            record = _checkpoint_record(path, st)
-            record.update(named=True, after_nonfinite=item.get("after_nonfinite", False))
-            out.append(record)
-    return out
-
-
-_NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+)(?!.*\d)", re.I)
-
-
-def choose_checkpoint(candidates, metrics, signals=()):
-    """The checkpoint to offer, from this run's candidates (found and named; the named
-    only, when the log named any that exist): the newest,
-    or after a non-finite loss the newest written before it, with "later_nonfinite"
-    counting those skipped; "answer": the first written after a forwarded warning signal
-    (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
-    by_path = {}
-    for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
-        by_path.setdefault(os.path.realpath(c["path"]), dict(c))
-    found = sorted(by_path.values(), key=lambda c: c["mtime"])
-    # the log's own saves beat the scan: a file in a shared directory that it does not name
-    # may be another run's (array tasks in one working directory)
-    found = [c for c in found if c.get("named")] or found
-    if not found:
-        return None
-    bad = (metrics or {}).get("first_nonfinite")
-    if bad:
-        for c in found:
-            c["after_nonfinite"] = c.get("after_nonfinite") or _saved_after_step(c["path"], bad)
-    good = [c for c in found if not c.get("after_nonfinite")]
-    best = dict(good[-1]) if good else {"path": None}
-    if bad and len(good) < len(found):
-        best["later_nonfinite"] = len(found) - len(good)
-    warned = [at for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2", "SIGTERM")]
-    answer = [c for c in found if warned and c["mtime"] >= warned[0]]
-    if answer:
-        best["answer"] = {"path": answer[0]["path"], "mtime": answer[0]["mtime"]}
-    best.pop("named", None)
-    best.pop("after_nonfinite", None)
-    return best
-
-
-def _saved_after_step(path, bad):
-    """A checkpoint named for a step past the first non-finite loss's step (checkpoint-400
-    after a NaN at step 340) was saved after it."""
-    m = _NAME_STEP_RE.search(os.path.basename(path.rstrip("/")))
-    return bool(m and bad.get("step") is not None and int(m.group(1)) > bad["step"])
-
-
-def own_rss_kib():
-    """This process's resident memory now (KiB, /proc/self/status VmRSS), or None. A child's
-    ru_maxrss starts from it: fork copies it, and exec keeps the high-water mark."""
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return None
-
-
-def job_output_file():
-    """The regular file this process's stdout goes to (sbatch's slurm-%j.out), else None."""
-    try:
-        path = os.readlink("/proc/self/fd/1")
-        return path if path.startswith("/") and os.path.isfile(path) else None
-    except OSError:
-        return None
-
-
-JOB_OUTPUT_COUNT_MAX_BYTES = 64 * 1024 * 1024  # a bigger output file is not counted through
-
-
-def job_output_mark():
-    """(dev, ino, size) of the job's output file before the child writes to it, when stdout
-    and stderr are that one regular file (sbatch's slurm-%j.out, `> out.log 2>&1`): it then
-    gets the child's output in the log's order, so a log line maps to a line of it. Only
-    the size is taken now: the lines before it are counted after the run, off the start."""
-    if not job_output_file() or not same_output(1, 2):
-        return None
-    st = os.fstat(1)
-    return (st.st_dev, st.st_ino, st.st_size) if st.st_size <= JOB_OUTPUT_COUNT_MAX_BYTES else None
-
-
-def job_output_map(mark, header_lines, total_lines):
-    """How the log's lines header_lines+1..total_lines map to the job output file's:
-    {"offset", "first", "last"}, when stdout is still the file marked at the start."""
-    st = os.fstat(1)
-    if not mark or (st.st_dev, st.st_ino) != mark[:2]:
-        return None
-    lines, left = 0, mark[2]
-    with open(job_output_file(), "rb") as handle:
-        while left > 0:
-            block = handle.read(min(left, 1 << 20))
-            if not block:
-                break
-            lines, left = lines + block.count(b"\n"), left - len(block)
-    return {"offset": lines - header_lines, "first": header_lines + 1, "last": total_lines}
-
-
-def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
-    """After exit: the log's metrics, plus the checkpoint to resume from (the run's own:
-    named by its log or found under cwd, written since the start) and the job's output file."""
-    metrics = _safely(lambda: extract_log_metrics(log_path, wanted), {}) or {}
-    found = _safely(lambda: find_checkpoints(cwd, start, [run_dir]), []) or []
-    found += _safely(lambda: named_checkpoints(metrics.get("saved"), cwd, start), []) or []
-    ckpt = _safely(lambda: choose_checkpoint(found, metrics, signals), None)
-    if ckpt:
-        metrics["checkpoint"] = ckpt
-    out = _safely(job_output_file, None)
-    if out:
-        metrics["job_output"] = out
-    return metrics
-
-
 # ==== Edges: the run records ====
+
 # Every run's run.json read back (`runs`, `digest`) and old run directories removed (`prune`).
 
 RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
@@ -11239,6 +11386,11 @@ def should_notify(status, policy):
     return policy == "always" or status != "SUCCESS"
 
 
+def channel_wants(channel, status, notify):
+    """Does this channel get a message with this status? Its own when, else --notify."""
+    return should_notify(status, channel.when or notify)
+
+
 def should_notify_rank(environ, all_ranks):
     """Only rank 0 (or a process outside any multi-rank launch) notifies, unless all_ranks."""
     if all_ranks:
@@ -11354,81 +11506,6 @@ def summarize_array(array_job_id, entries, expected=None, examples=5):
 def _task_order(task):
     task = str(task)
     return (0, int(task), "") if task.isdigit() else (1, 0, task)
-
-
-def array_subject(summary):
-    """'array 41: 30 ok, 10 failed (cuda_runtime 8, nan_loss 2)' - counts first."""
-    status = summary.get("by_status") or {}
-    ok = status.get("SUCCESS", 0)
-    parts = ["%d ok" % ok] if ok else []
-    for name, n in sorted(((k, v) for k, v in status.items() if k != "SUCCESS"),
-                          key=lambda kv: (-kv[1], str(kv[0]))):
-        parts.append("%d %s" % (n, str(name).lower()))
-    missing = summary.get("missing") or []
-    if missing:
-        parts.append("%d never reported" % len(missing))
-    classes = sorted((summary.get("by_class") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
-    text = "array %s: %s" % (summary["array_job_id"], ", ".join(parts) or "no tasks")
-    if classes:
-        text += " (%s)" % ", ".join("%s %d" % kv for kv in classes)
-    return text
-
-
-def array_task_rows(summary):
-    """One row per task: (task, status, class, duration, last metric, log), then the tasks
-    that never reported with the scheduler's state for them."""
-    rows = []
-    for e in summary.get("entries") or []:
-        rows.append((str(e.get("task")), str(e.get("status") or "?"), e.get("class") or "-",
-                     format_duration(e.get("duration_s")), e.get("metric") or "-",
-                     e.get("log") or "-"))
-    for task, state in summary.get("missing") or []:
-        rows.append((str(task), "never reported", "-", "-", "-", "scheduler: %s" % state))
-    return rows
-
-
-class RateLimiter(object):
-    """At most per_hour messages per rolling hour, shared by every process that uses the
-    same directory (a file of timestamps under a lock). per_hour None or <= 0: no cap.
-    When the file cannot be used, it allows (better a message too many than none)."""
-
-    def __init__(self, directory, per_hour, clock=time.time, key="messages"):
-        self.dir = directory
-        self.per_hour = per_hour
-        self.clock = clock
-        self.path = os.path.join(directory, "rate-%s.txt" % re.sub(r"[^\w.-]+", "_", key))
-        self.notes = []
-
-    def allow(self):
-        """Count one message if under the cap. -> True to send, False to hold it back."""
-        if not self.per_hour or self.per_hour <= 0:
-            return True
-        try:
-            private_dir(self.dir)
-            fd = _locked(self.path + ".lock")
-            try:
-                return self._take()
-            finally:
-                _unlock(fd)
-        except (OSError, ValueError) as exc:
-            self.notes.append("rate limit not applied: %s" % exc)
-            return True
-
-    def _take(self):
-        now = self.clock()
-        stamps = []
-        if os.path.exists(self.path):
-            with open(self.path) as f:
-                stamps = [float(s) for s in f.read().split() if re.match(r"^[\d.]+$", s)]
-        stamps = [t for t in stamps if now - t < 3600.0]
-        allowed = len(stamps) < self.per_hour
-        if allowed:
-            stamps.append(now)
-        tmp = "%s.%d.tmp" % (self.path, os.getpid())
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write("".join("%.3f\n" % t for t in stamps))
-        os.replace(tmp, self.path)
-        return allowed
 
 
 def deliver_capped(msg, cfg, deadline=None, capped=True, on_spooled=None, *, over=None):
@@ -12393,60 +12470,6 @@ def _pipe():
     return r, w
 
 
-def _set_pipe_size(fd, size):
-    import fcntl
-    fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
-
-
-class Background(object):
-    """fn() in a daemon thread; result(timeout) -> its value, or None if late or failed."""
-
-    def __init__(self, fn, report=False):
-        import threading
-        self._value = None
-        self._thread = threading.Thread(target=self._run, args=(fn, report), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn, report):
-        self._value = _safely(fn, None, report=report)
-
-    def running(self):
-        return self._thread.is_alive()
-
-    def result(self, timeout):
-        self._thread.join(timeout)
-        return None if self.running() else self._value
-
-
-def _safely(fn, default, report=False):
-    """Call fn(); on any exception return `default`: side work never breaks the run. The one
-    exception-swallowing wrapper. report: True warns that the exit status is unaffected; a
-    function is called with the exception instead (the caller's own note or warning)."""
-    try:
-        return fn()
-    except Exception as exc:  # noqa: BLE001 - isolation is the point
-        if callable(report):
-            report(exc)
-        elif report:
-            _warn("internal error after the run (%s: %s); the exit status is unaffected"
-                  % (type(exc).__name__, exc))
-        return default
-
-
-def _warn(message):
-    """One line on stderr; through the run's terminal copy when there is one, so a reader
-    that stopped reading never blocks us."""
-    copy = TERMINAL_COPIES.get(2)
-    if copy is not None:
-        copy.put(("gpualert: %s\n" % message).encode("utf-8", "replace"), TERMINAL_BACKLOG_BYTES)
-        return
-    try:
-        sys.stderr.write("gpualert: %s\n" % message)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass  # stderr is closed: there is nowhere left to say it
-
-
 def _flush_outbox(cfg, seconds, *, mail=True, channels=False):
     """The transport works now (the e-mail, a chat channel): deliver what earlier runs could
     not, within `seconds` and RUN_FLUSH_MAX_S, and at most RUN_FLUSH_MAX_ITEMS of each: a full
@@ -12736,18 +12759,6 @@ def _sge_time(text):
         return time.mktime(time.strptime((text or "").strip(), "%a %b %d %H:%M:%S %Y"))
     except ValueError:
         return None
-
-
-def _job_info(job_id, state, exit_text, rec, source):
-    """The job-info dict cmd_watch reports, with the classifier's facts."""
-    state = (state or "").split()[0].rstrip("+") if state else ""
-    code, sig = parse_exit_code(exit_text)
-    info = {"job_id": job_id, "label": job_id, "state": state, "done": state in SLURM_FINAL_STATES,
-            "reason": rec.get("Reason"), "exit_code": code, "signal": sig, "source": source,
-            "name": None, "stdout": None, "stderr": None, "end_time": parse_slurm_time(rec.get("EndTime")),
-            "start_time": parse_slurm_time(rec.get("StartTime"))}
-    info["facts"] = slurm_facts(state, code, sig, rec.get("Reason"))
-    return info
 
 
 def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
@@ -13412,12 +13423,6 @@ def effective_delivery_lines(cfg):
             "would send from: %s" % _from_addr(cfg, _hostname())]
 
 
-def cmd_help(cli, cfg, sources, problems):
-    """`gpualert help`: the same text as --help."""
-    print(usage_text())
-    return 0
-
-
 # ==== CLI: command line ====
 
 SUBCOMMANDS = ("run", "classify", "watch", "resend", "runs", "digest", "prune", "test-email",
@@ -13581,6 +13586,12 @@ def usage_text():
               "125 internal; 126 not executable; 127 not found.",
               "Full manual: the docstring at the top of gpualert.py, and README.md."]
     return "\n".join(lines)
+
+
+def cmd_help(cli, cfg, sources, problems):
+    """`gpualert help`: the same text as --help."""
+    print(usage_text())
+    return 0
 
 
 def _dispatch(cli, cfg, sources, problems):

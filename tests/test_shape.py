@@ -125,3 +125,99 @@ def test_root_only_tests_say_so_with_the_mark_the_root_pass_selects():
         with open(path) as f:
             found += ["%s:%d" % (os.path.basename(path), n) for n, line in enumerate(f, 1) if bare.search(line)]
     assert found == []
+
+
+# ---- Layers: sections refer only downward, and pure sections do no I/O (issue 19) ----
+
+def _sections(source):
+    """[(first line, title)] of the `# ==== Title ====` banners."""
+    return [(i + 1, line[len("# ==== "):].rstrip(" ="))
+            for i, line in enumerate(source.splitlines()) if line.startswith("# ==== ")]
+
+
+def _section_index(banners, lineno):
+    index = -1
+    for i, (first, _) in enumerate(banners):
+        if first <= lineno:
+            index = i
+    return index
+
+
+def _top_level_names(node):
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return []
+
+
+def upward_references(source):
+    """(definition, name it uses, that name's later section) for every top-level definition
+    that names a top-level definition of a later section."""
+    tree, banners = ast.parse(source), _sections(source)
+    home = {}
+    for node in tree.body:
+        for name in _top_level_names(node):
+            home.setdefault(name, _section_index(banners, node.lineno))
+    found = []
+    for node in tree.body:
+        mine = _section_index(banners, node.lineno)
+        for name in sorted(set(n.id for n in ast.walk(node) if isinstance(n, ast.Name))):
+            if home.get(name, -1) > mine:
+                found.append(((_top_level_names(node) or ["?"])[0], name, banners[home[name]][1]))
+    return found
+
+
+#: What a pure section may not call: the filesystem, processes, sockets, the terminal.
+IO_MODULES = {"os", "subprocess", "glob", "socket", "shutil", "tempfile", "fcntl", "select",
+              "signal", "pwd", "grp", "resource"}
+IO_BUILTINS = {"open", "print", "input"}
+PURE_OS = {"os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext",
+           "os.path.normpath", "os.path.split", "os.path.isabs", "os.path.relpath",
+           "os.path.commonpath", "os.path.normcase", "os.strerror", "os.fspath", "os.urandom",
+           "os.WIFSIGNALED", "os.WTERMSIG", "os.WEXITSTATUS", "os.WIFEXITED"}
+
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id] + parts[::-1]) if isinstance(node, ast.Name) else None
+
+
+def io_in_pure_sections(source):
+    """(line, definition, call) for every I/O call inside a `Pure core` section."""
+    tree, banners = ast.parse(source), _sections(source)
+    found = []
+    for node in tree.body:
+        index = _section_index(banners, node.lineno)
+        if index < 0 or not banners[index][1].startswith("Pure core"):
+            continue
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            name = _dotted(call.func)
+            if name and (name in IO_BUILTINS or (name.split(".")[0] in IO_MODULES and name not in PURE_OS)):
+                found.append((call.lineno, (_top_level_names(node) or ["?"])[0], name))
+    return found
+
+
+def _source():
+    with open(SOURCE) as f:
+        return f.read()
+
+
+def test_sections_refer_only_to_their_own_or_earlier_sections():
+    assert upward_references(_source()) == []
+
+
+def test_pure_sections_touch_no_file_and_run_no_process():
+    assert io_in_pure_sections(_source()) == []
+
+
+def test_the_layer_checks_can_fail():
+    source = ("# ==== Pure core: a ====\n"
+              "def low():\n    return high() + len(open('x').read())\n"
+              "# ==== Edges: b ====\n"
+              "def high():\n    return os.path.join('a', 'b')\n")
+    assert upward_references(source) == [("low", "high", "Edges: b")]
+    assert io_in_pure_sections(source) == [(3, "low", "open")]
