@@ -435,7 +435,7 @@ class TestMoreRealWording(unittest.TestCase):
                      "(No such file or directory)", "exec_failure", "cmd_not_found")], code=255)
 
 
-class TestDev2Families(unittest.TestCase):
+class TestSignalDeviceAndSchedulerWording(unittest.TestCase):
     """Failure families the dev2 blind set showed, solved for their general wording."""
 
     def test_sigfpe_is_an_integer_division_by_zero(self):
@@ -576,7 +576,7 @@ class TestMoreFamilyWording(unittest.TestCase):
         self.assertEqual(classify(log).cls, "traceback")
 
 
-class TestDev4Families(unittest.TestCase):
+class TestNodeGpuAndCollectiveFailures(unittest.TestCase):
     """Wording the fourth blind set and the known gaps showed missing (round four)."""
 
     def test_a_slurm_node_failure_is_the_scheduler_taking_the_allocation(self):
@@ -609,7 +609,7 @@ class TestDev4Families(unittest.TestCase):
         self.assertIn("Connection reset by peer", c.detail)
 
 
-class TestDev3Families(unittest.TestCase):
+class TestStepCancelsAndCloudPreemptions(unittest.TestCase):
     """What the third blind set showed missing (round four)."""
 
     def test_srun_cancelling_the_step_after_a_task_failed_is_not_a_scancel(self):
@@ -644,7 +644,7 @@ class TestDev3Families(unittest.TestCase):
         self.assertEqual(classify(training() + "\n" + ops, 143).cls, "preempted")
 
 
-class TestAttackFindings(unittest.TestCase):
+class TestRealRunsAreNotMisread(unittest.TestCase):
     """Real runs (tests/captured) and wording a helper attacking the classifier found misread."""
 
     def test_real_successes_are_not_alarms(self):
@@ -697,7 +697,7 @@ class TestAttackFindings(unittest.TestCase):
             self.assertIsNone(ga.classify_log(path, {"exit_code": 0}).cls)
 
 
-class TestDev5Families(unittest.TestCase):
+class TestEverydayScriptAndSetupErrors(unittest.TestCase):
     """Ordinary failures the fifth blind set (a month of a cluster's failures) showed missing."""
 
     def test_argparse_errors_name_the_bad_flag(self):
@@ -741,7 +741,7 @@ class TestDev5Families(unittest.TestCase):
                 self.assertEqual(classify(training() + "\nTerminated\n" + line, 271).cls, "preempted")
 
 
-class TestDev6Dev7Families(unittest.TestCase):
+class TestContainerMpiAndLlmEraWording(unittest.TestCase):
     """What the sixth (a support desk's semester) and seventh (LLM era) blind sets showed missing."""
 
     def test_a_loops_own_nan_guard_is_nan_loss(self):
@@ -781,7 +781,7 @@ class TestDev6Dev7Families(unittest.TestCase):
         self.assertEqual(classify(training() + "\n" + bnb).cls, "missing_module")
 
 
-class TestLiveRunFindings(unittest.TestCase):
+class TestCauseBeforeTeardownAndConsequences(unittest.TestCase):
     """Real runs through the wrapper that a helper attacking it found misread (round four)."""
 
     def test_a_dataloader_worker_that_exits_is_named_not_the_queues_reset(self):

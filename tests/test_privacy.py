@@ -88,7 +88,7 @@ def _written(tmp_path, skip=()):
      "--private-key", "TOPSECRET6", "--github-pat", "TOPSECRET7", "--bearer", "TOPSECRET8",
      "https://hooks.slack.com/services/T0/B0/TOPSECRET9", "--lr", "0.1"], b"--lr 0.1"),
 ], ids=["sh-c", "flags-and-webhook"])
-def test_secret_forms_the_audit_found_are_redacted_everywhere_but_the_output(tmp_path, argv, kept):
+def test_secret_flags_urls_and_webhooks_are_redacted_everywhere_but_the_output(tmp_path, argv, kept):
     # All of these appeared in the log header, run.json and the message.
     run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] + argv)
     assert run.returncode == 0, run.stderr
@@ -191,7 +191,7 @@ def test_p_is_a_password_but_not_after_mkdir_or_ssh():
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJUT1BTRUNSRVQ3In0.c2lnbmF0dXJlVE9QU0VDUkVUOA"
 
 
-def test_secret_forms_the_third_attack_found_are_redacted(tmp_path):
+def test_secret_headers_basic_auth_json_passwords_and_jwts_are_redacted(tmp_path):
     # `-phunter`, header values, `curl -u admin:X`, a JSON password and a JWT went into the
     # body, run.json and the log header as given (the README said bearer was masked).
     argv = ["sh", "-c", "echo job ran; : curl -u admin:TOPSECRET8 x", "sh", "-pTOPSECRET1",
