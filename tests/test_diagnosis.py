@@ -1395,3 +1395,7 @@ def test_classify_reads_stdin_and_pipes(tmp_path):
     out = subprocess.run(["bash", "-c", 'printf "%%s" "$0" | "%s" "%s" classify --json <(cat)' % (PY, SCRIPT),
                           log.decode()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     assert out.returncode == 0 and json.loads(out.stdout)["class"] == "cuda_oom", out.stderr
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -280,3 +280,7 @@ def test_a_recovered_nan_is_not_shaded_to_the_end():
                    for s in range(20, 620, 20))
     series = N.metrics_from_chunks([text])["series"]["loss"]
     assert series["nonfinite"] == 1 and "first_nonfinite_x" not in series
+
+
+if __name__ == "__main__":
+    unittest.main()

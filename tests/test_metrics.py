@@ -961,3 +961,7 @@ def test_idle_flag_needs_a_long_run():
     assert cluster.summarize_gpu_samples(long_run)["idle"] is True
     assert cluster.summarize_gpu_samples(long_run[:2])["idle"] is False
     assert cluster.summarize_gpu_samples([]) == {}
+
+
+if __name__ == "__main__":
+    unittest.main()
