@@ -196,7 +196,7 @@ def test_a_log_line_cannot_post_a_disguised_link(service):
     from test_channels import SERVICE_URLS, make_result
     evidence = ("RuntimeError: see <https://evil.example/login|your GPU quota> "
                 "or [reset](https://evil.example/reset)")
-    summary = N.channel_summary(make_result(evidence=evidence))
+    summary = N.brief_for(make_result(evidence=evidence))
     body = N.build_channel_request(N.parse_channel(SERVICE_URLS[service]), summary).body
     text = json.dumps(json.loads(body.decode("utf-8")), ensure_ascii=False)
     assert "<https://evil" not in text and "](https://evil" not in text, text
