@@ -5661,21 +5661,15 @@ def render_text(result, manifest):
     if result.digest:
         return render_digest_text(result.digest)
     brief = brief_for(result)
-    lines = [brief.title[len("[gpualert] "):], "", "What you need:"]
-    lines += ["  %-11s %s" % (label + ":", value) for label, value in brief.fields]
+    lines = [brief.title[len("[gpualert] "):], "", "What you need:"] + _text_rows(brief.fields)
+    notes = ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes] if result.notes else []
     if result.array:  # a summary: the table of tasks is the message
-        lines += ["", "Tasks:"] + _array_text_table(result.array) + ["", _ARRAY_LOGS]
-        if result.notes:
-            lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
+        lines += ["", "Tasks:"] + _array_text_table(result.array) + ["", _ARRAY_LOGS] + notes
         return "\n".join(lines) + "\n"
     if metric_lines(result.metrics):
         lines += ["", "Metrics (%s):" % _metrics_source(result.metrics)]
         lines += ["  " + line for line in metric_lines(result.metrics)]
-    lines += ["", "Details:"]
-    lines += ["  %-11s %s" % (label + ":" if label else "", value)
-              for label, value in _summary_rows(result)]
-    if result.notes:
-        lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
+    lines += ["", "Details:"] + _text_rows(_summary_rows(result)) + notes
     tail = _shown_tail(result)
     mark = any(_is_evidence(t, c.evidence) for t in tail)
     lines += ["", "Last %d lines of output%s:" % (
@@ -5683,6 +5677,10 @@ def render_text(result, manifest):
     lines += [(">> " if _is_evidence(t, c.evidence) else "   ") + t for t in tail]
     lines += ["", "Attachments and artifacts:"] + _manifest_lines(manifest)
     return "\n".join(lines) + "\n"
+
+
+def _text_rows(rows):
+    return ["  %-11s %s" % (label + ":" if label else "", value) for label, value in rows]
 
 
 def _array_text_table(summary):
