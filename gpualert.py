@@ -5510,9 +5510,41 @@ def readable_bytes(text):
                          str(text)) if text else text
 
 
-def essentials(result):
-    """'What you need' (label, value) rows, shared by both parts, in the order they matter."""
-    c, m = _classification(result), result.metrics or {}
+#: The first screen of a run as one value: the e-mail's text and HTML parts and every chat
+#: payload render it, so they cannot disagree. fields: (label, value) rows in the order they
+#: matter; evidence: the decisive line alone (chat quotes it as code); text: the rows as lines.
+Brief = collections.namedtuple("Brief", "title status cls severity fields evidence text")
+_SEVERITY_OF = {"FAILED": "failure", "TIMEOUT": "failure", "PREEMPTED": "warning",
+                "INTERRUPTED": "warning", "SILENT": "failure", "STALLED": "warning",
+                "WARNING": "warning"}
+_PROGRESS_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\||(?i:\b(?:epoch|step|iter(?:ation)?)\b\s*[:=#]?\s*\d+)")
+
+
+def brief_for(result):
+    """The first screen (what, where, line, progress, checkpoint, time, next) as a Brief."""
+    c = _classification(result)
+    status = _clean(result.status or "UNKNOWN", 20).upper()
+    rows = _array_rows(result) if result.array else _first_rows(result, c)
+    rows = [(label, _clean(value, 2000)) for label, value in rows]
+    evidence = "" if result.array else _clean(readable_bytes(c.evidence), 2000)
+    return Brief(render_subject(result), status, c.cls, _SEVERITY_OF.get(status, "ok"), rows,
+                 evidence, "\n".join("%s: %s" % kv for kv in rows))
+
+
+def _array_rows(result):
+    """An array's summary: the counts, how many reported, how long they took."""
+    summary, d = result.array, result.array.get("duration_s") or {}
+    others = "; the others are listed with Slurm's state" if summary.get("missing") else ""
+    rows = [("What", "%s: %s" % (result.status, array_subject(summary))),
+            ("Tasks", "%d of %s tasks reported%s" % (summary["tasks"], summary.get("expected") or "?", others))]
+    if d:
+        rows.append(("Durations", "%s to %s, mean %s" % (
+            format_duration(d["min"]), format_duration(d["max"]), format_duration(d["mean"]))))
+    return rows
+
+
+def _first_rows(result, c):
+    m = result.metrics or {}
     c = c._replace(detail=readable_bytes(c.detail), evidence=readable_bytes(c.evidence))
     ok = result.status in ("SUCCESS", "TEST")
     verdict = result.status + (": %s" % c.cls if c.cls else "")
@@ -5530,7 +5562,7 @@ def essentials(result):
     if c.evidence:
         place = evidence_place(result, c.line)
         rows.append(("Line", (place + ": " if place else "") + str(c.evidence)))
-    progress = progress_text(m)
+    progress = progress_text(m) or last_progress(result.tail or ())  # metrics, else the log's line
     if progress:
         rows.append(("Result" if ok else "Progress", progress))
     if m.get("throughput"):
@@ -5552,7 +5584,16 @@ def essentials(result):
     rows += requeue_rows(result)
     if _resubmit_text(result):
         rows.append(("Resubmit", _resubmit_text(result)))
-    return [(label, _clean(value, 2000)) for label, value in rows]
+    return rows
+
+
+def last_progress(tail):
+    """The last line of the tail that shows progress (450/5000, 45%|, epoch 3), clipped."""
+    for line in reversed(list(tail)[-TAIL_LINES:]):
+        text = _clean(line)
+        if text and _PROGRESS_RE.search(text):
+            return _fit(text, 160)
+    return None
 
 
 def evidence_place(result, line):
@@ -5619,22 +5660,16 @@ def render_text(result, manifest):
     c = _classification(result)
     if result.digest:
         return render_digest_text(result.digest)
-    lines = [render_subject(result)[len("[gpualert] "):], ""]
+    brief = brief_for(result)
+    lines = [brief.title[len("[gpualert] "):], "", "What you need:"] + _text_rows(brief.fields)
+    notes = ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes] if result.notes else []
     if result.array:  # a summary: the table of tasks is the message
-        lines += ["Tasks:"] + _array_text_table(result.array) + [""] + _array_facts(result.array)
-        if result.notes:
-            lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
+        lines += ["", "Tasks:"] + _array_text_table(result.array) + ["", _ARRAY_LOGS] + notes
         return "\n".join(lines) + "\n"
-    lines += ["What you need:"]
-    lines += ["  %-11s %s" % (label + ":", value) for label, value in essentials(result)]
     if metric_lines(result.metrics):
         lines += ["", "Metrics (%s):" % _metrics_source(result.metrics)]
         lines += ["  " + line for line in metric_lines(result.metrics)]
-    lines += ["", "Details:"]
-    lines += ["  %-11s %s" % (label + ":" if label else "", value)
-              for label, value in _summary_rows(result)]
-    if result.notes:
-        lines += ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes]
+    lines += ["", "Details:"] + _text_rows(_summary_rows(result)) + notes
     tail = _shown_tail(result)
     mark = any(_is_evidence(t, c.evidence) for t in tail)
     lines += ["", "Last %d lines of output%s:" % (
@@ -5642,6 +5677,10 @@ def render_text(result, manifest):
     lines += [(">> " if _is_evidence(t, c.evidence) else "   ") + t for t in tail]
     lines += ["", "Attachments and artifacts:"] + _manifest_lines(manifest)
     return "\n".join(lines) + "\n"
+
+
+def _text_rows(rows):
+    return ["  %-11s %s" % (label + ":" if label else "", value) for label, value in rows]
 
 
 def _array_text_table(summary):
@@ -5652,16 +5691,7 @@ def _array_text_table(summary):
             for r in rows]
 
 
-def _array_facts(summary):
-    d = summary.get("duration_s") or {}
-    lines = ["%d of %s tasks reported%s." % (summary["tasks"], summary.get("expected") or "?",
-                                            "; the others are listed with Slurm's state"
-                                            if summary.get("missing") else "")]
-    if d:
-        lines.append("Durations: %s to %s, mean %s." % (format_duration(d["min"]), format_duration(d["max"]),
-                                                        format_duration(d["mean"])))
-    lines.append("Each task's own log is listed above; nothing of one task is attached here.")
-    return lines
+_ARRAY_LOGS = "Each task's own log is listed above; nothing of one task is attached here."
 
 
 def _array_html_table(summary):
@@ -5705,18 +5735,16 @@ def render_html(result, manifest, image_cid=None):
     esc = html.escape
     if result.digest:
         return render_digest_html(result.digest)
-    c = _classification(result)
+    c, brief = _classification(result), brief_for(result)
     color = {"SUCCESS": "#1a7f37", "COMPLETED": "#9a6700", "TEST": "#0969da"}.get(
         result.status, "#cf222e")
     out = ['<html><head><meta name="viewport" content="width=device-width, initial-scale=1">'
            '</head><body style="font-family:sans-serif;margin:8px;%s">' % _HTML_WRAP,
-           '<h2 style="color:%s">%s</h2>' % (color, esc(render_subject(result)[11:]))]
+           '<h2 style="color:%s">%s</h2>' % (color, esc(brief.title[11:])), "<h3>What you need</h3>"]
+    out += _html_table(brief.fields)
     if result.array:
-        out += ["<h3>Tasks</h3>"] + _array_html_table(result.array)
-        out += ["<p>%s</p>" % esc(line) for line in _array_facts(result.array)]
+        out += ["<h3>Tasks</h3>"] + _array_html_table(result.array) + ["<p>%s</p>" % esc(_ARRAY_LOGS)]
         return "\n".join(out + ["</body></html>"]) + "\n"
-    out += ["<h3>What you need</h3>"]
-    out += _html_table(essentials(result))
     if image_cid:
         out.append('<p><img src="cid:%s" alt="%s" width="%d" style="max-width:100%%;'
                    'height:auto;border:0"></p>' % (esc(image_cid), esc(plot_alt_text(
@@ -5793,19 +5821,12 @@ def render_digest_html(digest):
 
 Channel = collections.namedtuple("Channel", "service url masked when secrets parts")
 HttpRequest = collections.namedtuple("HttpRequest", "method url headers body")
-#: What every channel says about a run: title, severity, (label, value) fields, plain text.
-ChannelSummary = collections.namedtuple(
-    "ChannelSummary", "title status cls severity fields evidence text")
 
 CHANNEL_WHEN_PARAM = "gpualert_when"
 #: Schemes gpualert speaks itself; any other scheme goes to `apprise` when it is installed.
 NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover", "tgram",
                   "matrix", "matrixs", "json", "jsons")
-_SEVERITY_OF = {"FAILED": "failure", "TIMEOUT": "failure", "PREEMPTED": "warning",
-                "INTERRUPTED": "warning", "SILENT": "failure", "STALLED": "warning",
-                "WARNING": "warning"}
 _SECRET_QUERY_RE = re.compile(r"(?i)" + SECRET_PARAM)
-_PROGRESS_RE = re.compile(r"(?<![\w/.:-])\d+/\d+(?![\w/.:-])|\b\d+%\||(?i:\b(?:epoch|step|iter(?:ation)?)\b\s*[:=#]?\s*\d+)")
 MASK = "***"
 
 
@@ -6040,48 +6061,6 @@ _CHANNEL_PARSERS = {
 }
 
 
-# ---- what a channel says ----
-
-def channel_summary(result):
-    """The short form of a run for chat and push: title, severity and a few fields."""
-    c = _classification(result)
-    status = _clean(result.status or "UNKNOWN", 20).upper()
-    job = _clean(result.name, 80) or "job"
-    label = _job_label(result.scheduler)
-    ok = result.status in ("SUCCESS", "TEST")
-    rank = None if ok else failing_rank(result)  # the same rank and frame as the e-mail's rows
-    fields = [("Status", status + (" (%s%s)" % (c.cls, "" if rank is None else " on rank %d" % rank)
-                                   if c.cls else "")),
-              ("Job", job + (" (job %s)" % label if label else ""))]
-    frame = None if ok else user_frame(result.tail)
-    if frame:
-        fields.append(("Where", _clean(frame, 300)))
-    evidence = _clean(c.evidence or c.detail, 500)
-    if evidence:
-        place = evidence_place(result, c.line)
-        fields.append(("Decisive line", (place + ": " if place else "") + evidence))
-    progress = last_progress(result.tail or [])
-    if progress:
-        fields.append(("Progress", progress))
-    fields += [("Duration", format_duration(_duration_s(result))), ("Exit", _exit_brief(result)),
-               ("Host", _clean(result.host, 80) or "?"), ("Log", _clean(result.log_path, 300) or "(none)")]
-    if c.remediation:
-        fields.append(("Hint", _clean(c.remediation, 300)))
-    title = render_subject(result)
-    text = "\n".join("%s: %s" % kv for kv in fields)
-    return ChannelSummary(title, status, c.cls, _SEVERITY_OF.get(status, "ok"), fields,
-                          evidence, text)
-
-
-def last_progress(tail):
-    """The last line of the tail that shows progress (450/5000, 45%|, epoch 3), clipped."""
-    for line in reversed(list(tail)[-TAIL_LINES:]):
-        text = _clean(line)
-        if text and _PROGRESS_RE.search(text):
-            return _fit(text, 160)
-    return None
-
-
 def _json_body(payload):
     import json
     return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
@@ -6105,7 +6084,7 @@ def _slack_escape(text):
 def build_slack(channel, summary):
     """Slack incoming webhook: fallback text plus blocks (header <= 150, section <= 3000)."""
     lines = "\n".join("*%s:* %s" % (k, _slack_escape(v)) for k, v in summary.fields
-                      if k != "Decisive line")
+                      if k != "Line")
     header = _fit(summary.title, 150).replace("@", "@\u200b")
     blocks = [{"type": "header", "text": {"type": "plain_text", "text": header}},
               {"type": "section", "text": {"type": "mrkdwn", "text": _fit(lines, 3000)}}]
@@ -6122,8 +6101,7 @@ def build_discord(channel, summary):
     # Field values and titles are markdown: [label](url) from a log line must not become a
     # link whose label hides where it goes (the evidence's code block is literal already).
     fields = [{"name": _fit(k, 256), "value": _fit(_no_links(v), 1024),
-               "inline": k in ("Duration", "Exit", "Host")}
-              for k, v in summary.fields if k not in ("Status", "Decisive line")][:25]
+               "inline": False} for k, v in summary.fields if k != "Line"][:25]
     desc = "```\n%s\n```" % _fit(summary.evidence.replace("```", "'''"), 3900) if summary.evidence else ""
     embed = {"title": _fit(_no_links(summary.title), 256), "color": _COLOUR[summary.severity],
              "description": desc, "fields": fields}
@@ -6144,7 +6122,7 @@ def build_teams(channel, summary):
     body = [{"type": "TextBlock", "text": _fit(summary.title, 400), "weight": "Bolder",
              "size": "Medium", "wrap": True, "color": colour},
             {"type": "FactSet", "facts": [{"title": k, "value": _no_links(_fit(v, 1000))}
-                                          for k, v in summary.fields if k != "Decisive line"]}]
+                                          for k, v in summary.fields if k != "Line"]}]
     if summary.evidence:
         body.append({"type": "TextBlock", "text": _no_links(_fit(summary.evidence, 2000)),
                      "wrap": True, "fontType": "Monospace"})
@@ -6176,7 +6154,7 @@ def _no_links(text):
 
 def build_mattermost(channel, summary):
     """Mattermost incoming webhook: text plus a Slack-style coloured attachment (<= 4,000)."""
-    fields = [{"short": k in ("Duration", "Exit", "Host"), "title": k,
+    fields = [{"short": False, "title": k,
                "value": _no_mentions(_fit(v, 1000))} for k, v in summary.fields]
     title = _no_mentions(_fit(summary.title, 300))
     attachment = {"fallback": title, "color": "#%06X" % _COLOUR[summary.severity],
@@ -6262,7 +6240,7 @@ def build_telegram(channel, summary):
     """Telegram Bot API sendMessage: HTML text, 4,096 characters after entity parsing."""
     lines = ["<b>%s</b>" % _html(_fit(summary.title, 300))]
     lines += ["<b>%s:</b> %s" % (_html(k), _html(_fit(v, 500))) for k, v in summary.fields
-              if k != "Decisive line"]
+              if k != "Line"]
     if summary.evidence:
         lines.append("<pre>%s</pre>" % _html(_fit(summary.evidence, 1000)))
     text = "\n".join(lines)
@@ -6278,7 +6256,7 @@ def build_matrix(channel, summary, room_id, txn_id):
     """Matrix client-server API: PUT .../rooms/{roomId}/send/m.room.message/{txnId}; the
     same txnId on a retry lets the homeserver drop a duplicate."""
     html = "<b>%s</b><br>%s" % (_html(summary.title), "<br>".join(
-        "<b>%s:</b> %s" % (_html(k), _html(v)) for k, v in summary.fields if k != "Decisive line"))
+        "<b>%s:</b> %s" % (_html(k), _html(v)) for k, v in summary.fields if k != "Line"))
     if summary.evidence:
         html += "<pre><code>%s</code></pre>" % _html(summary.evidence)
     # m.mentions {}: an intentional-mentions client pings nobody for a log line's @room or
@@ -9451,7 +9429,7 @@ def read_channel_record(path):
 
 def _channel_from_record(data):
     channel = parse_channel(data["url"])
-    summary = ChannelSummary(**dict((k, data["summary"].get(k)) for k in ChannelSummary._fields))
+    summary = Brief(**dict((k, data["summary"].get(k)) for k in Brief._fields))
     return channel, summary._replace(fields=[tuple(f) for f in summary.fields or []])
 
 
@@ -11661,7 +11639,7 @@ def notify_channels(result, cfg, deadline, record=None, channels=None):
         wanted = [c for c in channels if channel_wants(c, result.status, cfg["notify"])]
         if not wanted:
             return []
-        summary = channel_summary(result)
+        summary = brief_for(result)
         if cfg.get("dry_run"):
             return [_channel_outcome(c, "dry-run", "dry run: not posted") for c in wanted]
         txn_ids = [_txn_id(summary) for _ in wanted]
@@ -13294,7 +13272,7 @@ def cmd_test_notify(args, cfg):
     result = _test_result(cfg)._replace(name="test-notify", argv=["gpualert", "test-notify"])
     deadline = time.monotonic() + _mail_timeout(cfg)
     failed = 0
-    for channel, res in deliver_channels(channels, channel_summary(result), deadline,
+    for channel, res in deliver_channels(channels, brief_for(result), deadline,
                                          record=result_record(result)):
         failed += 0 if res.ok else 1
         print("gpualert: test-notify: %s: %s" % ("sent" if res.ok else (

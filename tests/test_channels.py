@@ -187,27 +187,27 @@ def test_payload_matches_the_service_schema(service, size):
                              tail=["step 1/2 " + "p" * 5000])
     else:
         result = make_result()
-    summary = gpualert.channel_summary(result)
+    summary = gpualert.brief_for(result)
     channel = gpualert.parse_channel(SERVICE_URLS[service])
     request = gpualert.build_channel_request(channel, summary, gpualert.result_record(result))
     assert check_request(service, _as_recorded(request)) == []
 
 
 def test_summary_carries_what_the_owner_needs():
-    summary = gpualert.channel_summary(make_result())
+    summary = gpualert.brief_for(make_result())
     fields = dict(summary.fields)
     assert summary.severity == "failure"
-    assert "cuda_oom" in fields["Status"] and "4242" in fields["Job"]
-    assert "CUDA out of memory" in fields["Decisive line"]
+    assert "cuda_oom" in fields["What"] and "job 4242" in summary.title  # the e-mail's rows
+    assert "CUDA out of memory" in fields["Line"]
     assert fields["Progress"] == "epoch 3 step 450/5000 loss 1.25"
     assert fields["Log"] == "/scratch/runs/train/output.log"
-    assert fields["Duration"] and fields["Host"] == "node1"
-    assert gpualert.channel_summary(make_result("SUCCESS")).severity == "ok"
+    assert "1h01m" in summary.title and "on node1" in summary.title
+    assert gpualert.brief_for(make_result("SUCCESS")).severity == "ok"
 
 
 def test_priority_follows_status():
-    fail = gpualert.channel_summary(make_result())
-    ok = gpualert.channel_summary(make_result("SUCCESS"))
+    fail = gpualert.brief_for(make_result())
+    ok = gpualert.brief_for(make_result("SUCCESS"))
     ntfy = gpualert.parse_channel(SERVICE_URLS["ntfy"])
     assert gpualert.build_ntfy(ntfy, fail).headers["Priority"] == "4"
     assert gpualert.build_ntfy(ntfy, ok).headers["Priority"] == "2"
@@ -231,7 +231,7 @@ def test_every_service_through_a_real_proxy_with_verified_tls(proxied):
     server = proxied()
     result = make_result()
     channels = [gpualert.parse_channel(u) for u in SERVICE_URLS.values()]
-    out = gpualert.deliver_channels(channels, gpualert.channel_summary(result),
+    out = gpualert.deliver_channels(channels, gpualert.brief_for(result),
                                     time.monotonic() + 20, record=gpualert.result_record(result))
     assert [r.ok for _, r in out] == [True] * len(channels), [r.detail for _, r in out]
     requests = server.wait_for(len(channels))
@@ -249,7 +249,7 @@ def test_every_service_through_a_real_proxy_with_verified_tls(proxied):
 def _post(url, deadline_s=3.0, summary=None):
     channel = gpualert.parse_channel(url)
     start = time.monotonic()
-    res = gpualert.post_channel(channel, summary or gpualert.channel_summary(make_result()),
+    res = gpualert.post_channel(channel, summary or gpualert.brief_for(make_result()),
                                 start + deadline_s)
     return res, time.monotonic() - start
 
@@ -331,7 +331,7 @@ def test_many_channels_run_in_parallel_within_one_deadline(servers):
     channels = [gpualert.parse_channel("json://127.0.0.1:%d/m" % s.port) for s in mute]
     channels.append(gpualert.parse_channel("json://127.0.0.1:%d/ok" % good.port))
     start = time.monotonic()
-    out = gpualert.deliver_channels(channels, gpualert.channel_summary(make_result()), start + 2.0)
+    out = gpualert.deliver_channels(channels, gpualert.brief_for(make_result()), start + 2.0)
     took = time.monotonic() - start
     assert took < 3.5  # one deadline for all, not one each
     assert [r.ok for _, r in out] == [False] * 4 + [True]
@@ -599,7 +599,7 @@ def test_a_runs_flush_leaves_posts_held_by_the_hourly_cap_to_resend(servers, tmp
     url = "json://127.0.0.1:%d/h" % server.port
     cfg, _, _ = gpualert.load_config({"notify_url": [url], "outbox": str(state_dir(tmp_path) / "outbox"),
                                       "sendmail": "none"}, {})
-    held = gpualert.channel_record(gpualert.parse_channel(url), gpualert.channel_summary(make_result()))
+    held = gpualert.channel_record(gpualert.parse_channel(url), gpualert.brief_for(make_result()))
     gpualert.spool_channel_record(dict(held, held="held: hourly cap"), cfg)
     gpualert.spool_channel_record(dict(held, held=None), cfg)
     counts = gpualert.resend_channel_records(cfg, skip_held=True)
@@ -677,7 +677,7 @@ def _spool_records(tmp_path, url, count):
     outbox = str(state_dir(tmp_path) / "outbox")
     channel = gpualert.parse_channel(url)
     for i in range(count):
-        summary = gpualert.channel_summary(make_result(name="rec%02d" % i))
+        summary = gpualert.brief_for(make_result(name="rec%02d" % i))
         data = gpualert.channel_record(channel, summary,
                                        gpualert.result_record(make_result(name="rec%02d" % i)))
         gpualert.spool_in(outbox, json.dumps(data).encode(), "json")
@@ -732,7 +732,7 @@ def test_hourly_cap_holds_channel_messages_for_resend(servers, tmp_path):
 
 @pytest.mark.parametrize("service", ["mattermost", "rocketchat", "discord", "slack"])
 def test_a_log_line_cannot_page_the_whole_chat(service):
-    summary = gpualert.channel_summary(make_result(evidence="Error @channel @all <!here> @everyone"))
+    summary = gpualert.brief_for(make_result(evidence="Error @channel @all <!here> @everyone"))
     body = gpualert.build_channel_request(gpualert.parse_channel(SERVICE_URLS[service]), summary).body
     text = body.decode("utf-8")
     for mention in ("@channel", "@all", "<!here>"):
@@ -798,7 +798,7 @@ def test_the_picture_follows_the_message_where_the_service_takes_files(proxied, 
     server = proxied()
     png = _png()
     channel = gpualert.parse_channel(SERVICE_URLS[service])
-    res = gpualert.post_channel(channel, gpualert.channel_summary(make_result()),
+    res = gpualert.post_channel(channel, gpualert.brief_for(make_result()),
                                 time.monotonic() + 10, picture=png)
     assert res.ok and "picture: sent" in res.detail, res.detail
     text, picture = server.wait_for(2)
@@ -816,7 +816,7 @@ def test_the_picture_follows_the_message_where_the_service_takes_files(proxied, 
 def test_a_failed_picture_never_fails_the_message(proxied):
     server = proxied([("ok",), ("status", 413, {}, b"too big")])
     channel = gpualert.parse_channel(SERVICE_URLS["discord"])
-    res = gpualert.post_channel(channel, gpualert.channel_summary(make_result()),
+    res = gpualert.post_channel(channel, gpualert.brief_for(make_result()),
                                 time.monotonic() + 10, picture=_png())
     assert res.ok and "picture: not sent (HTTP 413" in res.detail
     assert len(server.requests) == 2
@@ -824,7 +824,7 @@ def test_a_failed_picture_never_fails_the_message(proxied):
 
 def test_matrix_picture_on_a_real_synapse(synapse):
     url = "matrix://%s@127.0.0.1:%d/#alerts:localhost" % (synapse.token, synapse.port)
-    res = gpualert.post_channel(gpualert.parse_channel(url), gpualert.channel_summary(make_result()),
+    res = gpualert.post_channel(gpualert.parse_channel(url), gpualert.brief_for(make_result()),
                                 time.monotonic() + 20, picture=_png())
     assert res.ok and "picture: sent" in res.detail, res.detail
     image = synapse.messages()[-1]["content"]
@@ -860,7 +860,7 @@ def test_a_world_writable_fallback_neither_gets_records_nor_has_them_posted(serv
     shared.mkdir()
     shared.chmod(0o777)
     record = gpualert.channel_record(gpualert.parse_channel("json://127.0.0.1:%d/p" % planted_target.port),
-                                     gpualert.channel_summary(make_result(name="planted")))
+                                     gpualert.brief_for(make_result(name="planted")))
     (shared / "20260101T000000.000000Z-1-abcdef.json").write_text(json.dumps(record))
     for path in (shared, shared / "20260101T000000.000000Z-1-abcdef.json"):
         os.chown(str(path), 65534, 65534)
@@ -936,7 +936,7 @@ HOSTILE = "[Re-authenticate](https://evil.example/login) @room @everyone <!chann
 def test_a_hostile_job_line_is_text_in_every_chat():
     # Discord's Progress field was the job's raw line, so [label](url) became a link;
     # Matrix sent @room through with no m.mentions.
-    summary = gpualert.channel_summary(make_result(tail=["epoch 3 " + HOSTILE]))
+    summary = gpualert.brief_for(make_result(tail=["epoch 3 " + HOSTILE]))
     assert HOSTILE[:40] in dict(summary.fields)["Progress"]  # the line is the progress
     disc = json.loads(gpualert.build_discord(gpualert.parse_channel(SERVICE_URLS["discord"]), summary).body)
     texts = [f["value"] for f in disc["embeds"][0]["fields"]] + [disc["content"], disc["embeds"][0]["title"]]
@@ -968,7 +968,7 @@ def test_a_log_line_cannot_post_a_disguised_link(service):
     from test_channels import SERVICE_URLS, make_result
     evidence = ("RuntimeError: see <https://evil.example/login|your GPU quota> "
                 "or [reset](https://evil.example/reset)")
-    summary = N.channel_summary(make_result(evidence=evidence))
+    summary = N.brief_for(make_result(evidence=evidence))
     body = N.build_channel_request(N.parse_channel(SERVICE_URLS[service]), summary).body
     text = json.dumps(json.loads(body.decode("utf-8")), ensure_ascii=False)
     assert "<https://evil" not in text and "](https://evil" not in text, text

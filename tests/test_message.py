@@ -597,7 +597,7 @@ class TestAdviceFitsTheCause(object):
     def test_a_time_limit_asks_for_more_time_with_the_figure(self):
         from messages import timeout_after_warning
         result = timeout_after_warning()
-        rows = dict(N.essentials(result))
+        rows = dict(N.brief_for(result).fields)
         assert "requeue" not in rows["Resubmit"]
         assert rows["Resubmit"].startswith("sbatch --time=17:45:00 again, resuming from the last checkpoint")
         assert "its limit was 12h00m; it reached epoch 75/100" in rows["Resubmit"]
@@ -608,16 +608,16 @@ class TestAdviceFitsTheCause(object):
         result = timeout_after_warning()
         sched = dict(result.scheduler, limit_s=None, end_time=None)
         for extra in ({"unlimited": True}, {}):
-            rows = dict(N.essentials(result._replace(scheduler=dict(sched, **extra))))
+            rows = dict(N.brief_for(result._replace(scheduler=dict(sched, **extra))).fields)
             assert "--time=" not in rows["Resubmit"] and "its limit was" not in rows["Resubmit"], rows
-        rows = dict(N.essentials(result._replace(scheduler=dict(sched, unlimited=True))))
+        rows = dict(N.brief_for(result._replace(scheduler=dict(sched, unlimited=True))).fields)
         assert "UNLIMITED" in rows["Resubmit"]
 
     def test_a_preemption_is_requeued(self):
         from messages import timeout_after_warning
         result = timeout_after_warning()
         c = result.classification._replace(cls="preempted", rule="slurm_preempted")
-        rows = dict(N.essentials(result._replace(classification=c, status="PREEMPTED")))
+        rows = dict(N.brief_for(result._replace(classification=c, status="PREEMPTED")).fields)
         assert rows["Resubmit"].startswith("scontrol requeue 4299_7")  # the task, never the whole array
 
     def test_a_memory_error_under_ulimit_v_names_the_limit(self, tmp_path):
