@@ -214,3 +214,22 @@ def test_overhead_targets_say_not_measured_without_the_reference():
     side = {"ref": None, "note": "reference: not installed (pip: no network)"}
     rows = EVAL._reference_targets(side)
     assert len(rows) == 4 and all(r[2].startswith("not measured") and r[3] == "-" for r in rows)
+
+
+def _runs(wall_s, maxrss_kib, rounds=3):
+    return [{"wall": wall_s, "maxrss_kib": maxrss_kib, "status": 0}] * rounds
+
+
+def test_the_compile_floor_line_says_what_it_leaves_under_the_reference():
+    launch = {"python3 -c pass": _runs(0.040, 13000), "compile gpualert.py": _runs(0.180, 56000),
+              "import gpualert (cached .pyc)": _runs(0.060, 16000),
+              "gpualert.py -- true (file)": _runs(0.240, 54000)}
+    alone = EVAL._floor_line({"launch": launch})
+    assert "180 ms and 54.7 MiB" in alone and "60 ms" in alone and "reference" not in alone
+    launch["reference: gpualert run -- true"] = _runs(0.240, 38400)
+    line = EVAL._floor_line({"launch": launch})
+    assert "75% of its time" in line and "under 60 ms" in line
+    assert "cannot meet the peak-memory target" in line
+    launch["reference: gpualert run -- true"] = _runs(0.150, 60000)
+    line = EVAL._floor_line({"launch": launch})
+    assert "not at all at this size" in line and "3.9 MiB under the reference's peak" in line
