@@ -496,7 +496,7 @@ class Experiment(object):
     def __init__(self, args, name):
         self.results = getattr(args, "results", None) or RESULTS_DIR
         self.quick = bool(getattr(args, "quick", False))
-        self.started = time.time()
+        self.started, self.load_at_start = time.time(), os.getloadavg()[0]
         self.work = tempfile.mkdtemp(prefix="gpualert-%s-" % name)
         folder = os.path.join(self.work, "snapshot")
         os.makedirs(folder)
@@ -1676,8 +1676,10 @@ def _floor_line(side):
 def _measured_line(ex):
     """Where and on what these figures were measured (README's digest shows it beside them)."""
     m, w = machine_info(), ex.info
-    return "**Measured with `python3 eval.py overhead%s` on %s (%d CPUs), %s; gpualert.py commit %s, %d lines.**" % (
-        " --quick" if ex.quick else "", m["cpu"], m["nproc"], m["date"], w["commit"], w["lines"])
+    return ("**Measured with `python3 eval.py overhead%s` on %s (%d CPUs; load average %.1f at the start, "
+            "%.1f at the end), %s; gpualert.py commit %s, %d lines.**" % (
+                " --quick" if ex.quick else "", m["cpu"], m["nproc"], ex.load_at_start, os.getloadavg()[0],
+                m["date"], w["commit"], w["lines"]))
 
 
 def _report_overhead(ex, launch, stream, lat, side):
