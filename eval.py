@@ -3012,8 +3012,8 @@ def _md_digest(path):
     lines, out, in_table = _md_lines(path), [], False
     if not lines:
         return ["(not measured yet)"]
-    out += [line for line in lines if line.startswith("**")][:2]
-    out += [""] if out else []
+    for line in [line for line in lines if line.startswith("**")][:2]:
+        out += [line, ""]  # a paragraph each
     keys = [i for i, line in enumerate(lines) if line.startswith("#") and
             ("Targets" in line or "Compact" in line)]
     for line in lines[keys[0]:] if keys else lines:
