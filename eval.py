@@ -1253,12 +1253,13 @@ def _launch_variants(ex):
     return variants, kind, note, ntfy
 
 
-def side_by_side(variants, rounds, measure):
+def side_by_side(variants, rounds, measure, *, warm=True):
     """{name: [measure(argv), one per round]} for (name, argv) variants: each runs once first
-    (to warm the page cache), then every round runs them all, the order reversed every other
-    round (A B C / C B A), so a drift of the machine falls on all of them alike."""
+    (to warm the page cache; warm=False when an earlier run already did), then every round
+    runs them all, the order reversed every other round (A B C / C B A), so a drift of the
+    machine falls on all of them alike."""
     got = dict((name, []) for name, _ in variants)
-    for _, argv in variants:
+    for _, argv in (variants if warm else []):
         measure(argv)
     for i in range(rounds):
         for name, argv in (variants if i % 2 == 0 else list(reversed(variants))):
@@ -1451,6 +1452,11 @@ def _reference_install(ex):
     venv = os.path.join(ex.work, "refvenv")
     how = "pip install %s%s" % ("--no-index " if ex.quick else "", os.path.basename(source))
     try:
+        if ex.quick and subprocess.run(  # is it there offline at all? (cheaper than a venv that would fail)
+                [REL_PY, "-m", "pip", "download", "-q", "--no-index", "--no-deps", "-d",
+                 os.path.join(ex.work, "refdl"), source], timeout=60,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            return None, "reference: not installed (%s: not available offline; --quick installs offline only)" % how
         subprocess.run([REL_PY, "-m", "venv", venv], check=True, timeout=180,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pip = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q"] +
@@ -1522,7 +1528,7 @@ def _measure_reference(ex):
             shutil.rmtree(os.path.join(home, sub), ignore_errors=True)
     measure = _shim_measure(shim, env, ex.work, cleanup)
     launch = side_by_side(launch_v, 3 if ex.quick else 20, measure)
-    stream = side_by_side(stream_v, 1 if ex.quick else 6, measure)
+    stream = side_by_side(stream_v, 1 if ex.quick else 6, measure, warm=False)  # the launches warmed both
     return {"ref": ref, "note": note, "launch": launch, "stream": stream,
             "launch_names": [n for n, _ in launch_v], "stream_names": [n for n, _ in stream_v]}
 
