@@ -14,6 +14,7 @@ Each experiment is one `cmd_<name>(args)` registered with `_add_<name>_args(sub)
 in build_parser(); new experiments add a pair without touching the others.
 Results go to results/ as Markdown and CSV; a summary is printed (JSON with --json).
 """
+import collections
 import csv
 import glob
 import json
@@ -483,28 +484,33 @@ MIB = 1024 * 1024
 SCRUBBED_ENV = ("PYTHONUNBUFFERED", "PYTHONFAULTHANDLER", "PYTHONDEVMODE", "PYTHONMALLOC",
                 "PYTHONINSPECT", "PYTHONWARNINGS")
 TRAVEL_NOTE = "Ratios travel between machines, absolute times do not."
-_SNAPSHOT = {"path": WRAPPER, "info": None}
-_OUT = {"dir": RESULTS_DIR}
 
 
-def start_experiment(args, name):
-    """Results folder, a fresh work folder with a snapshot of gpualert.py, a clean env."""
-    _OUT["dir"] = getattr(args, "results", None) or RESULTS_DIR
-    work = tempfile.mkdtemp(prefix="gpualert-%s-" % name)
-    use_snapshot(work)
-    return work, clean_env(work)
+class Experiment(object):
+    """One experiment's context, handed down to what it calls instead of module-level state:
+    a fresh work folder, a clean environment, the results folder, --quick, the start time,
+    and a private copy of gpualert.py taken now (`wrapper`, described by `info`): the file in
+    the repository may change while an experiment runs (someone is editing it), and one
+    experiment must see one program."""
 
+    def __init__(self, args, name):
+        self.results = getattr(args, "results", None) or RESULTS_DIR
+        self.quick = bool(getattr(args, "quick", False))
+        self.started, self.load_at_start = time.time(), os.getloadavg()[0]
+        self.work = tempfile.mkdtemp(prefix="gpualert-%s-" % name)
+        folder = os.path.join(self.work, "snapshot")
+        os.makedirs(folder)
+        self.wrapper = os.path.join(folder, "gpualert.py")
+        shutil.copy(WRAPPER, self.wrapper)
+        self.info = wrapper_info(self.wrapper)
+        self.env = clean_env(self.work)
 
-def use_snapshot(work):
-    """Measure a private copy of gpualert.py taken now: the file in the repository may change
-    while an experiment runs (someone is editing it), and one experiment must see one program."""
-    folder = os.path.join(work, "snapshot")
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, "gpualert.py")
-    shutil.copy(WRAPPER, path)
-    _SNAPSHOT["path"] = path
-    _SNAPSHOT["info"] = wrapper_info(path)
-    return path
+    def elapsed(self):
+        return time.time() - self.started
+
+    def gpualert_argv(self, log_dir, outbox, options, cmd):
+        """The snapshot run as a file: python3 gpualert.py --log-dir D --outbox O OPTIONS -- CMD."""
+        return [REL_PY, self.wrapper, "--log-dir", log_dir, "--outbox", outbox] + list(options) + ["--"] + list(cmd)
 
 
 # ==== Statistics ====
@@ -557,10 +563,9 @@ def machine_info():
             "kernel": platform.release()}
 
 
-def wrapper_info(path=None):
+def wrapper_info(path):
     """Which gpualert.py was measured: version, size and a hash of its text."""
     import hashlib
-    path = path or _SNAPSHOT["path"]
     with open(path, "rb") as f:
         data = f.read()
     text = data.decode("utf-8", "replace")
@@ -651,7 +656,7 @@ class _HwmPoller(object):
         return self.peak
 
 
-def run_proc(argv, env, cwd, stdout=None, stderr=None, stdin=None, timeout=300, poll_rss=False,
+def run_proc(argv, env, cwd, *, stdout=None, stderr=None, stdin=None, timeout=300, poll_rss=False,
              on_start=None):
     """Run argv to completion; wall time, wait4 rusage, shell-style status, optional VmHWM."""
     out = stdout if stdout is not None else subprocess.DEVNULL
@@ -678,10 +683,6 @@ def _kill_quietly(pid, sig=signal.SIGKILL):
         os.kill(pid, sig)
     except OSError:
         pass
-
-
-def gpualert_argv(log_dir, outbox, options, cmd):
-    return [REL_PY, _SNAPSHOT["path"], "--log-dir", log_dir, "--outbox", outbox] + list(options) + ["--"] + list(cmd)
 
 
 def find_run(log_dir):
@@ -723,11 +724,13 @@ def rel_table(headers, rows):
     return "\n".join(lines)
 
 
-def write_rel_results(name, title, blocks, csv_headers, csv_rows, extra_csv=None):
-    """results/<name>.md (machine, date, the travel note, then blocks) and results/<name>.csv."""
-    results_dir = _OUT["dir"]
+def write_rel_results(ex, name, title, blocks, csv_table, *, extra_csv=None):
+    """results/<name>.md (machine, date, the travel note, then blocks), results/<name>.csv from
+    csv_table (headers, rows) and results/<name>_<suffix>.csv for each extra_csv entry."""
+    results_dir = ex.results
     os.makedirs(results_dir, exist_ok=True)
-    m, w = machine_info(), (_SNAPSHOT["info"] or wrapper_info())
+    m, w = machine_info(), ex.info
+    csv_headers, csv_rows = csv_table
     head = ["# %s" % title, "",
             "- machine: %d CPUs, %s; Linux %s; Python %s" % (m["nproc"], m["cpu"], m["kernel"], m["python"]),
             "- date: %s" % m["date"],
@@ -737,15 +740,9 @@ def write_rel_results(name, title, blocks, csv_headers, csv_rows, extra_csv=None
     md_path = os.path.join(results_dir, name + ".md")
     with open(md_path, "w") as f:
         f.write("\n".join(head + list(blocks)) + "\n")
-    with open(os.path.join(results_dir, name + ".csv"), "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(csv_headers)
-        writer.writerows(csv_rows)
+    write_csv(os.path.join(results_dir, name + ".csv"), csv_headers, csv_rows)
     for suffix, (headers, rows) in (extra_csv or {}).items():
-        with open(os.path.join(results_dir, "%s_%s.csv" % (name, suffix)), "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(headers)
-            writer.writerows(rows)
+        write_csv(os.path.join(results_dir, "%s_%s.csv" % (name, suffix)), headers, rows)
     return md_path
 
 
@@ -963,12 +960,12 @@ def _survival_cmd(fault, flags, script, ready):
     return [REL_PY] + flags + [script, fault, ready]
 
 
-def _method_argv(method, cmd, trial_dir):
+def _method_argv(ex, method, cmd, trial_dir):
     log = os.path.join(trial_dir, "out.log")
     q = " ".join(shlex.quote(c) for c in cmd)
     if method.startswith("gpualert"):
-        return gpualert_argv(os.path.join(trial_dir, "logs"), os.path.join(trial_dir, "outbox"),
-                             ["--notify", "never"] + method.split()[1:], cmd), None
+        return ex.gpualert_argv(os.path.join(trial_dir, "logs"), os.path.join(trial_dir, "outbox"),
+                                ["--notify", "never"] + method.split()[1:], cmd), None
     if method == "redirect":
         return ["sh", "-c", "%s > %s 2>&1" % (q, shlex.quote(log))], log
     if method == "redirect (bash)":  # sbatch scripts usually start with #!/bin/bash
@@ -992,16 +989,16 @@ def _kill_when_ready(ready, deadline_s=20.0):
     return False
 
 
-def survival_trial(fault, flags, method, script, trial_dir, env):
+def survival_trial(ex, fault, flags, method, *, script, trial_dir):
     os.makedirs(trial_dir)
     ready = os.path.join(trial_dir, "ready")
     cmd = _survival_cmd(fault, flags, script, ready)
-    argv, log = _method_argv(method, cmd, trial_dir)
+    argv, log = _method_argv(ex, method, cmd, trial_dir)
     killer = None
     if fault == "sigkill":
         killer = threading.Thread(target=_kill_when_ready, args=(ready,), daemon=True)
         killer.start()
-    res = run_proc(argv, env, trial_dir, timeout=60)
+    res = run_proc(argv, ex.env, trial_dir, timeout=60)
     if killer:
         killer.join()
     if method.startswith("gpualert"):
@@ -1057,9 +1054,10 @@ def _keep_if_odd(trial_dir, odd):
 def cmd_survival(args):
     no_core_dumps()
     trials = 3 if args.quick else 20
-    base, env = start_experiment(args, "survival")
+    ex = Experiment(args, "survival")
+    base = ex.work
     script = write_script(base, "child_fault.py", CHILD_FAULT)
-    cells, t0 = [], time.time()
+    cells = []
     for fault, what, pattern in FAULTS:
         children = [("-", [])] if fault == "exec" else CHILDREN
         for child, flags in children:
@@ -1067,14 +1065,14 @@ def cmd_survival(args):
                 for method in METHODS:
                     trial_dir = os.path.join(base, "%s-%s-%s-%02d" % (
                         fault, child.replace(" ", ""), re.sub(r"[^a-z]+", "", method), n))
-                    r = survival_trial(fault, flags, method, script, trial_dir, env)
+                    r = survival_trial(ex, fault, flags, method, script=script, trial_dir=trial_dir)
                     cells.append(dict(r, fault=fault, child=child, method=method, trial=n))
                     # odd: gpualert lost the child's last line (its cause may be unseen:
                     # a SIGKILL leaves no trace in the child's own output)
                     _keep_if_odd(trial_dir, method == "gpualert" and not (
                         r["sentinel"] or fault == "exec"))
     shutil.rmtree(base, ignore_errors=True)
-    return _report_survival(cells, trials, time.time() - t0)
+    return _report_survival(ex, cells, trials)
 
 
 def _tally(cells, fault, child, method, key):
@@ -1082,7 +1080,8 @@ def _tally(cells, fault, child, method, key):
     return sum(1 for c in sel if c[key]), len(sel)
 
 
-def _report_survival(cells, trials, elapsed):
+def _report_survival(ex, cells, trials):
+    elapsed = ex.elapsed()
     keys = ("nonempty", "sentinel", "cause")
     combos = []
     for fault, _, _ in FAULTS:
@@ -1142,8 +1141,8 @@ def _report_survival(cells, trials, elapsed):
         rel_table(["fault", "child", "method", "check", "k/n [95% CI]"], detail), "",
         "Median wall per trial: " + ", ".join("%s %.3f s" % (m, walls[m] or 0) for m in METHODS), "",
     ]
-    write_rel_results("survival", "Log survival", blocks,
-                  ["fault", "child", "method", "check", "hits", "n", "rate", "wilson_lo", "wilson_hi"], csv_rows)
+    write_rel_results(ex, "survival", "Log survival", blocks,
+                      (["fault", "child", "method", "check", "hits", "n", "rate", "wilson_lo", "wilson_hi"], csv_rows))
     print("survival: %d trials/cell, %.0f s; non-empty/sentinel/cause:" % (trials, elapsed))
     print("  %-10s %-10s " % ("fault", "child") + " ".join("%-13s" % m.replace(" --no-env-tweaks", "-noenv").replace("redirect (bash)", "bash-redir") for m in METHODS))
     for row in compact:
@@ -1199,17 +1198,18 @@ with smtplib.SMTP(host, port, timeout=30) as s:
 '''
 
 
-def _install_gpualert(work, env):
+def _install_gpualert(ex):
     """(kind, argv prefix, note): the program as a user installs it, or the nearest equivalent.
 
     The sources are copied first: pip builds setuptools projects in-tree and would leave
     build/ and *.egg-info in the repository."""
+    work, env = ex.work, ex.env
     src = os.path.join(work, "src")
     os.makedirs(src)
     for name in ("pyproject.toml", "setup.cfg", "setup.py", "README.md", "LICENSE"):
         if os.path.exists(os.path.join(HERE, name)):
             shutil.copy(os.path.join(HERE, name), src)
-    shutil.copy(_SNAPSHOT["path"], src)
+    shutil.copy(ex.wrapper, src)
     venv = os.path.join(work, "venv")
     tries = [["--no-index", "--no-build-isolation"], []]
     notes = []
@@ -1231,7 +1231,7 @@ def _install_gpualert(work, env):
     import py_compile
     eq = os.path.join(work, "eq")
     os.makedirs(eq)
-    shutil.copy(_SNAPSHOT["path"], eq)
+    shutil.copy(ex.wrapper, eq)
     py_compile.compile(os.path.join(eq, "gpualert.py"), doraise=True)
     code = "import sys; sys.path.insert(0, %r); import gpualert; sys.exit(gpualert.main(sys.argv[1:]))" % eq
     return ("installed-equivalent", [REL_PY, "-c", code],
@@ -1239,13 +1239,13 @@ def _install_gpualert(work, env):
             "with a compiled .pyc cache" % "; ".join(notes))
 
 
-def _launch_variants(work, env, quick):
-    log_dir, outbox = os.path.join(work, "logs"), os.path.join(work, "outbox")
+def _launch_variants(ex):
+    log_dir, outbox = os.path.join(ex.work, "logs"), os.path.join(ex.work, "outbox")
     opts = ["--log-dir", log_dir, "--outbox", outbox, "--notify", "never", "--", "true"]
-    kind, prefix, note = _install_gpualert(work, env)
+    kind, prefix, note = _install_gpualert(ex)
     variants = [("true", [shutil.which("true") or "/bin/true"]),
                 ("python3 -c pass", [REL_PY, "-c", "pass"]),
-                ("gpualert (file)", [REL_PY, _SNAPSHOT["path"]] + opts),
+                ("gpualert (file)", [REL_PY, ex.wrapper] + opts),
                 ("gpualert (%s)" % kind, prefix + opts)]
     ntfy = shutil.which("ntfy")
     if ntfy:
@@ -1253,16 +1253,25 @@ def _launch_variants(work, env, quick):
     return variants, kind, note, ntfy
 
 
-def _measure_launch(work, env, quick):
-    variants, kind, note, ntfy = _launch_variants(work, env, quick)
-    rounds = 6 if quick else 30
-    times = dict((name, []) for name, _ in variants)
-    for name, argv in variants:  # warm the page cache once
-        run_proc(argv, env, work)
+def side_by_side(variants, rounds, measure, *, warm=True):
+    """{name: [measure(argv), one per round]} for (name, argv) variants: each runs once first
+    (to warm the page cache; warm=False when an earlier run already did), then every round
+    runs them all, the order reversed every other round (A B C / C B A), so a drift of the
+    machine falls on all of them alike."""
+    got = dict((name, []) for name, _ in variants)
+    for _, argv in (variants if warm else []):
+        measure(argv)
     for i in range(rounds):
-        order = variants if i % 2 == 0 else list(reversed(variants))  # A B .. / .. B A
-        for name, argv in order:
-            times[name].append(run_proc(argv, env, work)["wall"])
+        for name, argv in (variants if i % 2 == 0 else list(reversed(variants))):
+            got[name].append(measure(argv))
+    return got
+
+
+def _measure_launch(ex):
+    work, env = ex.work, ex.env
+    variants, kind, note, ntfy = _launch_variants(ex)
+    rounds = 6 if ex.quick else 30
+    times = side_by_side(variants, rounds, lambda argv: run_proc(argv, env, work)["wall"])
     shutil.rmtree(os.path.join(work, "logs"), ignore_errors=True)
     base = "python3 -c pass"
     rows, csv_rows = [], []
@@ -1270,18 +1279,18 @@ def _measure_launch(work, env, quick):
         ratios = [a / b for a, b in zip(times[name], times[base])]
         vs_true = [a / b for a, b in zip(times[name], times["true"])]
         rows.append([name, "%.1f" % (1000 * rel_median(times[name])), "%.2f" % rel_median(ratios), "%.1f" % rel_median(vs_true)])
-        csv_rows += [["launch", name, i, "%.6f" % t] for i, t in enumerate(times[name])]
+        csv_rows += [[name, i, "%.6f" % t] for i, t in enumerate(times[name])]
     file_ratio = rel_median([a / b for a, b in zip(times["gpualert (file)"], times[base])])
     inst_ratio = rel_median([a / b for a, b in zip(times["gpualert (%s)" % kind], times[base])])
     return {"rows": rows, "csv": csv_rows, "file_ratio": file_ratio, "inst_ratio": inst_ratio,
             "kind": kind, "note": note, "ntfy": ntfy, "rounds": rounds}
 
 
-def _stream_wrapper(work, env, script, nbytes):
-    log_dir = os.path.join(work, "slogs")
-    argv = gpualert_argv(log_dir, os.path.join(work, "outbox"), ["--notify", "never"],
-                         [REL_PY, script, str(nbytes)])
-    r = run_proc(argv, env, work, poll_rss=True, timeout=600)
+def _stream_wrapper(ex, script, nbytes):
+    log_dir = os.path.join(ex.work, "slogs")
+    argv = ex.gpualert_argv(log_dir, os.path.join(ex.work, "outbox"), ["--notify", "never"],
+                            [REL_PY, script, str(nbytes)])
+    r = run_proc(argv, ex.env, ex.work, poll_rss=True, timeout=600)
     _, record = find_run(log_dir)
     total = r["ru"].ru_utime + r["ru"].ru_stime
     out = {"wall": r["wall"], "cpu": max(0.0, total - child_cpu_s(record)),
@@ -1292,7 +1301,8 @@ def _stream_wrapper(work, env, script, nbytes):
     return out
 
 
-def _stream_tee(work, env, script, nbytes):
+def _stream_tee(ex, script, nbytes):
+    work, env = ex.work, ex.env
     log = os.path.join(work, "tee.log")
     t0 = time.perf_counter()
     child = subprocess.Popen([REL_PY, script, str(nbytes)], env=env, cwd=work, stdout=subprocess.PIPE)
@@ -1309,7 +1319,8 @@ def _stream_tee(work, env, script, nbytes):
             "ok": ok and s1 == 0 and s2 == 0}
 
 
-def _measure_streaming(work, env, quick):
+def _measure_streaming(ex):
+    work, env, quick = ex.work, ex.env, ex.quick
     script = write_script(work, "child_stream.py", CHILD_STREAM)
     volumes = [(10 * MIB, 3 if quick else 10), (100 * MIB, 2 if quick else 5)]
     if not quick:
@@ -1319,12 +1330,12 @@ def _measure_streaming(work, env, quick):
         a_runs, b_runs = [], []
         for i in range(pairs):
             first, second = (_stream_wrapper, _stream_tee) if i % 2 == 0 else (_stream_tee, _stream_wrapper)
-            x = first(work, env, script, nbytes)
-            y = second(work, env, script, nbytes)
+            x = first(ex, script, nbytes)
+            y = second(ex, script, nbytes)
             a, b = (x, y) if first is _stream_wrapper else (y, x)
             a_runs.append(a)
             b_runs.append(b)
-            csv_rows.append(["stream", nbytes, i, "%.4f" % a["wall"], "%.4f" % b["wall"], "%.4f" % a["cpu"],
+            csv_rows.append([nbytes, i, "%.4f" % a["wall"], "%.4f" % b["wall"], "%.4f" % a["cpu"],
                              "%.4f" % b["cpu"], "%.2f" % a["hwm_mib"], "%.2f" % a["maxrss_mib"],
                              "%.2f" % b["maxrss_mib"], a["ok"], b["ok"]])
         ratio = rel_median([a["wall"] / b["wall"] for a, b in zip(a_runs, b_runs)])
@@ -1343,7 +1354,8 @@ def _measure_streaming(work, env, quick):
     return {"rows": rows, "csv": csv_rows, "summary": summary, "python_rss": (probe["hwm_kib"] or 0) / 1024.0}
 
 
-def _latency_pair(work, env, sink, scripts, i, nbytes):
+def _latency_pair(ex, sink, scripts, i, nbytes):
+    work, env = ex.work, ex.env
     child, sender = scripts
     out = {}
     for which in ("A", "B") if i % 2 == 0 else ("B", "A"):
@@ -1352,10 +1364,10 @@ def _latency_pair(work, env, sink, scripts, i, nbytes):
         cmd = [REL_PY, child, str(nbytes), stamp]
         if which == "A":
             log_dir = os.path.join(work, "llogs-" + token)
-            argv = gpualert_argv(log_dir, os.path.join(work, "outbox-" + token),
-                                 ["--notify", "always", "--to", "me@example.com", "--from", "g@example.com",
-                                  "--name", token, "--smtp", "127.0.0.1:%d" % sink.port,
-                                  "--smtp-tls", "none"], cmd)
+            argv = ex.gpualert_argv(log_dir, os.path.join(work, "outbox-" + token),
+                                    ["--notify", "always", "--to", "me@example.com", "--from", "g@example.com",
+                                     "--name", token, "--smtp", "127.0.0.1:%d" % sink.port,
+                                     "--smtp-tls", "none"], cmd)
         else:
             log = os.path.join(work, token + ".log")
             argv = ["sh", "-c", "%s > %s 2>&1; %s" % (
@@ -1374,19 +1386,19 @@ def _latency_pair(work, env, sink, scripts, i, nbytes):
     return out
 
 
-def _measure_latency(work, env, quick):
+def _measure_latency(ex):
     if not have_aiosmtpd():
         return {"skipped": "skipped: aiosmtpd absent"}
     sink = Sink()
-    scripts = (write_script(work, "child_latency.py", CHILD_LATENCY), write_script(work, "send_log.py", SEND_LOG))
-    pairs = 3 if quick else 10
+    scripts = (write_script(ex.work, "child_latency.py", CHILD_LATENCY), write_script(ex.work, "send_log.py", SEND_LOG))
+    pairs = 3 if ex.quick else 10
     results = []
     try:
         for i in range(pairs):
-            results.append(_latency_pair(work, env, sink, scripts, i, 5 * MIB))
+            results.append(_latency_pair(ex, sink, scripts, i, 5 * MIB))
     finally:
         sink.stop()
-    csv_rows = [["latency", i, w, rel_fmt(p[w]["arrival"], "%.4f"), "%.4f" % p[w]["exit"], p[w]["size"], p[w]["outcome"]]
+    csv_rows = [[i, w, rel_fmt(p[w]["arrival"], "%.4f"), "%.4f" % p[w]["exit"], p[w]["size"], p[w]["outcome"]]
                 for i, p in enumerate(results) for w in ("A", "B")]
     a_arr = [p["A"]["arrival"] for p in results]
     ratios = [p["A"]["arrival"] / p["B"]["arrival"] for p in results
@@ -1398,16 +1410,215 @@ def _measure_latency(work, env, quick):
             "a_size": rel_median([p["A"]["size"] for p in results]), "b_size": rel_median([p["B"]["size"] for p in results])}
 
 
-def cmd_overhead(args):
-    t0 = time.time()
-    work, env = start_experiment(args, "overhead")
+# ---- side by side with the paper's reference implementation (issue 19) ----
+
+REFERENCE_SPEC = "gpualert==0.1.6"  # the paper's reference: `pip install gpualert==0.1.6`
+REFERENCE_STREAM_BYTES = 64 * MIB
+
+# Runs argv (an absolute path first) with stdin/stdout/stderr on /dev/null and prints its wall
+# time and ru_maxrss from wait4 as JSON. Forked from this small interpreter, not from the
+# harness: a process's ru_maxrss starts from its parent's image at the fork, and the harness's
+# is larger than either wrapper. It covers the wrapper and what it waited for (the child,
+# which is smaller than either wrapper here).
+MEASURE_SHIM = r'''
+import json, os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
     try:
-        launch = _measure_launch(work, env, args.quick)
-        stream = _measure_streaming(work, env, args.quick)
-        lat = _measure_latency(work, env, args.quick)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.execv(sys.argv[1], sys.argv[1:])
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return _report_overhead(launch, stream, lat, args.quick, time.time() - t0)
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+print(json.dumps({"wall": time.perf_counter() - t0, "maxrss_kib": usage.ru_maxrss, "status": status}))
+'''
+
+
+def _reference_install(ex):
+    """(argv prefix of the reference's `gpualert` script, or None; a note saying how, or why
+    not). EVAL_REFERENCE names an installed script, used as is. Otherwise a fresh venv gets
+    the wheel EVAL_REFERENCE_WHEEL names, else gpualert==0.1.6 from the configured index, with
+    its dependencies (typer, rich, pydantic); --quick installs offline only (--no-index)."""
+    given = os.environ.get("EVAL_REFERENCE")
+    if given:
+        if os.access(given, os.X_OK):
+            return [os.path.abspath(given)], "EVAL_REFERENCE=%s (as installed)" % given
+        return None, "reference: not installed (EVAL_REFERENCE=%s is not executable)" % given
+    wheel = os.environ.get("EVAL_REFERENCE_WHEEL")
+    source = wheel if wheel and os.path.isfile(wheel) else REFERENCE_SPEC
+    venv = os.path.join(ex.work, "refvenv")
+    how = "pip install %s%s" % ("--no-index " if ex.quick else "", os.path.basename(source))
+    try:
+        if ex.quick and subprocess.run(  # is it there offline at all? (cheaper than a venv that would fail)
+                [REL_PY, "-m", "pip", "download", "-q", "--no-index", "--no-deps", "-d",
+                 os.path.join(ex.work, "refdl"), source], timeout=60,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            return None, "reference: not installed (%s: not available offline; --quick installs offline only)" % how
+        subprocess.run([REL_PY, "-m", "venv", venv], check=True, timeout=180,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pip = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q"] +
+                             (["--no-index"] if ex.quick else []) + [source], timeout=120 if ex.quick else 600,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        version = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                                  "import importlib.metadata as m; print(m.version('gpualert'))"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+    except (subprocess.SubprocessError, OSError) as exc:
+        return None, "reference: not installed (%s: %s)" % (how, exc)
+    script = os.path.join(venv, "bin", "gpualert")
+    if pip.returncode != 0 or not os.path.exists(script):
+        said = [line for line in pip.stdout.decode("utf-8", "replace").splitlines()
+                if line.strip() and not line.startswith("WARNING")]
+        why = said[-1] if said else "exit status %d" % pip.returncode
+        offline = "; --quick installs offline only" if ex.quick else ""
+        return None, "reference: not installed (%s: %s%s)" % (how, why.strip(), offline)
+    return [script], "%s into a fresh venv: gpualert %s" % (how, version.stdout.decode().strip() or "?")
+
+
+def _shim_measure(shim, env, cwd, cleanup):
+    """measure(argv) for side_by_side: wall and ru_maxrss through the shim, then cleanup()."""
+    def measure(argv):
+        proc = subprocess.run([REL_PY, shim] + list(argv), env=env, cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, timeout=600)
+        cleanup()
+        try:
+            return json.loads(proc.stdout.decode())
+        except ValueError:
+            return {"wall": None, "maxrss_kib": None, "status": None}
+    return measure
+
+
+def _reference_variants(ex, ref, home):
+    """(launch variants, streaming variants): the compile floor, the snapshot imported from a
+    cached .pyc, the file, and the reference, each as an absolute argv."""
+    import py_compile
+    pyc_dir = os.path.join(ex.work, "pyc")
+    os.makedirs(pyc_dir)
+    shutil.copy(ex.wrapper, pyc_dir)
+    py_compile.compile(os.path.join(pyc_dir, "gpualert.py"), doraise=True)
+    true = shutil.which("true") or "/bin/true"
+    mine = [REL_PY, ex.wrapper, "--log-dir", os.path.join(home, "logs"), "--outbox",
+            os.path.join(home, "outbox"), "--notify", "never", "--"]
+    stream = [REL_PY, write_script(ex.work, "child_stream.py", CHILD_STREAM), str(REFERENCE_STREAM_BYTES)]
+    launch = [("python3 -c pass", [REL_PY, "-c", "pass"]),
+              ("compile gpualert.py", [REL_PY, "-c", "compile(open(%r).read(), 'gpualert.py', 'exec')" % ex.wrapper]),
+              ("import gpualert (cached .pyc)", [REL_PY, "-c", "import sys; sys.path.insert(0, %r); import gpualert" % pyc_dir]),
+              ("gpualert.py -- true (file)", mine + [true])]
+    streaming = [("gpualert.py (file)", mine + stream)]
+    if ref:
+        launch.append(("reference: gpualert run -- true", ref + ["run", "--", true]))
+        streaming.append(("reference: gpualert run", ref + ["run", "--"] + stream))
+    return launch, streaming
+
+
+def _measure_reference(ex):
+    """Launch (`-- true`), peak RSS and streaming 64 MiB: the file beside the reference, with
+    the compile floor and a cached-.pyc import in the same rounds."""
+    ref, note = _reference_install(ex)
+    home = os.path.join(ex.work, "refhome")  # the reference writes ~/.gpualert
+    os.makedirs(home)
+    env = dict(ex.env, HOME=home)
+    shim = write_script(ex.work, "measure_shim.py", MEASURE_SHIM)
+    launch_v, stream_v = _reference_variants(ex, ref, home)
+
+    def cleanup():  # every run's logs go: 64 MiB x 3 files a run for the reference
+        for sub in ("logs", os.path.join(".gpualert", "logs")):
+            shutil.rmtree(os.path.join(home, sub), ignore_errors=True)
+    measure = _shim_measure(shim, env, ex.work, cleanup)
+    launch = side_by_side(launch_v, 3 if ex.quick else 20, measure)
+    stream = side_by_side(stream_v, 1 if ex.quick else 6, measure, warm=False)  # the launches warmed both
+    return {"ref": ref, "note": note, "launch": launch, "stream": stream,
+            "launch_names": [n for n, _ in launch_v], "stream_names": [n for n, _ in stream_v]}
+
+
+def _per_round_ratio(runs, a, b):
+    """Median of the per-round ratios a/b of wall time (None when b was not run)."""
+    if a not in runs or b not in runs:
+        return None
+    return rel_median([x["wall"] / y["wall"] for x, y in zip(runs[a], runs[b]) if x["wall"] and y["wall"]])
+
+
+def _median_mib(runs, name):
+    return rel_median([r["maxrss_kib"] / 1024.0 for r in runs.get(name, []) if r["maxrss_kib"]])
+
+
+def _reference_rows(side):
+    """Rows (variant, median ms, ratio to python3 -c pass, ratio to the reference, median
+    ru_maxrss MiB, exit statuses) for launch, then for streaming."""
+    rows = []
+    for kind, floor, ref_name in (("launch", "python3 -c pass", "reference: gpualert run -- true"),
+                                  ("stream", None, "reference: gpualert run")):
+        runs = side[kind]
+        for name in side[kind + "_names"]:
+            walls = [r["wall"] for r in runs[name] if r["wall"]]
+            rows.append([name, rel_fmt(rel_median(walls) and 1000 * rel_median(walls), "%.1f"),
+                         rel_fmt(_per_round_ratio(runs, name, floor) if floor else None, "%.2f"),
+                         rel_fmt(_per_round_ratio(runs, name, ref_name), "%.2f"),
+                         rel_fmt(_median_mib(runs, name), "%.1f"),
+                         ",".join(sorted(set(str(r["status"]) for r in runs[name])))])
+    return rows
+
+
+def _reference_csv(side):
+    return [[kind, name, i, rel_fmt(r["wall"], "%.6f"), r["maxrss_kib"], r["status"]]
+            for kind in ("launch", "stream") for name in side[kind + "_names"]
+            for i, r in enumerate(side[kind][name])]
+
+
+def _reference_targets(side):
+    """The three targets against the reference; "not measured" when it is not installed."""
+    names = [("launch `-- true`, file / reference (median per-round ratio)", "<= 1.00x"),
+             ("peak RSS `-- true` (ru_maxrss), file vs reference", "<= reference"),
+             ("peak RSS streaming 64 MiB (ru_maxrss), file vs reference", "<= reference"),
+             ("streaming 64 MiB, file / reference wall (median per-round ratio)", "<= 0.65x")]
+    if not side["ref"]:
+        return [[what, target, "not measured (reference: not installed)", "-"] for what, target in names]
+    launch = _per_round_ratio(side["launch"], "gpualert.py -- true (file)", "reference: gpualert run -- true")
+    stream = _per_round_ratio(side["stream"], "gpualert.py (file)", "reference: gpualert run")
+    rss = [(_median_mib(side["launch"], "gpualert.py -- true (file)"), _median_mib(side["launch"], "reference: gpualert run -- true")),
+           (_median_mib(side["stream"], "gpualert.py (file)"), _median_mib(side["stream"], "reference: gpualert run"))]
+    rows = [[names[0][0], names[0][1], rel_fmt(launch, "%.2fx"), _verdict(launch is not None and launch <= 1.0)]]
+    for (what, target), (mine, theirs) in zip(names[1:3], rss):
+        rows.append([what, target, "%s vs %s MiB" % (rel_fmt(mine, "%.1f"), rel_fmt(theirs, "%.1f")),
+                     _verdict(None not in (mine, theirs) and mine <= theirs)])
+    rows.append([names[3][0], names[3][1], rel_fmt(stream, "%.2fx"), _verdict(stream is not None and stream <= 0.65)])
+    return rows
+
+
+def _reference_block(side):
+    return [
+        "### Side by side with the paper's reference (gpualert 0.1.6, pip-installed)", "",
+        "Reference: %s. It runs as `gpualert run -- CMD` with HOME pointing at a scratch folder: "
+        "it writes ~/.gpualert (config.toml, three logs per run) there and, with no e-mail "
+        "configured, ends with \"Notification failed: Email not configured\" (it tries to notify "
+        "and gives up). The file runs as `python3 gpualert.py --log-dir D --outbox O --notify "
+        "never -- CMD` (no message either) with the same environment. Every variant is forked "
+        "from a small measuring interpreter with stdin/stdout/stderr on /dev/null, which takes "
+        "wall time and ru_maxrss from wait4 (the wrapper and the child it waited for; the child "
+        "is smaller than either wrapper). Rounds alternate A B .. / .. B A; ratios are medians "
+        "of per-round ratios. The compile floor is `python3 -c \"compile(open('gpualert.py')."
+        "read(), 'gpualert.py', 'exec')\"`: what the file form pays on every launch before any "
+        "of its code runs; `import gpualert (cached .pyc)` is what an installed copy pays "
+        "instead (unmarshal and run the module's top level). Rounds: launch %d; streaming "
+        "(the child writes %d MiB of 128-byte lines in 64 KiB writes) %d." % (
+            side["note"], len(side["launch"]["python3 -c pass"]), REFERENCE_STREAM_BYTES // MIB,
+            len(side["stream"]["gpualert.py (file)"])), "",
+        rel_table(["variant", "median ms", "ratio to python3 -c pass", "ratio to the reference",
+                   "median ru_maxrss MiB", "exit statuses"], _reference_rows(side)), ""]
+
+
+def cmd_overhead(args):
+    ex = Experiment(args, "overhead")
+    try:
+        launch = _measure_launch(ex)
+        stream = _measure_streaming(ex)
+        lat = _measure_latency(ex)
+        side = _measure_reference(ex)
+    finally:
+        shutil.rmtree(ex.work, ignore_errors=True)
+    return _report_overhead(ex, launch, stream, lat, side)
 
 
 def _verdict(ok):
@@ -1441,8 +1652,45 @@ def _overhead_targets(launch, stream, lat):
     return rows
 
 
-def _report_overhead(launch, stream, lat, quick, elapsed):
-    targets = _overhead_targets(launch, stream, lat)
+def _floor_line(side):
+    """One bold line, said plainly: what compiling the file costs on every launch before any
+    of its code runs, and what that leaves under the reference's launch time and peak memory."""
+    runs = side["launch"]
+    wall = lambda name: rel_median([r["wall"] for r in runs.get(name, []) if r["wall"]])
+    compile_s, pyc_s, file_s = wall("compile gpualert.py"), wall("import gpualert (cached .pyc)"), wall(
+        "gpualert.py -- true (file)")
+    if None in (compile_s, pyc_s, file_s):
+        return "**Compile floor: not measured.**"
+    compile_mib, pyc_mib = _median_mib(runs, "compile gpualert.py"), _median_mib(runs, "import gpualert (cached .pyc)")
+    text = ("**Compile floor: as a file, gpualert.py is compiled on every launch before any of its "
+            "code runs: %.0f ms and %s MiB peak (the whole `-- true` launch: %.0f ms); from a cached "
+            ".pyc the same module loads in %.0f ms and %s MiB" % (
+                1000 * compile_s, rel_fmt(compile_mib, "%.1f"), 1000 * file_s, 1000 * pyc_s, rel_fmt(pyc_mib, "%.1f")))
+    ref_s, ref_mib = wall("reference: gpualert run -- true"), _median_mib(runs, "reference: gpualert run -- true")
+    if ref_s and ref_mib:
+        left = ("only if everything after the compile takes under %.0f ms" % (1000 * (ref_s - compile_s))
+                if ref_s > compile_s else "not at all at this size")
+        memory = ("above the reference's whole peak, it cannot meet the peak-memory target at this size, "
+                  "whatever its code does" if compile_mib > ref_mib else
+                  "%.1f MiB under the reference's peak, the rest of its run has that much room" % (ref_mib - compile_mib))
+        text += (". The reference's whole launch takes %.0f ms and %.1f MiB, so the compile alone takes "
+                 "%.0f%% of its time: the file form can meet the launch target %s; with the compile's "
+                 "peak %s" % (1000 * ref_s, ref_mib, 100 * compile_s / ref_s, left, memory))
+    return text + ".**"
+
+
+def _measured_line(ex):
+    """Where and on what these figures were measured (README's digest shows it beside them)."""
+    m, w = machine_info(), ex.info
+    return ("**Measured with `python3 eval.py overhead%s` on %s (%d CPUs; load average %.1f at the start, "
+            "%.1f at the end), %s; gpualert.py commit %s, %d lines.**" % (
+                " --quick" if ex.quick else "", m["cpu"], m["nproc"], ex.load_at_start, os.getloadavg()[0],
+                m["date"], w["commit"], w["lines"]))
+
+
+def _report_overhead(ex, launch, stream, lat, side):
+    elapsed, quick = ex.elapsed(), ex.quick
+    targets = _reference_targets(side) + _overhead_targets(launch, stream, lat)
     if lat.get("skipped"):
         lat_block = [lat["skipped"]]
     else:
@@ -1455,7 +1703,9 @@ def _report_overhead(launch, stream, lat, quick, elapsed):
             ["median of per-pair ratios A/B (accepted)", rel_fmt(lat["ratio"], "%.2f"), ""]])]
     blocks = [
         "## Overhead (%s; %.0f s)" % ("quick" if quick else "full", elapsed), "",
+        _floor_line(side), "", _measured_line(ex), "",
         "### Targets", "", rel_table(["measure", "target", "got", "verdict"], targets), "",
+    ] + _reference_block(side) + [
         "### Launch (%d rounds, variants alternated A B .. / .. B A)" % launch["rounds"], "",
         "Wall time from fork to wait4 in the harness, child stdout/stderr to /dev/null. "
         "gpualert variants run `--notify never --log-dir D -- true` (so they include the fsync'd "
@@ -1482,10 +1732,17 @@ def _report_overhead(launch, stream, lat, quick, elapsed):
         "`sh -c 'CMD > log 2>&1; python3 send_log.py log'` (smtplib, log attached). Pairs "
         "alternate A B / B A.", "",
     ] + lat_block + [""]
-    csv_rows = launch["csv"] + stream["csv"] + (lat.get("csv") or [])
-    write_rel_results("overhead", "Overhead", blocks, ["experiment", "variant_or_volume", "i", "a", "b", "c", "d", "e", "f",
-                                                  "g", "h", "i2"], csv_rows)
+    extra = {"stream": (["bytes", "pair", "wrapper_wall_s", "tee_wall_s", "wrapper_cpu_s", "tee_cpu_s",
+                         "wrapper_vmhwm_mib", "wrapper_maxrss_mib", "tee_vmhwm_mib", "wrapper_complete",
+                         "tee_complete"], stream["csv"]),
+             "latency": (["pair", "who", "exit_to_accepted_s", "exit_to_wrapper_exit_s", "message_bytes",
+                          "outcome"], lat.get("csv") or []),
+             "reference": (["experiment", "variant", "round", "wall_s", "maxrss_kib", "status"],
+                           _reference_csv(side))}
+    write_rel_results(ex, "overhead", "Overhead", blocks, (["variant", "round", "wall_s"], launch["csv"]),
+                      extra_csv=extra)
     print("overhead (%.0f s):" % elapsed)
+    print("  " + _floor_line(side).strip("*"))
     for row in targets:
         print("  %-50s %-10s %-28s %s" % tuple(row))
     return 0
@@ -1611,7 +1868,13 @@ def _count_eml(folder):
     return len([n for n in os.listdir(folder) if n.endswith(".eml") and not n.startswith(".tmp")])
 
 
-def isolation_cell(work, env, relays, script, case, cond, idx):
+CellRun = collections.namedtuple("CellRun", "cell token outbox code cls cond")
+
+
+def isolation_cell(ex, relays, script, job):
+    """One (case, relay condition, index) job: the run, then where its message went."""
+    case, cond, idx = job
+    work = ex.work
     cls, log_path, code = case
     name, kind, extra, _ = cond
     cell = os.path.join(work, "c%03d" % idx)
@@ -1620,7 +1883,7 @@ def isolation_cell(work, env, relays, script, case, cond, idx):
     outbox = os.path.join(cell, "outbox")
     env = clean_env(cell, {"GPUALERT_SMTP_PASSWORD": "wrong"})  # own state dir: no shared hourly cap
     if name.startswith("held_by_cap"):
-        _use_up_cap(cell, env, relays)
+        _use_up_cap(ex, cell, env, relays)
     if name.endswith("unwritable"):
         with open(os.path.join(cell, "file.txt"), "w") as f:
             f.write("a regular file\n")
@@ -1632,7 +1895,7 @@ def isolation_cell(work, env, relays, script, case, cond, idx):
     if channels:
         opts += channels.options()
         env.update(channels.env)
-    argv = gpualert_argv(os.path.join(cell, "logs"), outbox, opts, [REL_PY, script, log_path, str(code), stamp])
+    argv = ex.gpualert_argv(os.path.join(cell, "logs"), outbox, opts, [REL_PY, script, log_path, str(code), stamp])
     try:
         with open(os.path.join(cell, "stderr"), "wb") as err:
             r = run_proc(argv, env, cell, stderr=err, timeout=120)
@@ -1645,7 +1908,8 @@ def isolation_cell(work, env, relays, script, case, cond, idx):
     post = r["end"] - float(open(stamp).read()) if os.path.exists(stamp) else None
     _, record = find_run(os.path.join(cell, "logs"))
     delivery = record.get("delivery") or {}
-    verdict = _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, cls, name)
+    verdict = _cell_verdict(relays, CellRun(cell, token, outbox, code, cls, name), r,
+                            post=post, delivery=delivery, stderr=stderr)
     if channels:
         verdict = _with_channel_verdict(verdict, ch_where, delivery)
     return verdict
@@ -1719,15 +1983,17 @@ def _with_channel_verdict(verdict, ch_where, delivery):
     return verdict
 
 
-def _use_up_cap(cell, env, relays):
+def _use_up_cap(ex, cell, env, relays):
     """One message this hour already (to a refusing relay, so it waits in a side outbox)."""
-    argv = gpualert_argv(os.path.join(cell, "seed-logs"), os.path.join(cell, "seed-outbox"),
+    argv = ex.gpualert_argv(os.path.join(cell, "seed-logs"), os.path.join(cell, "seed-outbox"),
                          ["--notify", "always", "--to", "me@example.com", "--max-per-hour", "1",
                           "--smtp", relays["closed"], "--smtp-timeout", "1"], ["true"])
     run_proc(argv, env, cell, timeout=60)
 
 
-def _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, cls, cond):
+def _cell_verdict(relays, run, r, *, post, delivery, stderr):
+    """Where one cell's message went (run: a CellRun), and whether its exit status and time held."""
+    cell, token, outbox, code, cls, cond = run
     expected = code if code >= 0 else 128 - code
     sink = relays.get("_sink")
     received = len(sink.find(token)) if sink else 0
@@ -1761,8 +2027,8 @@ def _cell_verdict(relays, cell, token, outbox, code, r, post, delivery, stderr, 
 def cmd_isolation(args):
     from concurrent.futures import ThreadPoolExecutor
     no_core_dumps()
-    t0 = time.time()
-    work, env = start_experiment(args, "isolation")
+    ex = Experiment(args, "isolation")
+    work = ex.work
     script = write_script(work, "replay.py", CHILD_REPLAY)
     cases = corpus_cases(args.quick)
     source = "corpus/labels.jsonl (one row per class)"
@@ -1781,15 +2047,16 @@ def cmd_isolation(args):
             jobs.append((case, cond, len(jobs)))
     try:
         with ThreadPoolExecutor(max_workers=4) as pool:
-            cells = list(pool.map(lambda j: isolation_cell(work, env, relays, script, j[0], j[1], j[2]), jobs))
+            cells = list(pool.map(lambda job: isolation_cell(ex, relays, script, job), jobs))
     finally:
         for stop in stops:
             stop()
         shutil.rmtree(work, ignore_errors=True)
-    return _report_isolation(cells, skipped, cases, source, time.time() - t0, args.quick)
+    return _report_isolation(ex, cells, skipped, cases, source)
 
 
-def _report_isolation(cells, skipped, cases, source, elapsed, quick):
+def _report_isolation(ex, cells, skipped, cases, source):
+    elapsed, quick = ex.elapsed(), ex.quick
     by_cond = []
     for name, _, extra, desc in CONDITIONS:
         sel = [c for c in cells if c["condition"] == name]
@@ -1831,9 +2098,9 @@ def _report_isolation(cells, skipped, cases, source, elapsed, quick):
                    rel_table(["class", "condition", "expected", "got", "post-exit s", "where", "outcome", "detail"], fails), ""]
     csv_rows = [[c["class"], c["condition"], c["expected"], c["status"], rel_fmt(c["post_s"], "%.3f"), c["in_bound"],
                  c["where"], c["lost"], c["outcome"], c["detail"]] for c in cells] + [s + [""] * 7 for s in skipped]
-    write_rel_results("isolation", "Failure isolation", blocks,
-                  ["class", "condition", "expected_status", "status", "post_exit_s", "in_bound", "where",
-                   "lost", "outcome", "detail"], csv_rows)
+    write_rel_results(ex, "isolation", "Failure isolation", blocks,
+                      (["class", "condition", "expected_status", "status", "post_exit_s", "in_bound", "where",
+                        "lost", "outcome", "detail"], csv_rows))
     print("isolation: %d cells, %.0f s: lost %d, status mismatches %d, over bound %d" % (
         len(cells), elapsed, lost, len(bad_status), len(slow)))
     for row in by_cond:
@@ -1912,8 +2179,14 @@ def _atime_mount_option(path):
     return opt
 
 
-def budget_run(work, env, cwd, scenario, relay, scripts, strace=False):
+# The budget runs' fixed parts: the job's folder, the relay ("host:port", or None for
+# --dry-run), its Sink (or None) and the two child scripts (stream, small).
+BudgetRig = collections.namedtuple("BudgetRig", "cwd relay sink scripts")
+
+
+def budget_run(ex, rig, scenario, *, strace=False):
     label, globs, candidates, log_bytes = scenario
+    work, cwd, relay, scripts = ex.work, rig.cwd, rig.relay, rig.scripts
     log_dir = os.path.join(work, "blogs")
     shutil.rmtree(log_dir, ignore_errors=True)
     token = "bud" + re.sub(r"[^a-z0-9]", "", label.lower()) + ("st" if strace else "")
@@ -1922,13 +2195,13 @@ def budget_run(work, env, cwd, scenario, relay, scripts, strace=False):
     for g in globs:
         opts += ["--artifacts", g]
     child = [REL_PY, scripts[0], str(log_bytes)] if log_bytes else [REL_PY, scripts[1]]
-    argv = gpualert_argv(log_dir, os.path.join(work, "boutbox"), opts, child)
+    argv = ex.gpualert_argv(log_dir, os.path.join(work, "boutbox"), opts, child)
     trace = os.path.join(work, "trace.txt")
     if strace:
         argv = ["strace", "-f", "-qq", "-e", "trace=open,openat", "-o", trace] + argv
     _set_old_atime(candidates)
     before = dict((p, os.stat(p).st_atime) for p in candidates)
-    r = run_proc(argv, env, cwd, poll_rss=not strace, timeout=600)
+    r = run_proc(argv, ex.env, cwd, poll_rss=not strace, timeout=600)
     _, record = find_run(log_dir)
     read = [p for p in candidates if os.stat(p).st_atime != before[p]]
     opened = None
@@ -1965,33 +2238,35 @@ def _manifest_check(record, candidates):
 
 
 def cmd_budget(args):
-    t0 = time.time()
-    work, env = start_experiment(args, "budget")
+    ex = Experiment(args, "budget")
+    work = ex.work
     cwd = os.path.join(work, "job")
     os.makedirs(cwd)
     scripts = (write_script(work, "child_stream.py", CHILD_STREAM), write_script(work, "child_small.py", CHILD_SMALL))
     files, small = _make_artifacts(cwd)
     sink = Sink(size_limit=512 * MIB) if have_aiosmtpd() else None
     relay = "127.0.0.1:%d" % sink.port if sink else None
+    rig = BudgetRig(cwd, relay, sink, scripts)
     rows, file_rows, csv_rows = [], [], []
     try:
         for scenario in _budget_scenarios(files, small, args.quick):
-            rows.append(_budget_scenario(work, env, cwd, scenario, relay, sink, scripts, file_rows, csv_rows))
-        strace_note = _budget_strace(work, env, cwd, files, relay, scripts)
+            rows.append(_budget_scenario(ex, rig, scenario, file_rows, csv_rows))
+        strace_note = _budget_strace(ex, rig, files)
     finally:
         if sink:
             sink.stop()
         shutil.rmtree(work, ignore_errors=True)
     transport = "loopback aiosmtpd (message size = bytes received)" if sink else \
         "--dry-run (aiosmtpd absent; message size = saved .eml)"
-    return _report_budget(rows, file_rows, csv_rows, strace_note, transport, _atime_mount_option(cwd),
-                          time.time() - t0, args.quick)
+    notes = {"strace": strace_note, "transport": transport, "atime": _atime_mount_option(cwd)}
+    return _report_budget(ex, rows, file_rows, csv_rows, notes)
 
 
-def _budget_scenario(work, env, cwd, scenario, relay, sink, scripts, file_rows, csv_rows):
+def _budget_scenario(ex, rig, scenario, file_rows, csv_rows):
     label, globs, candidates, log_bytes = scenario
-    r, record, read, _, token = budget_run(work, env, cwd, scenario, relay, scripts)
-    size, how = _message_size(sink, token, record)
+    work = ex.work
+    r, record, read, _, token = budget_run(ex, rig, scenario)
+    size, how = _message_size(rig.sink, token, record)
     manifest, silent, disclosed, counts = _manifest_check(record, candidates)
     hide = lambda text: re.sub(r"/\d{8}-\d{6}-[^/]*/", "/<run dir>/", str(text).replace(work, "<work>"))
     for row in manifest:
@@ -2008,12 +2283,12 @@ def _budget_scenario(work, env, cwd, scenario, relay, sink, scripts, file_rows, 
     return out
 
 
-def _budget_strace(work, env, cwd, files, relay, scripts):
+def _budget_strace(ex, rig, files):
     if not shutil.which("strace"):
         return "strace not available: the atime column is the only read check"
     path = files["1g"]
     scenario = ("artifact 1g (strace)", ["art/" + os.path.basename(path)], [path], 0)
-    r, record, read, opened, _ = budget_run(work, env, cwd, scenario, relay, scripts, strace=True)
+    r, record, read, opened, _ = budget_run(ex, rig, scenario, strace=True)
     if r["status"] != 1:
         return "strace run failed (status %d); rely on the atime column" % r["status"]
     return ("strace -f -e trace=open,openat over the whole wrapper, 1 GiB artifact alone: "
@@ -2021,7 +2296,9 @@ def _budget_strace(work, env, cwd, files, relay, scripts):
                                               "changed" if read else "unchanged"))
 
 
-def _report_budget(rows, file_rows, csv_rows, strace_note, transport, atime_opt, elapsed, quick):
+def _report_budget(ex, rows, file_rows, csv_rows, notes):
+    """notes: the strace check's sentence, the transport and the mount's atime option."""
+    elapsed, quick, strace_note = ex.elapsed(), ex.quick, notes["strace"]
     headers = ["scenario", "candidates", "manifest rows", "dispositions", "message bytes", "<= 10 MiB",
                "silent drops", "unlisted but disclosed", "wall s", "wrapper VmHWM MiB", "files read (atime)", "read but not attached", "1 GiB read?", "exit", "size from"]
     silent = sum(int(r[6]) for r in rows)
@@ -2038,14 +2315,17 @@ def _report_budget(rows, file_rows, csv_rows, strace_note, transport, atime_opt,
         "before the run, so a read updates it under relatime/strictatime (this mount: %s; with "
         "noatime the column proves nothing); and %s. Peak RSS is the wrapper's own VmHWM, polled "
         "every 10 ms (ru_maxrss would count the harness image between fork and exec)." % (
-            transport, atime_opt, strace_note), "",
+            notes["transport"], notes["atime"], strace_note), "",
         "**Silent drops: %d. Messages over budget: %s. Files read but not attached: %d.**" % (
             silent, ", ".join(over) or "none", wasted), "",
         rel_table(headers, rows), "",
         "### Dispositions (run.json manifest; the 500-file scenarios show only the log row)", "",
         rel_table(["scenario", "name", "size", "disposition"], file_rows), ""]
-    write_rel_results("budget", "Attachment budget", blocks, headers, csv_rows,
-                  extra_csv={"manifest": (["scenario", "name", "size", "disposition"], file_rows)})
+    csv_headers = ["scenario", "candidates", "manifest_rows", "dispositions", "message_bytes", "within_10mib",
+                   "silent_drops", "unlisted_but_disclosed", "wall_s", "wrapper_vmhwm_mib", "files_read_atime",
+                   "read_not_attached", "gib_file_read", "exit", "size_from"]
+    write_rel_results(ex, "budget", "Attachment budget", blocks, (csv_headers, csv_rows),
+                      extra_csv={"manifest": (["scenario", "name", "size", "disposition"], file_rows)})
     print("budget (%.0f s): silent drops %d; over budget: %s; %s" % (elapsed, silent, ", ".join(over) or "none", strace_note))
     for r in rows:
         print("  %-22s msg %-10s silent %s disclosed %-3s wall %-5ss VmHWM %-6sMiB read %-3s read-not-attached %s 1GiB read %s" % (
@@ -2097,13 +2377,13 @@ EXITPATH_OOM = ("Traceback (most recent call last):\n"
                 "total capacity of 79.15 GiB of which 1.23 GiB is free.")
 
 
-def _exitpath_trial(work, env, script, size, head, i):
-    run = tempfile.mkdtemp(prefix="run%d-%d-" % (size, i), dir=work)
+def _exitpath_trial(ex, script, size, head, i):
+    run = tempfile.mkdtemp(prefix="run%d-%d-" % (size, i), dir=ex.work)
     logs, outbox, stamp = os.path.join(run, "logs"), os.path.join(run, "outbox"), os.path.join(run, "stamp")
-    argv = gpualert_argv(logs, outbox, ["--sendmail", "none", "--gpu-interval", "0"],
+    argv = ex.gpualert_argv(logs, outbox, ["--sendmail", "none", "--gpu-interval", "0"],
                          [REL_PY, script, str(size), head, stamp])
     with open(os.devnull, "wb") as null:
-        proc = subprocess.run(argv, env=env, cwd=run, stdout=null, stderr=subprocess.PIPE, timeout=900)
+        proc = subprocess.run(argv, env=ex.env, cwd=run, stdout=null, stderr=subprocess.PIPE, timeout=900)
     eml = sorted(glob.glob(os.path.join(outbox, "*.eml")))
     _, record = find_run(logs)
     exit_t = float(open(stamp).read()) if os.path.exists(stamp) else None
@@ -2135,8 +2415,8 @@ def _time_classify_1g(work, module):
 
 
 def cmd_exitpath(args):
-    t0 = time.time()
-    work, env = start_experiment(args, "exitpath")
+    ex = Experiment(args, "exitpath")
+    work = ex.work
     script = write_script(work, "exitpath_child.py", EXITPATH_CHILD)
     cases = [("5 MiB", 5 * MIB, "", 3 if args.quick else 7)]
     if not args.quick:
@@ -2144,13 +2424,13 @@ def cmd_exitpath(args):
     rows, csv_rows = [], []
     try:
         for label, size, head, trials in cases:
-            got = [_exitpath_trial(work, env, script, size, head, i) for i in range(trials)]
+            got = [_exitpath_trial(ex, script, size, head, i) for i in range(trials)]
             csv_rows += [[label, i, rel_fmt(g["spooled"], "%.4f"), g["class"], g["rc"]] for i, g in enumerate(got)]
             rows.append([label, str(trials), rel_fmt(rel_median([g["spooled"] for g in got])),
                          rel_fmt(max(g["spooled"] for g in got if g["spooled"] is not None)
                                  if any(g["spooled"] is not None for g in got) else None),
                          ", ".join(sorted(set(str(g["class"]) for g in got)))])
-        inproc = None if args.quick else _time_classify_1g(work, load_module(_SNAPSHOT["path"], "gpualert_exitpath"))
+        inproc = None if args.quick else _time_classify_1g(work, load_module(ex.wrapper, "gpualert_exitpath"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     blocks = ["Child exit (its own time stamp, taken just before it exits) to the message file in the "
@@ -2161,9 +2441,9 @@ def cmd_exitpath(args):
     if inproc:
         blocks += ["", "In-process, the same 1 GiB log (warm page cache), find_evidence + read_tail + "
                    "classify_text, median of 3: %.3f s, class %s (target < 1 s)." % (inproc["s"], inproc["class"])]
-    blocks += ["", "Measured in %.0f s with `python3 eval.py exitpath%s`." % (time.time() - t0, " --quick" if args.quick else "")]
-    path = write_rel_results("exitpath", "Child exit to the message", blocks,
-                             ["case", "i", "spooled_s", "class", "exit"], csv_rows)
+    blocks += ["", "Measured in %.0f s with `python3 eval.py exitpath%s`." % (ex.elapsed(), " --quick" if args.quick else "")]
+    path = write_rel_results(ex, "exitpath", "Child exit to the message", blocks,
+                             (["case", "i", "spooled_s", "class", "exit"], csv_rows))
     print(open(path).read())
     return 0
 
@@ -2210,8 +2490,9 @@ def _drop_cache(path):
 
 def cmd_metrics(args):
     """Time extract_log_metrics on a 1 GiB log of each shape (cold page cache and warm)."""
-    work, _ = start_experiment(args, "metrics")
-    module = load_module(_SNAPSHOT["path"])
+    ex = Experiment(args, "metrics")
+    work = ex.work
+    module = load_module(ex.wrapper)
     size = (64 if args.quick else 1024) * MIB
     trials = 3 if args.quick else 7
     rows = []
@@ -2241,7 +2522,7 @@ def cmd_metrics(args):
              "sample (head, %d evenly spaced blocks, tail) is read, whatever the log's size." % (
                  module.METRIC_SAMPLE_BLOCKS), "Target: <= 0.2 s for a 1 GiB log.", "",
              md_table(headers, rows)]
-    print(write_rel_results("metrics", "Metrics from a large log", block, headers, rows))
+    print(write_rel_results(ex, "metrics", "Metrics from a large log", block, (headers, rows)))
     return 0
 
 
@@ -2262,13 +2543,14 @@ RUNS_VARIANTS = (("FAILED", "cuda_oom", "tried to allocate 2.00 GiB"), ("SUCCESS
                  ("FAILED", "nccl", "watchdog timeout"))
 
 
-def _runs_records(work, env, count):
+def _runs_records(ex, count):
     """One real run's run.json (a failed run with a 400-step curve), copied to `count` run
     directories with different ends, statuses, classes, hosts and job ids."""
+    work = ex.work
     log_dir = os.path.join(work, "logs")
     script = write_script(work, "train.py", RUNS_CHILD)
-    subprocess.run(gpualert_argv(log_dir, os.path.join(work, "outbox"), ["--quiet"], [REL_PY, script]),
-                   env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    subprocess.run(ex.gpualert_argv(log_dir, os.path.join(work, "outbox"), ["--quiet"], [REL_PY, script]),
+                   env=ex.env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
     _, template = find_run(log_dir)
     now = time.time()
     for i in range(count):
@@ -2290,13 +2572,14 @@ def _runs_records(work, env, count):
 def cmd_runs(args):
     """Wall time of `gpualert.py runs` (a new process each time, as a user runs it) over 5,000
     run records: without the index (every run.json parsed) and with it, and of `digest`."""
-    work, env = start_experiment(args, "runs")
+    ex = Experiment(args, "runs")
+    work, env = ex.work, ex.env
     count = 500 if args.quick else RUNS_RECORDS
     trials = 3 if args.quick else 7
     try:
-        log_dir, size = _runs_records(work, env, count - 1)  # and the real run they copy
-        index = os.path.join(log_dir, load_module(_SNAPSHOT["path"]).RUNS_INDEX_NAME)
-        base = [REL_PY, _SNAPSHOT["path"], "--log-dir", log_dir, "--outbox", os.path.join(work, "outbox")]
+        log_dir, size = _runs_records(ex, count - 1)  # and the real run they copy
+        index = os.path.join(log_dir, load_module(ex.wrapper).RUNS_INDEX_NAME)
+        base = [REL_PY, ex.wrapper, "--log-dir", log_dir, "--outbox", os.path.join(work, "outbox")]
         cases = (("runs", "no index (every run.json parsed)", ["runs"], True),
                  ("runs", "index present", ["runs"], False),
                  ("runs --failed --json", "index present", ["runs", "--failed", "--json"], False),
@@ -2324,7 +2607,7 @@ def cmd_runs(args):
              "37 hosts). Wall time of a new process each trial, Python's start included; the page",
              "cache is warm (the records were just written). Target: under 2 s at 5,000 records.", "",
              md_table(headers, rows)]
-    print(write_rel_results("runs", "Every run at a glance: runs and digest at scale", block, headers, rows))
+    print(write_rel_results(ex, "runs", "Every run at a glance: runs and digest at scale", block, (headers, rows)))
     return 0
 
 
@@ -2355,20 +2638,21 @@ SOAK_KILL_MOMENTS = ("during the run", "in the first 200 ms after the exit",
                      "after the exit was logged (spooling, delivery)")
 
 
-def _soak_run(i, rng, relays, work, env, kill_p):
+def _soak_run(ex, i, rng, relays, kill_p):
     """One wrapped run against a relay in a random state; in a share of them the wrapper is
     SIGKILLed at a moment drawn from SOAK_KILL_MOMENTS: while the child runs (it says
     "start", runs 0.3 s, says "bye" and exits), in the 200 ms after its "bye", or after the
     wrapper logged the exit. -> (token, state, killed)."""
+    work = ex.work
     state = rng.choice(SOAK_STATES)
     token = "soak%05d%s" % (i, os.urandom(3).hex())
-    argv = [REL_PY, _SNAPSHOT["path"], "--log-dir", os.path.join(work, "logs"),
+    argv = [REL_PY, ex.wrapper, "--log-dir", os.path.join(work, "logs"),
             "--outbox", os.path.join(work, "outbox"), "--to", "soak@example.org",
             "--smtp", relays.addr[state], "--smtp-timeout", "2", "--max-per-hour", "0",
             "--name", token, "--quiet", "--", "sh", "-c",
             "echo start; sleep 0.3; echo bye; exit %d" % rng.choice((0, 1, 3))]
     moment = rng.choice(SOAK_KILL_MOMENTS) if rng.random() < kill_p else None
-    proc = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, env=ex.env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     proc.stdout.readline()  # "start": the child runs
     if moment == SOAK_KILL_MOMENTS[0]:
         _soak_kill_within(proc, rng.uniform(0.0, 0.3))
@@ -2400,11 +2684,11 @@ def _soak_wait_logged(work, token, proc, timeout=30.0):
         time.sleep(0.01)
 
 
-def _soak_resend(relays, state, work, env, timeout=300):
-    argv = [REL_PY, _SNAPSHOT["path"], "resend", "--log-dir", os.path.join(work, "logs"),
-            "--outbox", os.path.join(work, "outbox"), "--smtp", relays.addr[state],
+def _soak_resend(ex, relays, state, timeout=300):
+    argv = [REL_PY, ex.wrapper, "resend", "--log-dir", os.path.join(ex.work, "logs"),
+            "--outbox", os.path.join(ex.work, "outbox"), "--smtp", relays.addr[state],
             "--smtp-timeout", "2", "--max-per-hour", "0"]
-    return subprocess.run(argv, env=env, cwd=work, stdout=subprocess.PIPE,
+    return subprocess.run(argv, env=ex.env, cwd=ex.work, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=timeout)
 
 
@@ -2502,7 +2786,8 @@ def cmd_soak(args):
         print("soak: skipped: aiosmtpd absent")
         return 0
     runs = args.runs or (40 if args.quick else 1000)
-    work, env = start_experiment(args, "soak")
+    ex = Experiment(args, "soak")
+    work = ex.work
     rng, relays, started = random.Random(SEED), SoakRelays(), time.time()
     plans = [(i, random.Random(rng.random())) for i in range(runs)]
     tokens, killed, lock = [], [0], threading.Lock()
@@ -2513,12 +2798,12 @@ def cmd_soak(args):
                 if not queue:
                     return
                 i, r = queue.pop(0)
-            token, _, was_killed = _soak_run(i, r, relays, work, env, args.kill_share)
+            token, _, was_killed = _soak_run(ex, i, r, relays, args.kill_share)
             with lock:
                 tokens.append(token)
                 killed[0] += was_killed
             if r.random() < 0.05:  # a user's resend while runs go on, against any relay state
-                _soak_resend(relays, r.choice(SOAK_STATES), work, env)
+                _soak_resend(ex, relays, r.choice(SOAK_STATES))
     queue = list(plans)
     threads = [threading.Thread(target=worker, args=(queue,)) for _ in range(args.jobs)]
     for t in threads:
@@ -2528,26 +2813,26 @@ def cmd_soak(args):
     rounds = 0
     while rounds < 20:  # the final resends: a healthy relay until nothing is left
         rounds += 1
-        if _soak_resend(relays, "healthy", work, env).returncode == 0:
+        if _soak_resend(ex, relays, "healthy").returncode == 0:
             break
     time.sleep(1.0)  # the sink's last DATA is recorded after its 250
     counts = _soak_tally(tokens, relays, work, explain=getattr(args, "explain", False))
     counts.update(killed=killed[0], final_resends=rounds, seconds=round(time.time() - started))
     relays.stop()
-    _soak_report(counts, args)
+    _soak_report(ex, counts, args)
     shutil.rmtree(work, ignore_errors=True)
     return 0 if counts["lost"] == counts["duplicated"] == counts["still_spooled"] == 0 else 1
 
 
-def _soak_report(counts, args):
+def _soak_report(ex, counts, args):
     keys = ("runs", "killed", "delivered_once", "dead_lettered", "lost", "duplicated",
             "smtp_window", "still_spooled", "final_resends", "seconds")
     print("soak: " + ", ".join("%s %s" % (k, counts[k]) for k in keys))
     blocks = ["Command: `python3 eval.py soak --runs %d --jobs %d --kill-share %.2f`" % (
         counts["runs"], args.jobs, args.kill_share), "",
         md_table(["what", "count"], [(k, counts[k]) for k in keys])]
-    write_rel_results("soak", "Soak: every message delivered exactly once or dead-lettered",
-                      blocks, ["what", "count"], [(k, counts[k]) for k in keys])
+    write_rel_results(ex, "soak", "Soak: every message delivered exactly once or dead-lettered",
+                      blocks, (["what", "count"], [(k, counts[k]) for k in keys]))
 
 
 def _add_soak_args(sub):
@@ -2733,8 +3018,8 @@ def _md_digest(path):
     lines, out, in_table = _md_lines(path), [], False
     if not lines:
         return ["(not measured yet)"]
-    out += [line for line in lines if line.startswith("**")][:2]
-    out += [""] if out else []
+    for line in [line for line in lines if line.startswith("**")][:2]:
+        out += [line, ""]  # a paragraph each
     keys = [i for i, line in enumerate(lines) if line.startswith("#") and
             ("Targets" in line or "Compact" in line)]
     for line in lines[keys[0]:] if keys else lines:

@@ -165,3 +165,71 @@ def test_wilson_interval_by_hand():
     lo, hi = EVAL.wilson(0, 10)
     assert lo == 0.0 and abs(hi - 0.2775) < 1e-4
     assert all(v != v for v in EVAL.wilson(0, 0))  # nan: no trials, no interval
+
+
+def test_fisher_exact_by_hand():
+    # [[5, 0], [0, 5]]: only the two extreme tables are as unlikely, each 1/C(10,5) = 1/252
+    assert abs(EVAL.fisher_exact(5, 0, 0, 5) - 2 / 252.0) < 1e-12
+    # Fisher's tea tasting, [[3, 1], [1, 3]]: (1 + 16 + 16 + 1) / 70 = 34/70
+    assert abs(EVAL.fisher_exact(3, 1, 1, 3) - 34 / 70.0) < 1e-12
+    # the same table read by columns or with the rows swapped gives the same p
+    p = EVAL.fisher_exact(1, 9, 11, 3)
+    assert abs(p - EVAL.fisher_exact(11, 3, 1, 9)) < 1e-12 and abs(p - EVAL.fisher_exact(1, 11, 9, 3)) < 1e-12
+    assert 0.0027 < p < 0.0028  # 0.002759, the textbook figure
+    assert EVAL.fisher_exact(0, 0, 0, 0) == 1.0 and EVAL.fisher_exact(4, 0, 4, 0) == 1.0  # nothing to tell
+
+
+def test_wilson_interval_at_the_edges():
+    lo, hi = EVAL.wilson(10, 10)
+    assert abs(hi - 1.0) < 1e-12 and abs(lo - 0.7225) < 1e-4  # the mirror of wilson(0, 10)
+    lo, hi = EVAL.wilson(1, 1)
+    assert abs(hi - 1.0) < 1e-12 and 0.0 < lo < 1.0
+
+
+def test_bootstrap_intervals_hold_the_estimate_and_repeat_with_their_seed():
+    hits = [True] * 14 + [False] * 6
+    truth, pred = _TRUTH * 6, _PRED * 6
+    point = EVAL.macro_f1(truth, pred)
+    for seed in (1, 2, 3, EVAL.SEED):
+        lo, hi = EVAL.bootstrap_share(hits, resamples=300, seed=seed)
+        assert 0.0 <= lo <= 0.7 <= hi <= 1.0 and lo < hi
+        assert (lo, hi) == EVAL.bootstrap_share(hits, resamples=300, seed=seed)
+        lo, hi = EVAL.bootstrap_macro_f1(truth, pred, resamples=300, seed=seed)
+        assert 0.0 <= lo <= point <= hi <= 1.0 and lo < hi
+        assert (lo, hi) == EVAL.bootstrap_macro_f1(truth, pred, resamples=300, seed=seed)
+
+
+def test_bootstrap_intervals_of_degenerate_inputs():
+    assert EVAL.bootstrap_share([]) == (0.0, 0.0)
+    assert EVAL.bootstrap_share([False] * 4) == (0.0, 0.0)
+    assert EVAL.bootstrap_share([True]) == (1.0, 1.0)
+    assert EVAL.bootstrap_macro_f1([], []) == (0.0, 0.0)  # no items: no class to average
+    assert EVAL.bootstrap_macro_f1(["success"] * 5, ["success"] * 5) == (0.0, 0.0)  # successes only
+    assert EVAL.bootstrap_macro_f1(["a"], ["a"]) == (1.0, 1.0)
+    assert EVAL.bootstrap_macro_f1(["a"], ["b"]) == (0.0, 0.0)
+
+
+def test_overhead_targets_say_not_measured_without_the_reference():
+    """No figure is made up when the reference is absent: its targets read "not measured"."""
+    side = {"ref": None, "note": "reference: not installed (pip: no network)"}
+    rows = EVAL._reference_targets(side)
+    assert len(rows) == 4 and all(r[2].startswith("not measured") and r[3] == "-" for r in rows)
+
+
+def _runs(wall_s, maxrss_kib, rounds=3):
+    return [{"wall": wall_s, "maxrss_kib": maxrss_kib, "status": 0}] * rounds
+
+
+def test_the_compile_floor_line_says_what_it_leaves_under_the_reference():
+    launch = {"python3 -c pass": _runs(0.040, 13000), "compile gpualert.py": _runs(0.180, 56000),
+              "import gpualert (cached .pyc)": _runs(0.060, 16000),
+              "gpualert.py -- true (file)": _runs(0.240, 54000)}
+    alone = EVAL._floor_line({"launch": launch})
+    assert "180 ms and 54.7 MiB" in alone and "60 ms" in alone and "reference" not in alone
+    launch["reference: gpualert run -- true"] = _runs(0.240, 38400)
+    line = EVAL._floor_line({"launch": launch})
+    assert "75% of its time" in line and "under 60 ms" in line
+    assert "cannot meet the peak-memory target" in line
+    launch["reference: gpualert run -- true"] = _runs(0.150, 60000)
+    line = EVAL._floor_line({"launch": launch})
+    assert "not at all at this size" in line and "3.9 MiB under the reference's peak" in line
