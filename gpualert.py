@@ -10504,77 +10504,70 @@ def job_info_from_qacct(rec, submitted=None):
     return info
 
 
+#: The fields every adapter's recognise() gives, in this order (those known).
+JOB_FIELDS = ("job_id", "array_job_id", "array_task_id", "array_task_count", "job_name",
+              "partition", "nodelist", "submit_dir", "account")
+
+
 class Scheduler(object):
-    """One batch system behind one interface. In a job: recognise(environ) -> the job's
-    fields (None outside its jobs), read_limit and kill_wait at the start, end_askers() on
-    SIGTERM (why_signalled for the notices SGE sends instead), plan_requeue for --requeue.
-    For `watch`: poll() and says_unknown() (None: watch cannot follow its jobs). This base
-    is also "no scheduler": it knows nothing and asks nothing. Adding a scheduler is one
-    subclass here and its place in SCHEDULERS."""
+    """One batch system behind one interface; adding a scheduler is one subclass here and
+    its place in SCHEDULERS. This base is also "no scheduler": it knows nothing, asks nothing.
+    In a job: recognise(environ) -> the job's fields (None outside its jobs); at the start
+    read_limit(info, ...) fills read_time_limit's info and kill_wait() gives the seconds from
+    its SIGTERM to its SIGKILL; end_askers() are query_end_reason's sources, in order, each
+    (sched, run, notes) -> (reason, evidence), by default why_ended alone; the signals in `notices` warn of the end and
+    say why by themselves (why_signalled); restarts(), node() and plan_requeue() serve
+    --requeue (plan_requeue fills req and returns what to run last, or None). For `watch`:
+    poll() and says_unknown() (None: watch cannot follow its jobs), here(): installed?"""
     kind, tool, kill_wait_s, name = "", None, KILL_WAIT_UNKNOWN_S, "scheduler"
     submit_tool = "sbatch"  # watch's stand-in command when no script is known
     state_note, evidence_note = "job %s", False  # watch's note on the state; the evidence too?
-    notices = ()  # signals that warn of the end and say why by themselves (SGE's)
-    poll = says_unknown = None
+    notices, variables = (), ()  # variables: per JOB_FIELDS, "A B" (A, else B) or "" (none)
+    why_ended = poll = says_unknown = None
 
     def recognise(self, environ):
-        return None
+        fields = [(key, _env(environ, *names.split())) for key, names in zip(JOB_FIELDS, self.variables)]
+        return dict([("kind", self.kind)] + fields) if fields and fields[0][1] else None
 
     def read_limit(self, info, sched, run, environ):
-        """Fill read_time_limit's info (limit_s, end_time, source) from the scheduler."""
+        pass
 
     def kill_wait(self, sched, run):
-        """Seconds between the scheduler's SIGTERM and its SIGKILL."""
         return self.kill_wait_s
 
     def end_askers(self):
-        """query_end_reason's sources, in order: each (sched, run, notes) -> (reason, evidence)."""
-        return ()
+        return (self.why_ended,) if self.why_ended else ()
 
     def restarts(self, environ):
-        """How often the scheduler says it restarted this job (the records may be elsewhere)."""
         return "0"
 
     def node(self, sched, environ):
-        """This node as the scheduler names it in an exclusion (None: the host name)."""
-        return None
+        return None  # the host name
 
     def here(self, which, run=None, environ=None):
-        """Are this scheduler's commands installed here?"""
         return bool(self.tool and which(self.tool))
 
     def plan_requeue(self, req, sched, dry, folder):
-        """--requeue: check with the scheduler and fill req (state, command, reason); -> what
-        to run last (its refusal or None), or None when nothing is left to do."""
         return None
 
 
 class Slurm(Scheduler):
     kind, tool, kill_wait_s, name, state_note = "slurm", "scontrol", 30.0, "Slurm", "Slurm state %s"
+    variables = ("SLURM_JOB_ID SLURM_JOBID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+                 "SLURM_ARRAY_TASK_COUNT", "SLURM_JOB_NAME", "SLURM_JOB_PARTITION",
+                 "SLURM_JOB_NODELIST SLURM_NODELIST", "SLURM_SUBMIT_DIR", "SLURM_JOB_ACCOUNT")
 
     def recognise(self, environ):
-        if not _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"):
-            return None
-        end = _env(environ, "SLURM_JOB_END_TIME")
-        return {"kind": "slurm", "job_id": _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"),
-                "array_job_id": _env(environ, "SLURM_ARRAY_JOB_ID"),
-                "array_task_id": _env(environ, "SLURM_ARRAY_TASK_ID"),
-                "array_task_count": _env(environ, "SLURM_ARRAY_TASK_COUNT"),
-                "job_name": _env(environ, "SLURM_JOB_NAME"),
-                "partition": _env(environ, "SLURM_JOB_PARTITION"),
-                "nodelist": _env(environ, "SLURM_JOB_NODELIST", "SLURM_NODELIST"),
-                "submit_dir": _env(environ, "SLURM_SUBMIT_DIR"),
-                "account": _env(environ, "SLURM_JOB_ACCOUNT"),
-                "end_time": float(end) if end and end.isdigit() else None}
+        sched, end = super(Slurm, self).recognise(environ), _env(environ, "SLURM_JOB_END_TIME")
+        return sched and dict(sched, end_time=float(end) if end and end.isdigit() else None)
 
     def read_limit(self, info, sched, run, environ):
         """SLURM_JOB_END_TIME, else `scontrol show job -o ID` (TimeLimit, EndTime)."""
         end = sched.get("end_time") or _env(environ, "SLURM_JOB_END_TIME")
         if end and str(end).replace(".", "", 1).isdigit():
             info.update(end_time=float(end), source="SLURM_JOB_END_TIME")
-        recs = parse_scontrol(self._show(_query_id(sched), run, info["notes"]))
-        if recs:
-            rec = recs[0]
+        rec = self.record(_query_id(sched), run, info["notes"])
+        if rec:
             info["limit_s"] = parse_slurm_duration(rec.get("TimeLimit"))
             info["unlimited"] = rec.get("TimeLimit") in ("UNLIMITED", "INFINITE") or None
             if info["end_time"] is None and rec.get("JobState") in ("RUNNING", "CONFIGURING"):
@@ -10584,15 +10577,14 @@ class Slurm(Scheduler):
     def kill_wait(self, sched, run):
         answer = run(["scontrol", "show", "config"], CMD_TIMEOUT_S)
         found = answer and re.search(r"^KillWait\s*=\s*(\d+)", answer[1], re.M)
-        # scontrol did not answer: do not bet on the 30 s default
-        return float(found.group(1)) if found else KILL_WAIT_UNKNOWN_S
+        return float(found.group(1)) if found else KILL_WAIT_UNKNOWN_S  # not the 30 s default
 
     def end_askers(self):
-        return self._ask_scontrol, self._ask_squeue, self._ask_sacct
+        return self.why_ended, self._ask_squeue, self._ask_sacct
 
-    def _ask_scontrol(self, sched, run, notes):
-        recs = parse_scontrol(self._show(_query_id(sched), run, notes))
-        return slurm_record_reason(recs[0]) if recs else (None, None)
+    def why_ended(self, sched, run, notes):
+        rec = self.record(_query_id(sched), run, notes)
+        return slurm_record_reason(rec) if rec else (None, None)
 
     def _ask_squeue(self, sched, run, notes):
         argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", _query_id(sched)]
@@ -10605,9 +10597,12 @@ class Slurm(Scheduler):
             return SLURM_STATE_REASONS[state], evidence
         return ("walltime", evidence) if why == "TimeLimit" else (None, None)
 
+    def _sacct(self, job_id, run, notes):
+        argv = ["sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State,ExitCode"]
+        return _ask(run, argv, CMD_TIMEOUT_S, notes)
+
     def _ask_sacct(self, sched, run, notes):
-        argv = ["sacct", "-n", "-P", "-X", "-j", _query_id(sched), "-o", "JobID,State,ExitCode"]
-        for _, state, _ in parse_sacct(_ask(run, argv, CMD_TIMEOUT_S, notes)):
+        for _, state, _ in parse_sacct(self._sacct(_query_id(sched), run, notes)):
             if state in SLURM_STATE_REASONS:
                 return SLURM_STATE_REASONS[state], "sacct: %s" % state
         return None, None
@@ -10621,9 +10616,9 @@ class Slurm(Scheduler):
     def _show(self, job_id, run, notes):
         return _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
 
-    def record(self, job_id, run=None):
+    def record(self, job_id, run=None, notes=None):
         """`scontrol show job -o JOBID` as a dict ({} when Slurm does not answer)."""
-        recs = parse_scontrol(self._show(job_id, run or run_command, []))
+        recs = parse_scontrol(self._show(job_id, run or run_command, [] if notes is None else notes))
         return recs[0] if recs else {}
 
     def poll(self, job_id, run=None, memory=None, notes=None):
@@ -10641,8 +10636,7 @@ class Slurm(Scheduler):
         if rows:
             return [_job_info(r[0], r[1], None, {"Reason": r[2]}, "squeue") for r in rows]
         answered = answered or out is not None
-        argv = ["sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State,ExitCode"]
-        out = _ask(run, argv, CMD_TIMEOUT_S, notes)
+        out = self._sacct(job_id, run, notes)
         rows = parse_sacct(out)
         if rows:
             return [_job_info(r[0], r[1], r[2], {}, "sacct") for r in rows]
@@ -10724,20 +10718,15 @@ class Pbs(Scheduler):
     """PBS Pro and Torque. Its qstat shares Grid Engine's name, not its options: watch says
     it cannot follow PBS jobs (watch_kind) rather than misread them."""
     kind, tool, name, submit_tool, kill_wait_s = "pbs", "qstat", "PBS", "qsub", 10.0
+    variables = ("PBS_JOBID", "", "PBS_ARRAY_INDEX PBS_ARRAYID", "", "PBS_JOBNAME", "PBS_QUEUE",
+                 "", "PBS_O_WORKDIR", "PBS_ACCOUNT")
 
     def recognise(self, environ):
-        job_id = _env(environ, "PBS_JOBID")
-        if not job_id:
-            return None
-        index = _env(environ, "PBS_ARRAY_INDEX", "PBS_ARRAYID")
-        array_id = None
-        if index is not None:  # PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
-            array_id = re.split(r"[\[.-]", job_id, maxsplit=1)[0]
-        return {"kind": "pbs", "job_id": job_id, "array_job_id": array_id,
-                "array_task_id": index, "job_name": _env(environ, "PBS_JOBNAME"),
-                "partition": _env(environ, "PBS_QUEUE"),
-                "nodelist": _read_nodefile(_env(environ, "PBS_NODEFILE")),
-                "submit_dir": _env(environ, "PBS_O_WORKDIR"), "account": _env(environ, "PBS_ACCOUNT")}
+        sched = super(Pbs, self).recognise(environ)
+        if sched:  # an array task's id: PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
+            sched.update(nodelist=_read_nodefile(_env(environ, "PBS_NODEFILE")), array_job_id=None
+                         if sched["array_task_id"] is None else re.split(r"[\[.-]", sched["job_id"], 1)[0])
+        return sched
 
     def read_limit(self, info, sched, run, environ):
         """`qstat -f ID` Resource_List.walltime."""
@@ -10745,10 +10734,7 @@ class Pbs(Scheduler):
         info["limit_s"] = parse_pbs_duration(rec.get("Resource_List.walltime"))
         info["source"] = "qstat" if info["limit_s"] else None
 
-    def end_askers(self):
-        return (self._ask_qstat,)
-
-    def _ask_qstat(self, sched, run, notes):
+    def why_ended(self, sched, run, notes):
         rec = parse_qstat(_ask(run, ["qstat", "-f", _query_id(sched)], CMD_TIMEOUT_S, notes))
         limit = parse_pbs_duration(rec.get("Resource_List.walltime"))
         used = parse_pbs_duration(rec.get("resources_used.walltime"))
@@ -10766,19 +10752,17 @@ class Pbs(Scheduler):
 
 class Lsf(Scheduler):
     kind, tool, name, submit_tool, kill_wait_s = "lsf", "bjobs", "LSF", "bsub", 10.0
+    variables = ("LSB_JOBID", "", "LSB_JOBINDEX", "", "LSB_JOBNAME", "LSB_QUEUE", "LSB_HOSTS",
+                 "LS_SUBCWD", "LSB_PROJECT_NAME")
 
     def recognise(self, environ):
-        job_id = _env(environ, "LSB_JOBID")
-        if not job_id:
-            return None
-        index = _env(environ, "LSB_JOBINDEX")
-        hosts = (_env(environ, "LSB_HOSTS") or "").split()
-        array = index not in (None, "0")  # LSF sets LSB_JOBINDEX=0 outside arrays
-        return {"kind": "lsf", "job_id": job_id, "array_job_id": job_id if array else None,
-                "array_task_id": index if array else None, "job_name": _env(environ, "LSB_JOBNAME"),
-                "partition": _env(environ, "LSB_QUEUE"),
-                "nodelist": ",".join(sorted(set(hosts), key=hosts.index)) or None,
-                "submit_dir": _env(environ, "LS_SUBCWD"), "account": _env(environ, "LSB_PROJECT_NAME")}
+        sched = super(Lsf, self).recognise(environ)
+        if sched:  # LSF sets LSB_JOBINDEX=0 outside arrays, and LSB_HOSTS a name per slot
+            hosts, array = (sched["nodelist"] or "").split(), sched["array_task_id"] not in (None, "0")
+            sched.update(array_job_id=sched["job_id"] if array else None,
+                         array_task_id=sched["array_task_id"] if array else None,
+                         nodelist=",".join(sorted(set(hosts), key=hosts.index)) or None)
+        return sched
 
     def read_limit(self, info, sched, run, environ):
         """`bjobs -l ID` RUNLIMIT."""
@@ -10787,10 +10771,7 @@ class Lsf(Scheduler):
         info["limit_s"] = float(m.group(1)) * 60 if m else None
         info["source"] = "bjobs" if m else None
 
-    def end_askers(self):
-        return (self._ask_bjobs,)
-
-    def _ask_bjobs(self, sched, run, notes):
+    def why_ended(self, sched, run, notes):
         out = _ask(run, ["bjobs", "-l", _query_id(sched)], CMD_TIMEOUT_S, notes) or ""
         flat = re.sub(r"\n\s{10,}", "", out)  # bjobs wraps long lines with deep indents
         for pattern, reason in ((r"TERM_RUNLIMIT|TERM_DEADLINE", "walltime"),
@@ -10808,19 +10789,17 @@ class Sge(Scheduler):
     kind, tool, name, submit_tool = "sge", "qstat", "Grid Engine", "qsub"
     state_note, evidence_note, kill_wait_s = "SGE job %s", True, 10.0
     notices = ("SIGUSR1", "SIGUSR2")
+    variables = ("JOB_ID", "", "SGE_TASK_ID", "", "JOB_NAME", "QUEUE", "HOSTNAME", "SGE_O_WORKDIR",
+                 "SGE_ACCOUNT")
 
-    def recognise(self, environ):
-        if not (_env(environ, "JOB_ID") and _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR")):
-            return None
-        task = _env(environ, "SGE_TASK_ID")
-        array = task not in (None, "undefined")  # SGE says "undefined" outside arrays
-        return {"kind": "sge", "job_id": environ["JOB_ID"],
-                "array_job_id": environ["JOB_ID"] if array else None,
-                "array_task_id": task if array else None,
-                "array_task_count": array_task_count(environ) if array else None,
-                "job_name": _env(environ, "JOB_NAME"),
-                "partition": _env(environ, "QUEUE"), "nodelist": _env(environ, "HOSTNAME"),
-                "submit_dir": _env(environ, "SGE_O_WORKDIR"), "account": _env(environ, "SGE_ACCOUNT")}
+    def recognise(self, environ):  # JOB_ID alone is no sign: any program may set it
+        sched = _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR") and super(Sge, self).recognise(environ)
+        if sched:  # SGE says "undefined" outside arrays
+            array = sched["array_task_id"] not in (None, "undefined")
+            sched.update(array_job_id=sched["job_id"] if array else None,
+                         array_task_id=sched["array_task_id"] if array else None,
+                         array_task_count=array_task_count(environ) if array else None)
+        return sched
 
     def read_limit(self, info, sched, run, environ):
         """`qstat -j ID`'s hard resource_list: h_rt and s_rt."""
