@@ -10725,7 +10725,7 @@ class Pbs(Scheduler):
         sched = super(Pbs, self).recognise(environ)
         if sched:  # an array task's id: PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
             sched.update(nodelist=_read_nodefile(_env(environ, "PBS_NODEFILE")), array_job_id=None
-                         if sched["array_task_id"] is None else re.split(r"[\[.-]", sched["job_id"], 1)[0])
+                         if sched["array_task_id"] is None else re.split(r"[\[.-]", sched["job_id"], maxsplit=1)[0])
         return sched
 
     def read_limit(self, info, sched, run, environ):
