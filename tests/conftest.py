@@ -56,6 +56,11 @@ A second Unix user (root only: `useradd`; skips with the reason otherwise):
                        ordinary user (as CI's user pass and the README's command do), else
                        other_user. Same interface, plus .script (a gpualert.py it can read).
 
+For the message, delivery and outbox tests:
+  cfg                  the configuration dict deliver() and build_message() take: --to bob@, a
+                       private XDG_STATE_HOME, no sendmail, the test's own log dir and outbox.
+  shared_tmp           a world-writable sticky directory like /tmp that the test owns and removes.
+
 Root pass: the suite runs as an ordinary user. A test that truly needs root (a tmpfs mount,
 a second Unix user, postconf) carries the `needs_root` mark (tests using other_user get it
 here); as an ordinary user it skips with ROOT_PASS, and `.ci/run` runs `pytest -m needs_root`
@@ -66,6 +71,7 @@ import os
 import socket
 import ssl
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -632,3 +638,27 @@ def other_user():
     os.chmod(user.script, 0o644)
     yield user
     shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---- the message tests' configuration and a shared /tmp ----
+
+@pytest.fixture
+def cfg(tmp_path, monkeypatch):
+    # sendmail "none": the host's sendmail (most HPC nodes have one) is never used unless a
+    # test names one. The state dir is the test's own: a fallback place recorded there (the
+    # outbox-places index), the hourly cap, never the home's.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return {"to": ["bob@example.org"], "from_addr": None, "name": None, "notify": "always",
+            "log_dir": str(tmp_path / "logs"), "artifacts": [], "budget": 10 * 1024 * 1024,
+            "timeout": None, "smtp": None, "smtp_user": None, "smtp_password": None,
+            "smtp_tls": None, "smtp_timeout": 2.0, "sendmail": "none",
+            "outbox": str(tmp_path / "outbox"), "dry_run": False, "quiet": True}
+
+
+@pytest.fixture
+def shared_tmp():
+    """A world-writable sticky directory, like /tmp, that the test owns and removes."""
+    path = tempfile.mkdtemp(prefix="gpualert-shared-tmp-")
+    os.chmod(path, 0o1777)
+    yield path
+    subprocess.run(["rm", "-rf", path])

@@ -1,4 +1,8 @@
-"""Representative runs for the golden, PNG and browser tests of the message (pure values)."""
+"""Representative runs for the golden, PNG and browser tests of the message (pure values), and
+the RunResult, artifact and delivery helpers the message, delivery and outbox tests share."""
+import os
+import time
+
 from _load import load_gpualert
 
 N = load_gpualert()
@@ -118,3 +122,53 @@ def array_summary():
 
 
 REPRESENTATIVE["array_summary"] = array_summary
+
+
+# ---- one RunResult, artifacts and deliver() for the message, delivery and outbox tests ----
+
+HOUR = 3600.0
+
+
+def make_result(tmp_path, **kw):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(exist_ok=True)
+    log = run_dir / "job.log"
+    if not log.exists():
+        log.write_text("step 1\nstep 2\nRuntimeError: CUDA out of memory.\n")
+    base = dict(
+        status="FAILED", name="train.py", argv=["python", "train.py", "--note", "a b"],
+        host="gpu041", cwd=str(tmp_path), start=1000.0, end=1000.0 + 2 * HOUR + 13 * 60,
+        exit_code=1, exit_status=1, signal_name=None,
+        classification=N.Classification("cuda_oom", "cuda_oom", "tried to allocate 2.00 GiB",
+                                         1234, "RuntimeError: CUDA out of memory.",
+                                         "Reduce the batch size."),
+        log_path=str(log), run_dir=str(run_dir),
+        tail=["step 1", "step 2", "RuntimeError: CUDA out of memory."],
+        rusage={"maxrss_kib": 12 * 1024 * 1024, "utime_s": 7000.5, "stime_s": 12.25},
+        scheduler={}, notes=[], gpu={})
+    base.update(kw)
+    return N.RunResult(**base)
+
+
+def outbox_files(cfg):
+    d = cfg["outbox"]
+    return sorted(n for n in os.listdir(d) if n.endswith(".eml")) if os.path.isdir(d) else []
+
+
+# ---------------------------------------------------------------- artifacts
+
+def _touch(path, size=10, mtime=None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    if mtime is not None:
+        os.utime(str(path), (mtime, mtime))
+    return str(path)
+
+
+# ---------------------------------------------------------------- delivery: real servers
+
+def _deliver(tmp_path, cfg, **result_kw):
+    msg, _ = N.build_message(make_result(tmp_path, **result_kw), cfg)
+    t0 = time.monotonic()
+    out = N.deliver(msg, cfg)
+    return out, time.monotonic() - t0

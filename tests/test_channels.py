@@ -953,3 +953,23 @@ def test_a_hostile_job_line_is_text_in_every_chat():
     for service in ("mattermost", "rocketchat", "teams", "googlechat"):
         body = getattr(gpualert, "build_" + service)(gpualert.parse_channel(SERVICE_URLS[service]), summary).body
         assert b"](http" not in body, service
+
+
+N = load_gpualert()
+
+
+# ---- A15: a log line cannot post a disguised link to a team chat ----
+
+@pytest.mark.parametrize("service", ["googlechat", "teams", "mattermost", "rocketchat"])
+def test_a_log_line_cannot_post_a_disguised_link(service):
+    """The decisive line went out as-is: Google Chat renders <url|label> as a link labelled
+    "label", Teams, Mattermost and Rocket.Chat render [label](url)."""
+    import json
+    from test_channels import SERVICE_URLS, make_result
+    evidence = ("RuntimeError: see <https://evil.example/login|your GPU quota> "
+                "or [reset](https://evil.example/reset)")
+    summary = N.channel_summary(make_result(evidence=evidence))
+    body = N.build_channel_request(N.parse_channel(SERVICE_URLS[service]), summary).body
+    text = json.dumps(json.loads(body.decode("utf-8")), ensure_ascii=False)
+    assert "<https://evil" not in text and "](https://evil" not in text, text
+    assert "your GPU quota" in text and "reset" in text  # the words stay readable

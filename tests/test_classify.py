@@ -327,7 +327,7 @@ class TestDecisiveRegion(unittest.TestCase):
         self.assertEqual(classify(log).cls, "div_zero")
 
 
-class TestHeldOutFixes(unittest.TestCase):
+class TestNoiseAroundTheCause(unittest.TestCase):
     """Generalisation fixes found by an independent held-out test (one test per fix)."""
 
     def test_warning_line_right_above_the_fatal_traceback_does_not_hide_it(self):
@@ -461,7 +461,7 @@ class TestHeldOutFixes(unittest.TestCase):
         self.assertEqual(classify(log).cls, "div_zero")
 
 
-class TestHeldOut2Fixes(unittest.TestCase):
+class TestFrameworkAndLauncherWording(unittest.TestCase):
     """Fixes found by a second independent held-out set (JAX/XLA, TensorFlow/Keras, DeepSpeed,
     Megatron, vLLM, Ray, Accelerate, PBS/LSF; long logs with teardown noise). One test per fix."""
 

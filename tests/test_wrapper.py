@@ -1,5 +1,9 @@
-"""Black-box tests of the wrapper: the real gpualert.py in a subprocess, real signals."""
+"""The wrapper around the child, black-box through the real gpualert.py: the exit status
+(the child's, 128+N for signal N) whatever the relay or the reader does, signals that reach the
+child once (process group, terminal, job control, batch scripts, timeout), the child's
+environment, and timeouts."""
 import os
+import pty
 import signal
 import socket
 import subprocess
@@ -8,11 +12,12 @@ import time
 
 import pytest
 
-from wrapper_helpers import (PY, SCRIPT, SIGNAL_COUNTER, base, child, closed_port, isolated_env,
-                             log_text, outbox_messages, run_gpualert, run_json)
+from wrapper_helpers import (PY, SCRIPT, SIGNAL_COUNTER, _end_terminal, _read_until, addressed,
+                             base, child, closed_port, isolated_env, log_text, outbox_messages,
+                             parse, run_gpualert, run_json, spooled, wait_until)
 
 
-# ---- primitive 2: the exit status is the child's, with the relay down ----
+# ---- the exit status is the child's, with the relay down ----
 
 @pytest.mark.parametrize("code", [0, 1, 2, 3, 42, 255])
 def test_exit_code_passes_through_with_relay_down(tmp_path, code):
@@ -52,17 +57,6 @@ def test_silent_relay_cannot_hold_the_exit_status(tmp_path):
     assert len(outbox_messages(tmp_path)) == 1
 
 
-# ---- primitive 1: the log exists, with a header, before the child ----
-
-def test_header_is_on_disk_before_the_child_starts(tmp_path):
-    probe = ("import glob; p = glob.glob(%r)[0]; text = open(p).read(); "
-             "print('HEADER-SEEN' if 'run started' in text and 'command:' in text else 'NO-HEADER')"
-             % str(tmp_path / "logs" / "*" / "output.log"))
-    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(probe))
-    assert proc.returncode == 0
-    assert b"HEADER-SEEN" in proc.stdout
-
-
 def test_command_not_found_is_127_and_the_log_says_why(tmp_path):
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--", "no-such-command-xyz", "--flag"])
     assert proc.returncode == 127
@@ -81,63 +75,12 @@ def test_not_executable_is_126_and_the_log_says_why(tmp_path):
     assert b"Permission denied" in log_text(tmp_path)
 
 
-def test_signal_death_ends_the_log_with_a_footer(tmp_path):
-    code = "print('last words', flush=True); import os; os.kill(os.getpid(), 9)"
-    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
-    assert proc.returncode == 137
-    log = log_text(tmp_path).decode()
-    assert "last words" in log
-    assert log.index("last words") < log.index("command ended")
-    assert "signal: SIGKILL (exit status 137)" in log
-
-
-def test_unbuffered_child_last_line_survives_sigkill(tmp_path):
-    # Without PYTHONUNBUFFERED the print sits in the child's buffer when SIGKILL lands.
-    code = "import os, sys; print('sentinel-before-kill'); os.kill(os.getpid(), 9)"
-    run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
-    assert b"sentinel-before-kill" in log_text(tmp_path)
-
-
 def test_no_env_tweaks_leaves_the_environment_alone(tmp_path):
     code = "import os; print('UNBUF=%s' % os.environ.get('PYTHONUNBUFFERED'))"
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--no-env-tweaks", "--"] + child(code))
     assert b"UNBUF=None" in proc.stdout
     proc = run_gpualert(tmp_path / "..", base(tmp_path / "two") + ["--"] + child(code))
     assert b"UNBUF=1" in proc.stdout
-
-
-# ---- streaming ----
-
-def test_streams_are_separate_live_and_logged_raw(tmp_path):
-    code = ("import sys, os\n"
-            "os.write(1, b'out-1\\n'); os.write(2, b'err-1\\n')\n"
-            "os.write(1, bytes(range(256)) + b'\\n')\n"
-            "os.write(1, b'\\r 10%|#  |\\r 50%|##   |\\r100%|#####|\\n')\n"
-            "os.write(2, b'\\xff\\xfe invalid utf8\\n')\n")
-    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
-    assert proc.stdout.startswith(b"out-1\n" + bytes(range(256)) + b"\n")
-    assert proc.stderr.startswith(b"err-1\n\xff\xfe invalid utf8\n")
-    log = log_text(tmp_path)
-    body = log.split(b"output follows ===\n", 1)[-1] if b"output follows" in log else log
-    assert bytes(range(256)) + b"\n" in body
-    assert b"\r 10%|#  |\r 50%" in body and b"\xff\xfe invalid utf8" in body
-    assert body.index(b"out-1") < body.index(b"err-1") < body.index(bytes(range(256)))
-
-
-def test_a_huge_line_without_newline_is_streamed_whole(tmp_path):
-    code = "import os\nfor _ in range(160): os.write(1, b'x' * 65536)\n"  # 10 MiB, one line
-    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
-    assert proc.returncode == 0
-    assert len(proc.stdout) == 160 * 65536
-    assert log_text(tmp_path).count(b"x") >= 160 * 65536
-
-
-def test_grandchild_holding_the_pipe_does_not_hang_the_wrapper(tmp_path):
-    code = "import subprocess; subprocess.Popen(['sleep', '30']); raise SystemExit(4)"
-    started = time.time()
-    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
-    assert proc.returncode == 4
-    assert time.time() - started < 20
 
 
 # ---- signals ----
@@ -173,16 +116,6 @@ def test_ctrl_c_in_a_terminal_reaches_the_child_once(tmp_path):
     assert os.WEXITSTATUS(status) == 5
 
 
-def _read_until(fd, token, seconds=30):
-    data, deadline = b"", time.time() + seconds
-    while token not in data and time.time() < deadline:
-        try:
-            data += os.read(fd, 4096)
-        except OSError:
-            break
-    return data
-
-
 def test_timeout_terminates_then_records_walltime(tmp_path):
     code = "import time; print('working', flush=True); time.sleep(60)"
     started = time.time()
@@ -200,40 +133,6 @@ def test_timeout_kills_a_child_that_ignores_sigterm_after_the_grace(tmp_path):
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--timeout", "1", "--grace", "1", "--"] + child(code))
     assert proc.returncode == 128 + signal.SIGKILL
     assert run_json(tmp_path)["status"] == "TIMEOUT"
-
-
-# ---- bad input ----
-
-@pytest.mark.parametrize("args,needle", [
-    (["--budget", "10Q", "--"], b"size"),
-    (["--timeout", "soon", "--"], b"duration"),
-    (["--notify", "sometimes", "--"], b"always"),
-    (["--frobnicate", "--"], b"unknown option --frobnicate"),
-    (["--smtp"], b"needs a value"),
-    (["--"], b"no command"),
-    ([], b"no command"),
-    (["python3", "x.py"], b"unknown subcommand"),
-])
-def test_usage_errors_exit_2_before_anything_runs(tmp_path, args, needle):
-    marker = tmp_path / "ran"
-    runs_something = args[-1:] == ["--"] and needle != b"no command"
-    tail = child("open(%r, 'w')" % str(marker)) if runs_something else []
-    proc = run_gpualert(tmp_path, args + tail)
-    assert proc.returncode == 2
-    assert needle in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert not marker.exists()
-
-
-def test_broken_config_still_runs_the_job_and_holds_the_message(tmp_path):
-    config = tmp_path / "bad.ini"
-    config.write_text("this is [not an ini\n")
-    proc = run_gpualert(tmp_path, base(tmp_path) + ["--config", str(config), "--"]
-                        + child("print('trained'); raise SystemExit(9)"))
-    assert proc.returncode == 9
-    assert b"trained" in proc.stdout
-    assert b"bad.ini" in proc.stderr
-    assert len(outbox_messages(tmp_path)) == 1
 
 
 def test_version_and_help(tmp_path):
@@ -326,3 +225,135 @@ def test_a_scancel_minutes_before_the_limit_is_never_timeout(tmp_path, answer_af
     record = _sigterm_under_a_slow_scheduler(tmp_path, end_in_s=120, scheduler_says=says,
                                              answer_after_s=answer_after_s)
     assert record["status"] == "INTERRUPTED", record
+
+
+def _shell_on_terminal(tmp_path):
+    """An interactive bash on a new terminal in tmp_path, at its prompt. -> (pid, fd)."""
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - an interactive shell on the terminal
+        os.chdir(str(tmp_path))
+        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
+                  isolated_env(tmp_path, PS1="PROMPT$ ", TERM="dumb"))
+    _read_until(fd, b"PROMPT$ ")
+    return pid, fd
+
+
+# ---- a signal reaches the child exactly once, whoever sends it ----
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGUSR1"])
+def test_a_signal_sent_to_the_process_group_reaches_the_child_once(tmp_path, signame):
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
+                            env=isolated_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path), start_new_session=True)
+    assert proc.stdout.readline() == b"ready\n"
+    subprocess.check_call(["kill", "-%s" % signame[3:], "--", "-%d" % proc.pid])  # kill -SIG -PGID
+    out, err = proc.communicate(timeout=40)
+    assert b"COUNT=1" in out, (out, err)
+    assert proc.returncode == 5
+
+
+def test_timeout_1_reaches_the_child_once(tmp_path):
+    proc = subprocess.run(["timeout", "3", PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
+                          env=isolated_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=str(tmp_path), timeout=60)
+    assert b"COUNT=1" in proc.stdout, proc.stderr
+    assert proc.returncode == 124  # timeout(1)'s own status: the command timed out
+
+
+def test_a_batch_script_trap_kill_0_reaches_the_child_once(tmp_path):
+    script = ("trap 'trap - TERM; kill 0' TERM\n%s %s %s -- %s -c \"$CODE\" &\nwait\nwait\n"
+              % (PY, SCRIPT, " ".join(base(tmp_path)), PY))
+    env = isolated_env(tmp_path, CODE=SIGNAL_COUNTER)
+    proc = subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path), start_new_session=True)
+    assert proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGTERM)  # to the batch shell alone; its trap signals the group
+    out, err = proc.communicate(timeout=40)
+    assert b"COUNT=1" in out, (out, err)
+
+
+TICKER = ("import signal, sys, time\n"
+          "signal.signal(signal.SIGINT, lambda s, f: (print('GOT-INT', flush=True), sys.exit(7)))\n"
+          "i = 0\n"
+          "while True:\n"
+          "    print('tick %d' % i, flush=True); i += 1; time.sleep(0.1)\n")
+
+
+def test_job_control_in_an_interactive_shell(tmp_path):
+    """Ctrl-Z stops the job and gives the prompt back, fg resumes it, Ctrl-C ends it once."""
+    (tmp_path / "ticker.py").write_text(TICKER)
+    pid, fd = _shell_on_terminal(tmp_path)
+    try:
+        os.write(fd, ("%s %s %s -- %s ticker.py\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
+        _read_until(fd, b"tick 3")
+        os.write(fd, b"\x1a")  # Ctrl-Z
+        out = _read_until(fd, b"PROMPT$ ", 20)
+        assert b"Stopped" in out, out
+        os.write(fd, b'echo "J""OBS=$(jobs -s | wc -l)"\n')
+        assert b"JOBS=1" in _read_until(fd, b"JOBS=1", 20)
+        os.write(fd, b"fg\n")
+        out = _read_until(fd, b"tick", 20)
+        out += _read_until(fd, b"tick", 20)
+        assert b"tick" in out, out
+        os.write(fd, b"\x03")  # Ctrl-C
+        out = _read_until(fd, b"PROMPT$ ", 20)
+        assert out.count(b"GOT-INT") == 1, out
+        os.write(fd, b'echo "R""C=$?"\n')  # the echoed command line has no RC= in it
+        assert b"RC=7" in _read_until(fd, b"RC=7", 20)
+    finally:
+        _end_terminal(pid, fd)
+
+
+def test_ctrl_c_reaches_a_child_once_inside_a_script_on_a_terminal(tmp_path):
+    """In a script's foreground job the child stays in the job's group: Ctrl-C reaches the
+    script and the child, each once."""
+    (tmp_path / "counter.py").write_text(SIGNAL_COUNTER)
+    pid, fd = _shell_on_terminal(tmp_path)
+    try:
+        os.write(fd, ("bash -c '%s %s %s -- %s counter.py'\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
+        _read_until(fd, b"ready")
+        os.write(fd, b"\x03")
+        out = _read_until(fd, b"COUNT=", 30) + _read_until(fd, b"\n", 5)
+        assert b"COUNT=1" in out, out
+    finally:
+        _end_terminal(pid, fd)
+
+
+# ---- interruptible after exit ----
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_delivery_stops_it_and_keeps_the_childs_status(tmp_path, silent_relay, sig):
+    proc = subprocess.Popen([PY, SCRIPT] + addressed(tmp_path) + ["--smtp", silent_relay.addr, "--smtp-timeout", "30",
+                                                             "--"] + child("raise SystemExit(3)"),
+                            env=isolated_env(tmp_path), cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: silent_relay.conns, what="delivery to start")
+        proc.send_signal(sig)
+        proc.communicate(timeout=8)  # 30 s without the fix
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 3
+    assert len(spooled(tmp_path / "outbox")) == 1
+
+
+def test_scheduler_early_warning_notifies_and_reaches_the_child(tmp_path, smtp_plain):
+    import signal
+    import subprocess
+    from wrapper_helpers import PY, SCRIPT
+    code = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGUSR1, lambda s, f: (print('got USR1', flush=True), sys.exit(0)))\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(30)\n")
+    env = isolated_env(tmp_path, SLURM_JOB_ID="4242", SLURM_JOB_NAME="train")
+    proc = subprocess.Popen([PY, SCRIPT] + addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--"] + child(code),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
+    assert proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGUSR1)
+    out, err = proc.communicate(timeout=30)
+    assert b"got USR1" in out and proc.returncode == 0
+    subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(2)]
+    assert any(s.startswith("[gpualert] WARNING job 4242 ") and "walltime" in s for s in subjects), subjects
+    assert any(s.startswith("[gpualert] SUCCESS") for s in subjects), subjects  # a warning is not an end

@@ -1,26 +1,26 @@
-"""Unit tests of the cluster part: schedulers, cgroups, GPUs, watch, arrays, rate limits.
+"""Schedulers read by the pure core and `watch`: detecting Slurm, PBS/Torque, LSF and Grid Engine
+from the environment, parsing their records, why a job ended, time limits, polling a job, and
+`watch` following a job to its end. No scheduler needed (tests/test_slurm.py and
+tests/test_sge.py run the real ones).
 
 Scheduler output below is real: scontrol text captured from the Slurm 22.05 that
-.ci/slurm-setup.sh starts; sacct, qstat -f, bjobs -l and nvidia-smi lines are copied from
-public sources (named beside each). External commands are injected through `run=`, or
-are small real executables on PATH (a fake nvidia-smi that answers, and one that hangs).
-"""
-import json
+.ci/slurm-setup.sh starts, and the qacct/qstat texts in tests/fixtures/sge/ from the real SGE
+8.1.9 that .ci/sge-setup.sh sets up (the jobs of tests/test_sge.py: s_rt, -notify at h_rt, qdel
+of a -notify job, an array); sacct, qstat -f, bjobs -l and nvidia-smi lines are copied from
+public sources (named beside each). External commands are injected through `run=`, or are
+small real executables on PATH (a fake nvidia-smi that answers, and one that hangs)."""
 import os
+import pathlib
 import subprocess
-import sys
-import textwrap
 import time
 
 import pytest
 
 from _load import load_gpualert
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from wrapper_helpers import FakeRun, PY, SCRIPT, _alive, isolated_env, outbox_messages
 
 
 cluster = load_gpualert()
-CLUSTER_PATH = str(cluster.__file__)
 
 # Captured from Slurm 22.05.8 (Debian 12) set up by .ci/slurm-setup.sh: `scontrol show job [-o] ID`.
 # TERM_*: what the job itself saw right after the SIGTERM (time limit, scancel, preemption).
@@ -84,7 +84,6 @@ SACCT_TIMEOUT = (  # scitex_hpc test data, "Real sacct output: a single job that
     "26778282.batch|CANCELLED|0:15\n"
     "26778282.extern|COMPLETED|0:0\n")
 SACCT_CANCELLED = "12345|CANCELLED by 1000|0:0\n12345.batch|CANCELLED|0:15\n"  # toil-style fixture
-SACCT_FAILED = "321|FAILED|1:0\n"
 
 # qstat -f of a running PBS Pro job (UNSW katana layout, trimmed), walltime used near the limit.
 QSTAT_RUNNING = (
@@ -118,34 +117,6 @@ BJOBS_RUNNING = (
 BJOBS_RUNLIMIT = BJOBS_RUNNING + (
     "Mon May  6 22:58:03: Completed <exit>; TERM_RUNLIMIT: job killed after reaching LSF run time limit.\n")
 
-# nvidia-smi --query-gpu=index,name,memory.used,memory.total,utilization.gpu,temperature.gpu,
-# power.draw,ecc.errors.uncorrected.volatile.total --format=csv,noheader,nounits (A100 and
-# consumer-card rows as public projects record them: [N/A] / [Not Supported] where unsupported).
-SMI_ROWS = (
-    "0, NVIDIA A100-SXM4-80GB, 67542, 81920, 96, 61, 312.45, 0\n"
-    "1, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, 0\n"
-    "2, NVIDIA GeForce RTX 3050 Laptop GPU, 1843, 4096, 30, 58, [N/A], [N/A]\n"
-    "3, NVIDIA GeForce GTX 1080, 0, 8192, [Not Supported], 35, 5.12, [Not Supported]\n")
-SMI_DRIVER_FAILURE = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-                      "Make sure that the latest NVIDIA driver is installed and running.\n")
-
-
-class FakeRun(object):
-    """run= seam: answers by the command's name, records every call."""
-
-    def __init__(self, answers):
-        self.answers = answers  # name -> (rc, out) | None | list of those (one per call) | callable
-        self.calls = []
-
-    def __call__(self, argv, timeout):
-        self.calls.append(list(argv))
-        answer = self.answers.get(argv[0], None)
-        if isinstance(answer, list):
-            answer = answer.pop(0) if len(answer) > 1 else answer[0]
-        if callable(answer):
-            return answer(argv, timeout)
-        return answer
-
 
 # ---- run_command ----
 
@@ -168,14 +139,6 @@ def test_run_command_kills_a_hung_command_and_its_children(tmp_path):
             break
         time.sleep(0.05)
     assert not _alive(pid), "the background child holding the pipe must die too"
-
-
-def _alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 # ---- detect_scheduler, ranks ----
@@ -541,300 +504,6 @@ def test_cmd_watch_classifies_and_notifies(tmp_path, monkeypatch, capsys):
     assert "3 FAILED exit=3 class=traceback" in capsys.readouterr().out
 
 
-# ---- cgroup memory ----
-
-def _write(path, text):
-    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
-    with open(str(path), "w") as f:
-        f.write(text)
-
-
-def test_cgroup_v2(tmp_path):
-    proc, root = tmp_path / "proc", tmp_path / "cg"
-    _write(proc / "self" / "cgroup", "0::/system.slice/slurmstepd.scope/job_7/step_batch/user/task_0\n")
-    _write(root / "cgroup.controllers", "cpuset cpu io memory pids\n")
-    job = root / "system.slice" / "slurmstepd.scope" / "job_7"
-    leaf = job / "step_batch" / "user" / "task_0"
-    _write(leaf / "memory.events", "low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n")
-    _write(leaf / "memory.peak", "4294967296\n")
-    _write(leaf / "memory.max", "max\n")
-    for d in (leaf.parent, leaf.parent.parent):
-        _write(d / "memory.max", "max\n")
-    _write(job / "memory.max", "8589934592\n")
-    got = cluster.read_cgroup_memory(proc_root=str(proc), cgroup_root=str(root))
-    assert got["version"] == 2 and got["path"] == str(leaf)
-    assert (got["oom_kill"], got["oom"], got["peak_bytes"], got["limit_bytes"]) == (1, 2, 4294967296, 8589934592)
-    assert got["notes"] == []
-
-
-def test_cgroup_v1_hybrid(tmp_path):
-    proc, root = tmp_path / "proc", tmp_path / "cg"
-    # the layout of this very machine: v1 memory controller next to an empty unified hierarchy
-    _write(proc / "123" / "cgroup", "9:name=systemd:/\n4:memory:/process_api/4d4a\n0::/\n")
-    leaf = root / "memory" / "process_api" / "4d4a"
-    _write(leaf / "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
-    _write(leaf / "memory.failcnt", "17\n")
-    _write(leaf / "memory.max_usage_in_bytes", "597970944\n")
-    _write(leaf / "memory.limit_in_bytes", "1073741824\n")
-    _write(root / "memory" / "process_api" / "memory.limit_in_bytes", "9223372036854771712\n")
-    _write(root / "memory" / "memory.limit_in_bytes", "9223372036854771712\n")
-    got = cluster.read_cgroup_memory(123, proc_root=str(proc), cgroup_root=str(root))
-    assert got["version"] == 1
-    assert (got["oom_kill"], got["failcnt"], got["peak_bytes"], got["limit_bytes"]) == (3, 17, 597970944, 1073741824)
-
-
-def test_cgroup_namespace_root_and_unreadable(tmp_path):
-    proc, root = tmp_path / "proc", tmp_path / "cg"
-    _write(proc / "self" / "cgroup", "0::/\n")
-    _write(root / "cgroup.controllers", "memory\n")
-    _write(root / "memory.events", "oom 0\noom_kill 0\n")
-    got = cluster.read_cgroup_memory(proc_root=str(proc), cgroup_root=str(root))
-    assert got["oom_kill"] == 0 and got["path"] == str(root)
-    os.remove(str(root / "memory.events"))
-    got = cluster.read_cgroup_memory(proc_root=str(proc), cgroup_root=str(root))
-    assert got["oom_kill"] is None and any("memory.events" in n for n in got["notes"])
-    got = cluster.read_cgroup_memory(pid=999999999, proc_root=str(proc), cgroup_root=str(root))
-    assert got["version"] is None and got["notes"]
-
-
-def test_cgroup_on_this_machine_never_raises():
-    got = cluster.read_cgroup_memory()
-    assert set(["oom_kill", "notes", "version"]) <= set(got)
-
-
-# ---- GPUs ----
-
-def test_query_gpus_parses_real_rows():
-    gpus, notes = cluster.query_gpus(run=FakeRun({"nvidia-smi": (0, SMI_ROWS)}), environ={})
-    assert notes == [] and len(gpus) == 4
-    assert gpus[0] == {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "mem_used_mib": 67542.0,
-                       "mem_total_mib": 81920.0, "util_pct": 96.0, "temp_c": 61.0, "power_w": 312.45,
-                       "ecc_uncorrected": 0}
-    assert gpus[2]["power_w"] is None and gpus[2]["ecc_uncorrected"] is None
-    assert gpus[3]["util_pct"] is None and gpus[3]["name"] == "NVIDIA GeForce GTX 1080"
-
-
-def test_query_gpus_failures_become_notes():
-    assert cluster.query_gpus(run=FakeRun({}))[1][0].startswith("nvidia-smi missing or no answer")
-    gpus, notes = cluster.query_gpus(run=FakeRun({"nvidia-smi": (9, SMI_DRIVER_FAILURE)}))
-    assert gpus == [] and "exit 9" in notes[0] and "couldn't communicate" in notes[0]
-
-
-def test_query_gpus_keeps_the_jobs_gpus():
-    run = FakeRun({"nvidia-smi": (0, SMI_ROWS)})
-    gpus, _ = cluster.query_gpus(run=run, environ={"CUDA_VISIBLE_DEVICES": "1,3"})
-    assert [g["index"] for g in gpus] == [1, 3]
-    gpus, _ = cluster.query_gpus(run=run, environ={"CUDA_VISIBLE_DEVICES": "GPU-5c1b"})
-    assert len(gpus) == 4
-
-
-def _fake_smi(tmp_path, body):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    exe = bin_dir / "nvidia-smi"
-    exe.write_text("#!/bin/sh\n" + body)
-    exe.chmod(0o755)
-    return str(bin_dir)
-
-
-def test_gpu_sampler_with_a_fake_nvidia_smi(tmp_path, monkeypatch):
-    # each call bumps a counter: memory grows and one ECC error appears on GPU 1
-    count = tmp_path / "count"
-    body = textwrap.dedent("""\
-        n=$(cat %s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s
-        echo "0, NVIDIA A100-SXM4-80GB, $((1000*n)), 81920, 50, 60, 250.00, 0"
-        if [ $n -ge 3 ]; then e=1; else e=0; fi
-        echo "1, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, $e"
-        """) % (count, count)
-    monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    sampler = cluster.GpuSampler(interval=0.05).start()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(sampler.samples) < 3:  # poll, never a fixed sleep
-        time.sleep(0.02)
-    summary = sampler.stop()
-    n = int(count.read_text())
-    assert summary["samples"] == n >= 3
-    g0, g1 = summary["gpus"]
-    assert g0["mem_used_peak_mib"] == 1000.0 * n and g0["util_mean_pct"] == 50.0
-    assert (g1["ecc_start"], g1["ecc_end"], g1["ecc_delta"]) == (0, 1, 1)
-    assert summary["ecc_delta"] == 1 and summary["idle"] is False and summary["notes"] == []
-
-
-def test_gpu_sampler_interval_zero_samples_start_and_end(tmp_path, monkeypatch):
-    body = 'echo "0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, 0"\n'
-    monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
-    sampler = cluster.GpuSampler(interval=0).start()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not sampler.samples:  # the start sample is in
-        time.sleep(0.02)
-    assert sampler.stop()["samples"] == 2
-
-
-def test_gpu_sampler_hanging_nvidia_smi_is_bounded(tmp_path, monkeypatch):
-    pid_file = tmp_path / "pid"
-    body = "sleep 60 &\necho $! > %s\nwait\n" % pid_file
-    monkeypatch.setenv("PATH", _fake_smi(tmp_path, body) + os.pathsep + os.environ["PATH"])
-    t0 = time.time()
-    sampler = cluster.GpuSampler(interval=0.1, timeout=3).start()
-    assert time.time() - t0 < 2.0  # start never waits for nvidia-smi (that would take 3 s)
-    summary = sampler.stop()
-    assert time.time() - t0 < 12.0
-    assert summary["samples"] == 0 and "no answer within 3s" in summary["notes"][0]
-    assert not _alive(int(pid_file.read_text()))
-
-
-def test_gpu_sampler_without_nvidia_smi(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    sampler = cluster.GpuSampler(interval=60).start()
-    summary = sampler.stop()
-    assert summary["samples"] == 0 and summary["gpus"] == [] and summary["notes"]
-
-
-def test_idle_flag_needs_a_long_run():
-    idle_row = [{"index": 0, "name": "A", "mem_used_mib": 3.0, "mem_total_mib": 10.0, "util_pct": 0.0,
-                 "temp_c": 30.0, "power_w": 60.0, "ecc_uncorrected": 0}]
-    long_run = [(t, idle_row) for t in (0.0, 400.0, 900.0)]
-    assert cluster.summarize_gpu_samples(long_run)["idle"] is True
-    assert cluster.summarize_gpu_samples(long_run[:2])["idle"] is False
-    assert cluster.summarize_gpu_samples([]) == {}
-
-
-# ---- array summary and rate limit, with real concurrent processes ----
-
-_CHILD = textwrap.dedent("""\
-    import json, os, sys
-    sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "tests"))
-    from _load import load_module
-    c = load_module(sys.argv[1], "c")
-    mode, d, i = sys.argv[2], sys.argv[3], int(sys.argv[4])
-    if mode == "array":
-        s = c.ArraySummary(d, "4242", task_count=int(sys.argv[5]))
-        status = "FAILED" if i % 3 == 0 else "SUCCESS"
-        out = s.record(i, status, "cuda_oom" if status == "FAILED" else None, 1 if status == "FAILED" else 0,
-                       host="node%d" % i, duration_s=float(i))
-    else:
-        out = c.RateLimiter(d, int(sys.argv[5])).allow()
-    print(json.dumps(out))
-    """)
-
-
-def _spawn_all(tmp_path, mode, count, arg):
-    script = tmp_path / "child.py"
-    script.write_text(_CHILD)
-    procs = [subprocess.Popen([sys.executable, str(script), CLUSTER_PATH, mode, str(tmp_path / "shared"),
-                               str(i), str(arg)], stdout=subprocess.PIPE) for i in range(count)]
-    return [json.loads(p.communicate(timeout=60)[0]) for p in procs]
-
-
-def test_array_summary_is_sent_once_by_the_last_task(tmp_path):
-    results = _spawn_all(tmp_path, "array", 12, 12)
-    summaries = [r for r in results if r]
-    assert len(summaries) == 1
-    s = summaries[0]
-    assert s["tasks"] == 12 and s["by_status"] == {"FAILED": 4, "SUCCESS": 8}
-    assert s["by_class"] == {"cuda_oom": 4} and [w["task"] for w in s["worst"]] == ["0", "3", "6", "9"]
-    assert s["duration_s"]["max"] == 11.0
-    lines = (tmp_path / "shared" / "4242.jsonl").read_text().splitlines()
-    assert len(lines) == 12 and all(json.loads(l) for l in lines)
-
-
-def test_array_summary_counts_a_requeued_task_once(tmp_path):
-    s = cluster.ArraySummary(str(tmp_path), "77", task_count=2)
-    assert s.record(0, "PREEMPTED") is None
-    assert s.record(0, "SUCCESS") is None  # same task again: still one of two
-    summary = s.record(1, "TIMEOUT", "walltime")
-    assert summary["by_status"] == {"SUCCESS": 1, "TIMEOUT": 1}
-    assert cluster.ArraySummary(str(tmp_path), "77", task_count=2).record(1, "TIMEOUT") is None  # once
-
-
-def test_array_task_count_from_environment():
-    assert cluster.array_task_count({"SLURM_ARRAY_TASK_COUNT": "5"}) == 5
-    assert cluster.array_task_count({"SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "10",
-                                     "SLURM_ARRAY_TASK_STEP": "2"}) == 6
-    assert cluster.array_task_count({}) is None
-
-
-def test_array_summary_unwritable_dir_is_a_note(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    s = cluster.ArraySummary(str(blocker / "sub"), "1", task_count=1)
-    assert s.record(0, "SUCCESS") is None and s.notes
-
-
-def test_rate_limiter_rolling_hour(tmp_path):
-    clock = [1000.0]
-    limiter = cluster.RateLimiter(str(tmp_path), 3, clock=lambda: clock[0])
-    assert [limiter.allow() for _ in range(4)] == [True, True, True, False]
-    clock[0] += 3599
-    assert limiter.allow() is False
-    clock[0] += 2
-    assert limiter.allow() is True
-    assert cluster.RateLimiter(str(tmp_path), 0).allow() is True
-
-
-def test_rate_limiter_across_processes(tmp_path):
-    results = _spawn_all(tmp_path, "rate", 10, 4)
-    assert results.count(True) == 4 and results.count(False) == 6
-
-
-def test_rate_limiter_unusable_dir_allows(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    limiter = cluster.RateLimiter(str(blocker / "sub"), 1)
-    assert limiter.allow() is True and limiter.notes
-
-
-def test_array_records_and_rate_stamps_live_in_private_directories(tmp_path):
-    """Task records and the hourly stamps say what a user runs and when: their directories
-    are created 0700, and one of ours that others may write to (umask 002, an older
-    gpualert) is made 0700 before it is used, not refused (which would lose the summary)."""
-    import stat
-    arrays, rates = tmp_path / "arrays", tmp_path / "rates"
-    cluster.ArraySummary(str(arrays), "8", task_count=2).record(0, "SUCCESS")
-    assert cluster.RateLimiter(str(rates), 5).allow() is True
-    for folder in (arrays, rates):
-        assert stat.S_IMODE(os.stat(str(folder)).st_mode) == 0o700
-    for name in ("open-arrays", "open-rates"):
-        (tmp_path / name).mkdir()
-        os.chmod(str(tmp_path / name), 0o775)
-    s = cluster.ArraySummary(str(tmp_path / "open-arrays"), "9", task_count=1)
-    s.record(0, "SUCCESS")
-    limiter = cluster.RateLimiter(str(tmp_path / "open-rates"), 1)
-    assert limiter.allow() is True and limiter.allow() is False, limiter.notes
-    for name in ("open-arrays", "open-rates"):
-        assert stat.S_IMODE(os.stat(str(tmp_path / name)).st_mode) == 0o700
-        assert os.listdir(str(tmp_path / name)), name
-
-
-def test_array_summary_task_count_from_the_environment(tmp_path):
-    s = cluster.ArraySummary(str(tmp_path), "5", environ={"SLURM_ARRAY_TASK_COUNT": "1"})
-    assert s.record(0, "SUCCESS")["tasks"] == 1
-    s = cluster.ArraySummary(str(tmp_path), "6", environ={})
-    assert s.record(0, "SUCCESS") is None and "unknown" in s.notes[0]
-
-
-def test_lock_wait_is_bounded(tmp_path):
-    import fcntl
-    path = str(tmp_path / "lock")
-    holder = os.open(path, os.O_RDWR | os.O_CREAT)
-    fcntl.flock(holder, fcntl.LOCK_EX)
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""\
-        import os, sys, time
-        sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "tests"))
-        from _load import load_module
-        c = load_module(sys.argv[1], "c")
-        t = time.time()
-        try:
-            c._locked(sys.argv[2], wait_s=0.5)
-        except OSError as exc:
-            print("gave up after %.1f: %s" % (time.time() - t, exc))
-        """), CLUSTER_PATH, path], stdout=subprocess.PIPE, universal_newlines=True)
-    out = child.communicate(timeout=20)[0]
-    os.close(holder)
-    assert out.startswith("gave up after 0.") and "busy" in out
-
-
 # ---- watch: an unknown job id (a typo) versus a scheduler that cannot answer now ----
 
 INVALID = (1, "slurm_load_jobs error: Invalid job id specified\n")
@@ -903,3 +572,167 @@ def test_reason_from_limit_margin_grows_with_the_limit_and_ignores_garbage():
     assert cluster._reason_from_limit(0.0, 36000 - 600, 36000)[0] is None
     # SLURM_JOB_END_TIME=1: an end before the start is no end time
     assert cluster._reason_from_limit(1000.0, 1010.0, {"end_time": 1.0}) == (None, None)
+
+
+ga = load_gpualert()
+SGE = pathlib.Path(__file__).resolve().parent / "fixtures" / "sge"
+
+
+def read(name):
+    return (SGE / name).read_text()
+
+
+def test_durations_and_limits():
+    assert ga.parse_sge_duration("30") == 30.0
+    assert ga.parse_sge_duration("0:1:30") == 90.0
+    assert ga.parse_sge_duration("1:00:00:00") == 86400.0
+    assert ga.parse_sge_duration("INFINITY") is None
+    assert ga.parse_sge_duration("") is None
+    assert ga.format_hms(8) == "00:00:08" and ga.format_hms(90061) == "25:01:01"
+    assert ga.sge_limits("h_rt=30,s_rt=20") == {"h_rt": 30.0, "s_rt": 20.0}
+    assert ga.sge_limits("-l h_rt=0:1:0,s_rt=8 -notify") == {"h_rt": 60.0, "s_rt": 8.0}
+    assert ga.sge_limits("NONE") == {}
+
+
+def test_the_environment_of_an_array_task():
+    env = {"JOB_ID": "17", "SGE_ROOT": "/var/lib/gridengine", "SGE_TASK_ID": "2",
+           "SGE_TASK_FIRST": "1", "SGE_TASK_LAST": "5", "SGE_TASK_STEPSIZE": "2",
+           "JOB_NAME": "arr", "QUEUE": "all.q"}
+    sched = ga.detect_scheduler(env)
+    assert (sched["label"], sched["dir_tag"], sched["array_task_count"]) == ("17.2", "sge-17.2", 3)
+    assert ga.array_task_count(env) == 3
+    plain = dict(env, SGE_TASK_ID="undefined", SGE_TASK_FIRST="undefined",
+                 SGE_TASK_LAST="undefined", SGE_TASK_STEPSIZE="undefined")
+    sched = ga.detect_scheduler(plain)
+    assert sched["label"] == "17" and "array_job_id" not in sched
+    assert ga.array_task_count(plain) is None
+
+
+def test_signal_reasons():
+    limits = {"s_rt": 8.0, "h_rt": 60.0}
+    assert ga.sge_signal_reason("SIGUSR1", 8.6, limits) == (
+        "walltime", "s_rt 00:00:08 reached (SIGUSR1 after 8s)")
+    reason, evidence = ga.sge_signal_reason("SIGUSR1", 2.0, limits)
+    assert reason is None and "suspension" in evidence  # -notify's warning before a suspend
+    assert ga.sge_signal_reason("SIGUSR1", 5.0, None)[0] == "walltime"  # limits unreadable
+    reason, evidence = ga.sge_signal_reason("SIGUSR1", 5.0, {"h_rt": 60.0})  # no s_rt at all
+    assert reason is None and "no s_rt" in evidence
+    assert ga.sge_signal_reason("SIGUSR2", 60.2, limits, "r")[0] == "walltime"
+    reason, evidence = ga.sge_signal_reason("SIGUSR2", 12.0, limits, "dr")
+    assert reason == "cancelled" and "qdel" in evidence and "dr" in evidence
+    assert ga.sge_signal_reason("SIGUSR2", 12.0, limits, "r")[0] == "cancelled"  # before h_rt
+    assert ga.sge_signal_reason("SIGUSR2", 12.0, {}, "r")[0] is None  # nothing to tell by
+
+
+def test_stop_signals_depend_on_the_scheduler():
+    assert "SIGUSR2" in ga.stop_signal_names({"kind": "sge"})
+    assert "SIGUSR2" not in ga.stop_signal_names({"kind": "slurm"})
+    assert "SIGUSR1" not in ga.stop_signal_names({"kind": "sge"})
+
+
+def test_qacct_records_become_facts():
+    (hrt,) = ga.parse_qacct(read("qacct-hrt-notify.txt"))
+    facts = ga.sge_facts(hrt)
+    assert facts["scheduler_reason"] == "walltime" and facts["exit_code"] == -12
+    assert facts["scheduler_evidence"].startswith("h_rt 00:00:10 reached; qacct: failed 37 : qmaster enforced")
+    verdict = ga.classify_text("", facts)
+    assert ga.status_for(facts["exit_code"], verdict.cls) == "TIMEOUT"
+    (srt,) = ga.parse_qacct(read("qacct-srt.txt"))
+    facts = ga.sge_facts(srt)
+    assert facts["scheduler_reason"] == "walltime" and "s_rt 00:00:08 reached" in facts["scheduler_evidence"]
+    (qdel,) = ga.parse_qacct(read("qacct-qdel-notify.txt"))
+    facts = ga.sge_facts(qdel)  # SIGKILL after the job: qacct cannot tell qdel from the OOM killer
+    assert "scheduler_reason" not in facts and facts["exit_code"] == -9
+    assert "failed 100 : assumedly after job" in facts["scheduler_evidence"]
+    tasks = ga.parse_qacct(read("qacct-array.txt"))
+    assert [t["taskid"] for t in tasks] == ["1", "2", "3"]
+    assert [ga.sge_facts(t)["exit_code"] for t in tasks] == [0, 4, 0]
+    info = ga.job_info_from_qacct(tasks[1], {})
+    assert (info["label"], info["done"], info["exit_code"], info["kind"]) == ("17.2", True, 4, "sge")
+    assert info["end_time"] is not None and "output files are unknown" in info["note"]
+
+
+def test_submission_record_gives_the_output_files(tmp_path):
+    rec = ga.parse_sge_job(read("qstat-j-array.txt"))
+    assert rec["job_number"] == "20" and rec["hard resource_list"] == "h_rt=30,s_rt=20"
+    assert rec["usage 2"].startswith("cpu=")
+    rec = dict(rec, stdout_path_list="NONE:NONE:%s" % tmp_path, cwd=str(tmp_path))
+    assert ga.sge_output_path(rec["stdout_path_list"], rec, "2", "o") == str(tmp_path / "look.o20.2")
+    assert ga.sge_output_path(rec["stderr_path_list"], rec, "2", "e") == "/tmp/sgetry/err.txt"
+    assert ga.sge_output_path(None, rec, None, "o") == str(tmp_path / "look.o20")
+    assert ga.sge_output_path("NONE:NONE:out-$JOB_ID.$TASK_ID", rec, "3", "o") == \
+        os.path.join(str(tmp_path), "out-20.3")
+    assert ga.sge_output_path("/dev/null", rec, None, "e") is None
+    assert ga.parse_sge_job("") == {}
+
+
+def test_the_job_listing_gives_state_and_start():
+    text = read("qstat-listing.txt")
+    state, start = ga.parse_sge_listing(text, "20", "2")
+    assert state == "dr" and start is not None
+    assert ga.parse_sge_listing(text, "21")[0] == "dr"
+    assert ga.parse_sge_listing(text, "99") == (None, None)
+
+
+def test_poll_follows_a_job_from_the_queue_to_qacct(tmp_path):
+    record = read("qstat-j-array.txt").replace("/tmp/sgetry", str(tmp_path))
+    answers = {"qstat": (0, record), "qacct": (1, "error: job id 20 not found\n")}
+    now = [1000.0]
+
+    def run(argv, timeout):
+        return answers[argv[0]]
+    memory = {}
+    (info,) = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
+    assert not info["done"] and info["name"] == "look"
+    answers["qstat"] = (1, "Following jobs do not exist: \n20\n")
+    (info,) = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
+    assert not info["done"]  # left the queue, accounting not flushed yet
+    now[0] += ga.SGE_ACCOUNTING_WAIT_S + 1
+    (info,) = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
+    assert info["done"] and "qacct has no record" in info["facts"]["scheduler_evidence"]
+    assert info["stderr"] == str(tmp_path / "err.txt")
+    answers["qacct"] = (0, read("qacct-array.txt").replace("jobnumber    17", "jobnumber    20"))
+    infos = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
+    assert [i["label"] for i in infos] == ["20.1", "20.2", "20.3"]
+    assert infos[0]["stdout"] == str(tmp_path / "look.o20.1")  # -o named a directory
+    assert ga.SGE.poll("7", lambda argv, t: (1, ""), {}) == []
+    assert ga.SGE.poll("7", lambda argv, t: None, {}) is None
+
+
+def test_qacct_keeps_the_submission_watch_saw():
+    """Job ids wrap and a reinstalled cell counts from 1 again: qacct -j 17 lists both."""
+    old = read("qacct-srt.txt").replace("jobnumber    13", "jobnumber    17")
+    new = read("qacct-hrt-notify.txt").replace("jobnumber    14", "jobnumber    17")
+    both = ga.parse_qacct(old + new)
+    assert len(both) == 2
+    (rec,) = ga.same_submission(both, both[0]["qsub_time"])
+    assert rec["jobname"] == "srt"
+    latest = ga.same_submission(both)  # never seen queued: the latest submission
+    assert [r["jobname"] for r in latest] == [max(both, key=lambda r: ga._sge_time(r["qsub_time"]))["jobname"]]
+    assert [r["jobname"] for r in ga.same_submission(both, "Mon Jan  1 00:00:00 2001")] == \
+        [r["jobname"] for r in latest]  # an unreadable stamp never hides the job
+
+
+N = load_gpualert()
+
+
+# ---- a malformed job id is a usage error, not another job ----
+
+@pytest.mark.parametrize("job_id", ["1x", "1;rm", "abc", "12_", "-5"])
+def test_watch_refuses_a_malformed_job_id_at_once(tmp_path, job_id):
+    """`watch 1x` watched job 1 (qacct/qstat read "1x" as 1) and mailed about it; `watch abc`
+    polled for 10 minutes. A job id is N, N_M, N.M, N+M or N_[...]: anything else is a typo."""
+    start = time.monotonic()
+    proc = subprocess.run([PY, SCRIPT, "watch", "--outbox", str(tmp_path / "outbox"), "--",
+                           job_id], env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert b"job id" in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
+    assert outbox_messages(tmp_path) == []
+    assert time.monotonic() - start < 30
+
+
+def test_watch_accepts_the_job_id_forms_schedulers_use():
+    for job_id in ("4242", "4242_7", "4242.3", "4242+1", "4242_[1-10]", "4242_[1,3,5-7%2]"):
+        cli = N.parse_command_line(["watch", job_id])
+        assert cli.job_ids == [job_id]

@@ -1,77 +1,38 @@
-"""Tests of the message and delivery: budget, rendering, delivery against real servers, outbox.
-
-Calls gpualert.py's functions directly (loaded by path). Fixtures: tests/conftest.py.
-"""
+"""The message a researcher acts on: subject, text and HTML parts, headers, the first screen's
+rows, attachments and the size budget, one thread per run, hostile output shown as text, and
+when a message is sent at all (stalled notices, your own Ctrl-C). Calls gpualert.py's functions
+directly (loaded by path) and runs the real file; fixtures: tests/conftest.py."""
 import email
 import email.policy
 import gzip
 import io
 import os
 import pathlib
-import signal
-import socket
+import shutil
+import subprocess
+import tempfile
 import time
 import tracemalloc
+import unittest
 import zipfile
+
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 import pytest
 
 from _load import load_gpualert
-from conftest import SMTP_PASSWORD, SMTP_USER
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-SLACK_S = 1.5  # allowed overshoot of smtp_timeout (thread join + teardown)
+from messages import HOUR, REPRESENTATIVE, _touch, make_result
+from wrapper_helpers import (PY, SCRIPT, _smtp_sink, addressed, base, child, first_screen,
+                             isolated_env, outbox_messages, parse, plain_text, row, run_gpualert,
+                             run_json)
 
 
 N = load_gpualert()
-HOUR = 3600.0
-
-
-def make_result(tmp_path, **kw):
-    run_dir = tmp_path / "run"
-    run_dir.mkdir(exist_ok=True)
-    log = run_dir / "job.log"
-    if not log.exists():
-        log.write_text("step 1\nstep 2\nRuntimeError: CUDA out of memory.\n")
-    base = dict(
-        status="FAILED", name="train.py", argv=["python", "train.py", "--note", "a b"],
-        host="gpu041", cwd=str(tmp_path), start=1000.0, end=1000.0 + 2 * HOUR + 13 * 60,
-        exit_code=1, exit_status=1, signal_name=None,
-        classification=N.Classification("cuda_oom", "cuda_oom", "tried to allocate 2.00 GiB",
-                                         1234, "RuntimeError: CUDA out of memory.",
-                                         "Reduce the batch size."),
-        log_path=str(log), run_dir=str(run_dir),
-        tail=["step 1", "step 2", "RuntimeError: CUDA out of memory."],
-        rusage={"maxrss_kib": 12 * 1024 * 1024, "utime_s": 7000.5, "stime_s": 12.25},
-        scheduler={}, notes=[], gpu={})
-    base.update(kw)
-    return N.RunResult(**base)
-
-
-@pytest.fixture
-def cfg(tmp_path, monkeypatch):
-    # sendmail "none": the host's sendmail (most HPC nodes have one) is never used unless a
-    # test names one. The state dir is the test's own: a fallback place recorded there (the
-    # outbox-places index), the hourly cap, never the home's.
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return {"to": ["bob@example.org"], "from_addr": None, "name": None, "notify": "always",
-            "log_dir": str(tmp_path / "logs"), "artifacts": [], "budget": 10 * 1024 * 1024,
-            "timeout": None, "smtp": None, "smtp_user": None, "smtp_password": None,
-            "smtp_tls": None, "smtp_timeout": 2.0, "sendmail": "none",
-            "outbox": str(tmp_path / "outbox"), "dry_run": False, "quiet": True}
 
 
 def wire_size(msg):
     return N._wire_size(msg)
-
-
-def parse(data):
-    return email.message_from_bytes(data, policy=email.policy.default)
-
-
-def outbox_files(cfg):
-    d = cfg["outbox"]
-    return sorted(n for n in os.listdir(d) if n.endswith(".eml")) if os.path.isdir(d) else []
 
 
 # ---------------------------------------------------------------- rendering
@@ -194,16 +155,6 @@ def test_a_from_the_header_parser_rejects_costs_the_fallback_only_that_header(tm
     assert msg["To"] == ", ".join(cfg["to"]) and "rendering failed" in msg["Subject"]
     assert "@" in msg["From"]
     assert "note: the From header could not be set" in msg.get_content()
-
-
-# ---------------------------------------------------------------- artifacts
-
-def _touch(path, size=10, mtime=None):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"x" * size)
-    if mtime is not None:
-        os.utime(str(path), (mtime, mtime))
-    return str(path)
 
 
 def test_find_artifacts_default_rules(tmp_path):
@@ -403,291 +354,6 @@ def test_a_tight_budget_keeps_as_many_last_lines_as_fit_not_twenty_or_none(tmp_p
     assert "only the last 44 lines" in text
 
 
-# ---------------------------------------------------------------- delivery: real servers
-
-def _deliver(tmp_path, cfg, **result_kw):
-    msg, _ = N.build_message(make_result(tmp_path, **result_kw), cfg)
-    t0 = time.monotonic()
-    out = N.deliver(msg, cfg)
-    return out, time.monotonic() - t0
-
-
-def test_starttls_auth_delivers(tmp_path, cfg, smtp_server, trust_test_ca):
-    cfg.update(smtp=smtp_server.addr, smtp_user=SMTP_USER, smtp_password=SMTP_PASSWORD)
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent" and out["transport"] == "smtp", out
-    got = smtp_server.wait_for(1)
-    assert got[0].tls and got[0].authenticated and got[0].rcpt_tos == ["bob@example.org"]
-    m = parse(got[0].data)
-    assert m["X-Gpualert-Class"] == "cuda_oom" and outbox_files(cfg) == []
-
-
-def test_implicit_tls_delivers(tmp_path, cfg, smtp_ssl, trust_test_ca):
-    cfg.update(smtp=smtp_ssl.addr, smtp_tls="ssl", smtp_user=SMTP_USER,
-               smtp_password=SMTP_PASSWORD)
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent", out
-    assert smtp_ssl.wait_for(1)[0].tls
-
-
-def test_plain_delivers_crlf(tmp_path, cfg, smtp_plain):
-    cfg["smtp"] = smtp_plain.addr
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent", out
-    got = smtp_plain.wait_for(1)[0]
-    assert not got.tls and b"\r\n" in got.data and b"\n" not in got.data.replace(b"\r\n", b"")
-
-
-def test_wrong_password_goes_to_outbox(tmp_path, cfg, smtp_server, trust_test_ca):
-    cfg.update(smtp=smtp_server.addr, smtp_user=SMTP_USER, smtp_password="wrong")
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "535" in out["detail"], out
-    assert smtp_server.messages == [] and os.path.exists(out["outbox_path"])
-
-
-def test_untrusted_certificate_goes_to_outbox(tmp_path, cfg, smtp_server, pki, monkeypatch):
-    monkeypatch.setenv("SSL_CERT_FILE", pki.other_ca)
-    cfg.update(smtp=smtp_server.addr, smtp_user=SMTP_USER, smtp_password=SMTP_PASSWORD)
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "TLS failed" in out["detail"], out
-    assert "certificate" in out["detail"].lower() and smtp_server.messages == []
-
-
-def test_no_password_in_clear(tmp_path, cfg, smtp_auth_plaintext):
-    cfg.update(smtp=smtp_auth_plaintext.addr, smtp_user=SMTP_USER, smtp_password=SMTP_PASSWORD)
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "unencrypted" in out["detail"], out
-    cfg["smtp_tls"] = "none"
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent", out
-    assert smtp_auth_plaintext.wait_for(1)[0].authenticated
-
-
-@pytest.mark.parametrize("kind", ["refusing", "silent", "slow", "auth_fail", "tls_garbage",
-                                  "reject_MAIL", "reject_RCPT", "reject_DATA"])
-def test_misbehaving_relay_goes_to_outbox_within_bound(tmp_path, cfg, kind, request,
-                                                       trust_test_ca):
-    if kind == "refusing":
-        cfg["smtp"] = "127.0.0.1:%d" % request.getfixturevalue("refusing_port")
-    elif kind.startswith("reject_"):
-        make = request.getfixturevalue("rejecting_relay")
-        cfg["smtp"] = make(kind[7:], 554, "5.7.1 policy says no").addr
-    else:
-        cfg["smtp"] = request.getfixturevalue(kind.replace("fail", "failing") + "_relay").addr
-    if kind == "auth_fail":
-        cfg.update(smtp_user="u", smtp_password="p", smtp_tls="none")
-    out, elapsed = _deliver(tmp_path, cfg)
-    assert out["outcome"] == ("dead" if kind.startswith("reject_") else "outbox"), out
-    assert elapsed < cfg["smtp_timeout"] + SLACK_S, elapsed
-    expect = {"refusing": "refused", "silent": "timed out", "slow": "timed out",
-              "auth_fail": "535", "tls_garbage": "TLS failed", "reject_MAIL": "554",
-              "reject_RCPT": "554", "reject_DATA": "554"}[kind]
-    assert expect in out["detail"], out["detail"]
-    saved = open(out["outbox_path"], "rb").read()
-    assert parse(saved)["Subject"].startswith("[gpualert] FAILED train.py: cuda_oom")
-    assert b"X-Gpualert-Outbox-Reason:" in saved
-
-
-def test_slow_but_timely_relay_delivers(tmp_path, cfg, relay_factory):
-    relay = relay_factory("slow", delay=0.1)
-    cfg["smtp"] = relay.addr
-    out, elapsed = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent", out
-    assert len(relay.wait_for(1)) == 1 and elapsed >= 0.5
-
-
-def test_dns_that_never_answers_is_bounded(tmp_path, cfg, monkeypatch):
-    def hang(*a, **kw):
-        time.sleep(30)
-    monkeypatch.setattr(socket, "getaddrinfo", hang)
-    cfg["smtp"] = "relay.invalid:25"
-    out, elapsed = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "timed out during connect (DNS/TCP/greeting)" in out["detail"]
-    assert elapsed < cfg["smtp_timeout"] + SLACK_S
-
-
-def _with_attachment(tmp_path, cfg, size=120000):
-    _touch(tmp_path / "res" / "big.csv", size=size)
-    cfg["artifacts"] = ["res/*.csv"]
-
-
-def test_size_rejection_at_mail_from_resends_slim(tmp_path, cfg, smtp_size_limited):
-    _with_attachment(tmp_path, cfg)
-    cfg["smtp"] = smtp_size_limited.addr
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent" and "WITHOUT attachments" in out["detail"], out
-    m = parse(smtp_size_limited.wait_for(1)[0].data)
-    assert list(m.iter_attachments()) == []
-    text = m.get_body(("plain",)).get_content()
-    assert "Attachments removed" in text and "not attached (the relay rejected" in text
-    assert "RuntimeError: CUDA out of memory." in text and str(tmp_path / "run") in text
-
-
-def test_size_rejection_at_end_of_data_resends_slim(tmp_path, cfg, rejecting_relay):
-    _with_attachment(tmp_path, cfg)
-    relay = rejecting_relay("EOM", 552, "5.3.4 Message too big for system", over=60000)
-    cfg["smtp"] = relay.addr
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent" and "552" in out["detail"], out
-    assert len(relay.wait_for(1)) == 1
-
-
-def test_size_rejection_twice_outboxes_full_message(tmp_path, cfg, rejecting_relay):
-    _with_attachment(tmp_path, cfg)
-    cfg["smtp"] = rejecting_relay("EOM", 552, "message size exceeds limit").addr
-    out, _ = _deliver(tmp_path, cfg)  # even without attachments too big: refused for good
-    assert out["outcome"] == "dead" and "retry without attachments" in out["detail"]
-    assert "/dead/" in out["outbox_path"]
-    saved = parse(open(out["outbox_path"], "rb").read())
-    assert "big.csv" in [a.get_filename() for a in saved.iter_attachments()]
-
-
-# ---------------------------------------------------------------- outbox
-
-def test_outbox_file_is_atomic_private_sortable(tmp_path, cfg):
-    msg, _ = N.build_message(make_result(tmp_path), cfg)
-    paths = [N.save_to_outbox(msg, cfg["outbox"], "test %d" % i) for i in range(3)]
-    assert paths == sorted(paths) and len(set(paths)) == 3
-    assert outbox_files(cfg) == sorted(os.path.basename(p) for p in paths)  # no .tmp- left
-    assert os.stat(cfg["outbox"]).st_mode & 0o777 == 0o700
-    assert all(os.stat(p).st_mode & 0o777 == 0o600 for p in paths)
-    assert parse(open(paths[0], "rb").read())["X-Gpualert-Outbox-Reason"] == "test 0"
-
-
-def test_unwritable_outbox_falls_back_to_run_dir(tmp_path, cfg, refusing_port):
-    blocker = tmp_path / "not-a-dir"
-    blocker.write_text("")
-    cfg.update(outbox=str(blocker / "outbox"), smtp="127.0.0.1:%d" % refusing_port)
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and out["outbox_path"], out
-    assert os.path.dirname(out["outbox_path"]) == str(tmp_path / "logs" / "outbox")  # next in the chain
-    assert "outbox unusable" in out["detail"] and out["outbox_path"] in out["detail"]
-
-
-def test_nothing_writable_still_returns_and_dumps(tmp_path, cfg, monkeypatch, capsys):
-    monkeypatch.setattr(N, "spool_in", lambda *a: (_ for _ in ()).throw(OSError(28, "full")))
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and out["outbox_path"] is None
-    assert "could not be saved" in out["detail"]
-    assert "FAILED train.py: cuda_oom" in capsys.readouterr().err
-
-
-def test_deliver_never_raises_on_garbage(cfg):
-    out = N.deliver(object(), cfg)
-    assert out["outcome"] == "outbox" and "internal error" in out["detail"]
-
-
-def test_outbox_then_resend_delivers_oldest_first(tmp_path, cfg, refusing_port, smtp_plain,
-                                                  capsys):
-    cfg["smtp"] = "127.0.0.1:%d" % refusing_port
-    cfg["quiet"] = False  # resend --quiet prints nothing: its counts are the point here
-    for name in ("first.py", "second.py", "third.py"):
-        assert _deliver(tmp_path, cfg, name=name)[0]["outcome"] == "outbox"
-    assert len(outbox_files(cfg)) == 3
-    assert N.cmd_resend(None, cfg) == 1                  # relay still down: all kept
-    assert len(outbox_files(cfg)) == 3
-    assert "0 sent, 1 failed, 0 refused for good (dead/), 3 remaining" in capsys.readouterr().out  # stops at a dead relay
-    cfg["smtp"] = smtp_plain.addr
-    assert N.cmd_resend(None, cfg) == 0
-    assert "3 sent, 0 failed, 0 refused for good (dead/), 0 remaining" in capsys.readouterr().out
-    subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(3)]
-    assert [s.split(": ")[0].split(" ")[-1] for s in subjects] == ["first.py", "second.py",
-                                                                  "third.py"]
-    assert outbox_files(cfg) == []
-
-
-def test_resend_without_transport_keeps_messages(tmp_path, cfg):
-    N.save_to_outbox(N.build_message(make_result(tmp_path), cfg)[0], cfg["outbox"], "x")
-    counts = N.resend_outbox(cfg)
-    assert counts["sent"] == 0 and counts["remaining"] == 1
-    assert "no mail transport" in counts["details"][0]
-
-
-def test_dry_run_writes_to_run_dir_and_sends_nothing(tmp_path, cfg, smtp_plain):
-    cfg.update(smtp=smtp_plain.addr, dry_run=True)
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "dry-run" and out["outbox_path"].startswith(str(tmp_path / "run"))
-    assert smtp_plain.messages == [] and outbox_files(cfg) == []
-
-
-def test_test_email_command(tmp_path, cfg, smtp_plain, refusing_port, capsys):
-    cfg["smtp"] = smtp_plain.addr
-    assert N.cmd_test_email(None, cfg) == 0
-    assert "test email sent" in capsys.readouterr().out
-    assert parse(smtp_plain.wait_for(1)[0].data)["X-Gpualert-Status"] == "TEST"
-    cfg["smtp"] = "127.0.0.1:%d" % refusing_port
-    assert N.cmd_test_email(None, cfg) == 1
-    assert outbox_files(cfg) == []  # a stale TEST mail sent later helps nobody
-
-
-# ---------------------------------------------------------------- sendmail
-
-def test_sendmail_transport(tmp_path, cfg, fake_sendmail):
-    fake = fake_sendmail("ok")
-    cfg["sendmail"] = fake.path
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "sent" and out["transport"] == "sendmail", out
-    assert open(fake.args_file).read().strip() == "-t -oi"
-    m = parse(open(fake.stdin_file, "rb").read())
-    assert m["To"] == "bob@example.org" and m["X-Gpualert-Status"] == "FAILED"
-
-
-def test_sendmail_found_on_path_by_default(tmp_path, cfg, fake_sendmail, monkeypatch):
-    fake = fake_sendmail("ok")
-    cfg["sendmail"] = None  # the default: look for one
-    monkeypatch.setenv("PATH", os.path.dirname(fake.path) + os.pathsep + os.environ["PATH"])
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["transport"] == "sendmail" and out["outcome"] == "sent", out
-
-
-def test_no_transport_at_all_goes_to_outbox(tmp_path, cfg, monkeypatch):
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and out["transport"] == "outbox"
-    assert "no mail transport configured" in out["detail"]
-    # a host with no sendmail anywhere (this one may have one)
-    monkeypatch.setattr(N, "SENDMAIL_CANDIDATES", ())
-    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
-    cfg["sendmail"] = ""
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "sendmail requested but not found" in out["detail"]
-
-
-def test_sendmail_failure_goes_to_outbox(tmp_path, cfg, fake_sendmail):
-    cfg["sendmail"] = fake_sendmail("fail").path
-    out, _ = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "status 75" in out["detail"]
-    assert "no route to mail hub" in out["detail"]
-
-
-def test_hanging_sendmail_is_killed_at_deadline(tmp_path, cfg, fake_sendmail):
-    fake = fake_sendmail("hang")
-    cfg.update(sendmail=fake.path, smtp_timeout=1.5)
-    out, elapsed = _deliver(tmp_path, cfg)
-    assert out["outcome"] == "outbox" and "timed out" in out["detail"], out
-    assert elapsed < cfg["smtp_timeout"] + SLACK_S
-    pid = int(open(fake.pid_file).read())
-    deadline, state = time.monotonic() + 10, None
-    while time.monotonic() < deadline and state not in ("gone", "Z", "X"):
-        try:  # the helper's own child was killed with its process group (gone, or a zombie
-            state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
-        except OSError:  # when the container's init does not reap orphans)
-            state = "gone"
-        time.sleep(0.02)
-    assert state in ("gone", "Z", "X"), state
-
-
-def test_a_sendmail_whose_child_keeps_its_output_counts_by_its_exit_status(tmp_path, cfg, fake_sendmail):
-    # Reported "timed out" (its output never reached EOF) and resent later: a duplicate.
-    fake = fake_sendmail("forks")
-    cfg.update(sendmail=fake.path, smtp_timeout=5)
-    try:
-        out, elapsed = _deliver(tmp_path, cfg)
-        assert out["outcome"] == "sent" and out["transport"] == "sendmail", out
-        assert elapsed < 5
-    finally:
-        os.kill(int(open(fake.pid_file).read()), signal.SIGKILL)
-
-
 def test_time_row_uses_the_limit_read_at_the_start(tmp_path):
     """Slurm before 23.02 sets no SLURM_JOB_END_TIME: the limit scontrol gave at the start
     (limit_s, and end_time while the job ran) is what the Time row measures against."""
@@ -739,3 +405,357 @@ def _small_budget_case(tmp_path, cfg):
     assert wire_size(msg) <= cfg["budget"]
     names = [part.get_filename() for part in msg.iter_attachments()]
     assert set(names) & {"job.log", "job.log.gz"} and "small.txt" in names, (names, manifest)
+
+
+class TestSubjects(unittest.TestCase):
+    def test_array_tasks_differ_within_50_chars(self):
+        r = REPRESENTATIVE["timeout_after_warning"]()
+        r = r._replace(classification=N.Classification("cuda_runtime_error", None, None, None, None, None))
+        heads = set()
+        for task in range(10):
+            sched = dict(r.scheduler, array_task_id=str(task), label="4299_%d" % task)
+            s = N.render_subject(r._replace(scheduler=sched, name="a_rather_long_job_name_here"))
+            heads.add(s[:50])
+            self.assertIn("4299_%d" % task, s[:50])
+            self.assertIn("TIMEOUT", s[:50])
+        self.assertEqual(len(heads), 10)
+
+    def test_folded_subject_has_no_empty_first_line(self):
+        for name in ("x" * 200, "tr\u00e4in-" * 30, "a/" * 60, "train.py"):
+            for host in ("gpu041", "node-" + "y" * 80):
+                r = REPRESENTATIVE["failure_with_ranks"]()._replace(name=name, host=host)
+                msg, _ = N.build_message(r, dict(N.default_config(), to=["a@b.c"]))
+                # as sent: the message's own policy, with LF and with SMTP's CRLF
+                for data in (N._wire_bytes(msg), msg.as_bytes(policy=msg.policy.clone(linesep="\r\n"))):
+                    head = data.split(b"\n\n")[0].split(b"\r\n\r\n")[0]
+                    line = [l for l in head.splitlines() if l.startswith(b"Subject:")][0]
+                    self.assertTrue(line[len(b"Subject:"):].strip().startswith(b"[gpualert]"), line)
+
+
+class TestThread(unittest.TestCase):
+    """The real wrapper under a (simulated) Slurm job: the time-limit warning and the final
+    message are one thread, the warning tells the real start and command, and the final one
+    says the warning was passed on and what the job wrote after it."""
+
+    def test_warning_and_final_are_one_thread(self):
+        import signal
+        sink = _smtp_sink(self)
+        from wrapper_helpers import PY, SCRIPT, child, isolated_env
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="gpualert-thread-"))
+        self.addCleanup(shutil.rmtree, str(tmp), True)
+        code = ("import signal, sys, time\n"
+                "def save(s, f):\n"
+                "    open('ckpt.pt', 'wb').write(b'w' * 10)\n"
+                "    print('checkpoint saved', flush=True)\n"
+                "    sys.exit(0)\n"
+                "signal.signal(signal.SIGUSR1, save)\n"
+                "print('step=1 loss=2.0', flush=True)\n"
+                "time.sleep(1.5)\n"  # the warning's Duration must be the run's, not 0s
+                "print('ready', flush=True)\n"
+                "time.sleep(30)\n")
+        env = isolated_env(tmp, SLURM_JOB_ID="4242", SLURM_JOB_NAME="train", GPUALERT_SENDMAIL="none")
+        args = ["--log-dir", str(tmp / "logs"), "--outbox", str(tmp / "outbox"), "--to", "o@example.org",
+                "--smtp", sink.addr, "--"]
+        started = time.time()
+        proc = subprocess.Popen([PY, SCRIPT] + args + child(code), env=env, cwd=str(tmp),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        while proc.stdout.readline() not in (b"ready\n", b""):
+            pass
+        proc.send_signal(signal.SIGUSR1)
+        proc.communicate(timeout=60)
+        msgs = [email.message_from_bytes(m.data, policy=email.policy.default) for m in sink.wait_for(2, timeout=30)]
+        warning = [m for m in msgs if m["X-Gpualert-Status"] == "WARNING"][0]
+        final = [m for m in msgs if m["X-Gpualert-Status"] == "SUCCESS"][0]
+        ids = {m["Message-ID"] for m in msgs}
+        self.assertEqual(len(ids), 2)
+        later, earlier = (final, warning) if final["In-Reply-To"] else (warning, final)
+        self.assertEqual(later["In-Reply-To"], earlier["Message-ID"])
+        self.assertEqual(later["References"], earlier["Message-ID"])
+        text = warning.get_body(("plain",)).get_content()
+        self.assertIn("ready", text)
+        self.assertRegex(text, r"Command:\s+\S*python\S* -c")
+        start_line = [l for l in text.splitlines() if "Started:" in l][0]
+        self.assertIn(time.strftime("%H:%M:%S", time.localtime(started))[:5], start_line)
+        self.assertRegex(text, r"Duration:\s+[1-9]\d*s")
+        body = final.get_body(("plain",)).get_content()
+        self.assertIn("earlier notice: WARNING at", body)
+        self.assertRegex(body, r"SIGUSR1 at [\d:]+ was passed on to the job; it then wrote \S*ckpt.pt")
+
+
+class TestHostile(unittest.TestCase):
+    """Inputs a shared cluster produces: absurd values, giant lines, crowded folders."""
+
+    def test_absurd_metric_values_still_give_the_full_message(self):
+        text = "".join("step=%d loss=%s\n" % (i, v) for i, v in enumerate(
+            ["1e308", "-1e308", "nan", "inf", "5", "-inf", "1e308"]))
+        r = REPRESENTATIVE["success_with_metrics"]()._replace(metrics=N.metrics_from_chunks([text]))
+        msg, _ = N.build_message(r, dict(N.default_config(), to=["a@b.c"]))
+        plain = msg.get_body(("plain",)).get_content()
+        self.assertIn("What you need:", plain)
+        self.assertIn("loss", plain)
+        self.assertNotIn("rendering failed", msg["Subject"])
+
+    def test_a_log_without_line_breaks(self):
+        d = tempfile.mkdtemp(prefix="gpualert-hostile-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "output.log")
+        with open(path, "wb") as f:
+            f.write(b"loss=1.0 " * (4 * 1024 * 1024 // 9))  # one 4 MiB line (a tqdm bar never ended)
+        t = time.perf_counter()
+        self.assertEqual(N.extract_log_metrics(path), {})
+        self.assertLess(time.perf_counter() - t, 5.0)  # generous: bounded work, not a timing claim
+
+    def test_newest_checkpoint_and_a_crowded_folder(self):
+        d = tempfile.mkdtemp(prefix="gpualert-ckpt-")
+        self.addCleanup(shutil.rmtree, d, True)
+        crowd = os.path.join(d, "data")
+        os.makedirs(crowd)
+        for i in range(N.CHECKPOINT_MAX_SCAN + 500):
+            open(os.path.join(crowd, "x%05d.npy" % i), "w").close()
+        os.makedirs(os.path.join(d, "ckpt"))
+        old = os.path.join(d, "ckpt", "step_100.pt")
+        new = os.path.join(d, "ckpt", "step_200.pt")
+        for path, age in ((old, 100), (new, 10)):
+            with open(path, "wb") as f:
+                f.write(b"w")
+            os.utime(path, (time.time() - age, time.time() - age))
+        found = N.newest_checkpoint(d, time.time() - 1000)
+        self.assertEqual(found["path"], new)
+        self.assertIsNone(N.newest_checkpoint(d, time.time() + 1000))  # older than the run: not its
+
+    def test_log_attachments_are_text(self):
+        item = N._item("output.log", b"x", [])
+        self.assertEqual((item["maintype"], item["subtype"]), ("text", "plain"))
+        self.assertEqual(N._item("metrics.jsonl", b"{}", [])["maintype"], "text")
+        self.assertEqual(N._item("output.log.gz", b"x", [])["subtype"], "gzip")
+
+    def test_byte_counts_are_readable(self):
+        self.assertEqual(N.readable_bytes("tried to allocate 68719476736 bytes"),
+                         "tried to allocate 64.0 GiB (68719476736 bytes)")
+        self.assertEqual(N.readable_bytes("read 512 bytes"), "read 512 bytes")
+
+
+class TestOwnCtrlC(unittest.TestCase):
+    """A person presses Ctrl-C at the terminal the run started from (a real pty)."""
+
+    def run_at_terminal(self, *options):
+        import pty
+        import select
+        sink = _smtp_sink(self)
+        from wrapper_helpers import PY, SCRIPT, isolated_env
+        tmp = tempfile.mkdtemp(prefix="gpualert-ctrlc-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        env = isolated_env(pathlib.Path(tmp), GPUALERT_SENDMAIL="none")
+        argv = [PY, SCRIPT, "--smtp", sink.addr, "--to", "o@example.org", "--log-dir", tmp + "/logs",
+                "--outbox", tmp + "/outbox"] + list(options) + [
+                "--", PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
+        pid, master = pty.fork()
+        if pid == 0:  # the child: a session whose controlling terminal is the pty
+            os.execve(PY, argv, env)
+        out, deadline = b"", time.monotonic() + 30
+        while b"ready" not in out and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                out += os.read(master, 4096)
+        os.write(master, b"\x03")  # the terminal's interrupt character: SIGINT from the kernel
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+        _, status = os.waitpid(pid, 0)
+        os.close(master)
+        return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1, out, sink
+
+    def test_no_mail_for_your_own_ctrl_c(self):
+        code, out, sink = self.run_at_terminal()
+        self.assertEqual(code, 130, out)
+        self.assertIn(b"your own Ctrl-C", out)
+        self.assertEqual(sink.wait_for(1, timeout=1.0), [])
+
+    def test_notify_always_given_sends_it(self):
+        code, out, sink = self.run_at_terminal("--notify", "always")
+        self.assertEqual(code, 130, out)
+        self.assertEqual(len(sink.wait_for(1, timeout=10)), 1)
+
+
+class TestAdviceFitsTheCause(object):
+    def test_a_missing_module_under_slurm_is_not_offered_a_requeue(self, tmp_path):
+        env = isolated_env(tmp_path, SLURM_JOB_ID="17", SLURM_SUBMIT_DIR=str(tmp_path))
+        subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--"] + child("import nosuchmodule_i21"),
+                       env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+        screen = first_screen(tmp_path)
+        assert "missing_module" in screen
+        assert "requeue 17" not in plain_text(tmp_path)
+        assert row(screen, "Resubmit") == ("sbatch again from %s once the cause is fixed "
+                                           "(a requeue reruns the same failure)" % tmp_path)
+
+    def test_a_time_limit_asks_for_more_time_with_the_figure(self):
+        from messages import timeout_after_warning
+        result = timeout_after_warning()
+        rows = dict(N.essentials(result))
+        assert "requeue" not in rows["Resubmit"]
+        assert rows["Resubmit"].startswith("sbatch --time=17:45:00 again, resuming from the last checkpoint")
+        assert "its limit was 12h00m; it reached epoch 75/100" in rows["Resubmit"]
+
+    def test_no_time_advice_below_the_real_limit(self):
+        # attack 2, finding 4: UNLIMITED (or a limit never read) is no "its limit was 6s"
+        from messages import timeout_after_warning
+        result = timeout_after_warning()
+        sched = dict(result.scheduler, limit_s=None, end_time=None)
+        for extra in ({"unlimited": True}, {}):
+            rows = dict(N.essentials(result._replace(scheduler=dict(sched, **extra))))
+            assert "--time=" not in rows["Resubmit"] and "its limit was" not in rows["Resubmit"], rows
+        rows = dict(N.essentials(result._replace(scheduler=dict(sched, unlimited=True))))
+        assert "UNLIMITED" in rows["Resubmit"]
+
+    def test_a_preemption_is_requeued(self):
+        from messages import timeout_after_warning
+        result = timeout_after_warning()
+        c = result.classification._replace(cls="preempted", rule="slurm_preempted")
+        rows = dict(N.essentials(result._replace(classification=c, status="PREEMPTED")))
+        assert rows["Resubmit"].startswith("scontrol requeue 4299_7")  # the task, never the whole array
+
+    def test_a_memory_error_under_ulimit_v_names_the_limit(self, tmp_path):
+        limit_kib = 700000
+        code = "x = bytearray(2 << 30)"
+        cmd = "ulimit -v %d; exec \"$@\"" % limit_kib
+        subprocess.run(["bash", "-c", cmd, "bash", PY, SCRIPT] + base(tmp_path) + ["--"] + child(code),
+                       env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+        screen = first_screen(tmp_path)
+        assert "ram_oom" in screen, screen
+        advice = row(screen, "Next")
+        assert "address-space limit (ulimit -v: %s)" % N._format_size(limit_kib * 1024) in advice
+        assert "request more memory" not in advice
+
+    def test_gpualerts_own_timeout_says_so(self, tmp_path):
+        subprocess.run([PY, SCRIPT] + base(tmp_path) + ["--timeout", "1", "--", "sleep", "20"],
+                       env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+        advice = row(first_screen(tmp_path), "Next")
+        assert advice.startswith("gpualert's own --timeout stopped the command, not the scheduler. "
+                                 "Rerun with a longer --timeout"), advice
+        assert "ask for more time" not in advice
+
+
+G = load_gpualert()
+
+
+def test_a_failing_artifact_discovery_is_said_in_the_message(tmp_path, monkeypatch):
+    def broken(*args, **kw):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+    monkeypatch.setattr(G, "find_artifacts", broken)
+    result = G.make_result("FAILED", "job", exit_code=1, cwd=str(tmp_path), start=1.0, end=2.0)
+    msg, _ = G.build_message(result, {"to": ["a@b.c"], "budget": 1 << 20, "artifacts": ["auto"]})
+    text = msg.get_body(("plain",)).get_content()
+    assert "artifact discovery failed (PermissionError" in text
+
+
+def test_an_unreadable_folder_in_the_artifact_search_is_said(request):
+    """A folder the run's user cannot read (another user's, mode 0700) is named in the message."""
+    import glob
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from wrapper_helpers import SCRIPT, isolated_env
+    work = tempfile.mkdtemp(prefix="gpualert-unreadable-")
+    request.addfinalizer(lambda: shutil.rmtree(work, ignore_errors=True))
+    os.chmod(work, 0o777)
+    locked = os.path.join(work, "locked")
+    os.mkdir(locked, 0o700)
+    argv = [sys.executable, SCRIPT, "--dry-run", "--artifacts", "auto",
+            "--log-dir", os.path.join(work, "logs"), "--",
+            "/bin/sh", "-c", "exit 1"]
+    env = isolated_env(work, HOME=os.path.join(work, "home"))  # cwd is not home: auto looks
+    if os.geteuid() == 0:  # root reads every folder: run as a second user
+        user = request.getfixturevalue("other_user")
+        proc = user.run([sys.executable, user.script] + argv[2:], env=env, cwd=work)
+    else:
+        os.chmod(locked, 0)
+        request.addfinalizer(lambda: os.chmod(locked, 0o700))
+        proc = subprocess.run(argv, env=env, cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    (saved,) = glob.glob(os.path.join(work, "logs", "*", "*.eml"))
+    import email
+    import email.policy
+    with open(saved, "rb") as handle:
+        msg = email.message_from_binary_file(handle, policy=email.policy.default)
+    text = msg.get_body(("plain",)).get_content()
+    assert "artifact search could not read 1 folder(s): %s: Permission denied" % locked in text
+
+
+# ---- what a message carries ----
+
+def test_by_default_only_the_log_is_attached(tmp_path, smtp_plain):
+    code = "open('metrics.jsonl', 'w').write('{}'); open('kernel-1.json', 'w').write('{\"key\": \"hmac\"}')"
+    run_gpualert(tmp_path, addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--"] + child(code))
+    msg = parse(smtp_plain.wait_for(1)[0].data)
+    assert [p.get_filename() for p in msg.iter_attachments()] == ["output.log"]
+
+
+def test_header_injection_through_the_job_name_is_neutralised(tmp_path, smtp_plain):
+    args = addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--name", "x\r\nBcc: victim@example.org", "--"]
+    run_gpualert(tmp_path, args + child("raise SystemExit(1)"))
+    received = smtp_plain.wait_for(1)[0]
+    assert received.rcpt_tos == ["owner@example.org"]
+    assert parse(received.data)["Bcc"] is None
+
+
+def test_sparse_gigabyte_artifact_is_listed_not_attached_and_budget_holds(tmp_path, smtp_plain):
+    big = tmp_path / "weights.bin"
+    with open(str(big), "wb") as handle:
+        handle.truncate(1 << 30)
+    (tmp_path / "small.csv").write_text("a,b\n1,2\n")
+    args = addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--budget", "200K",
+                             "--artifacts", "*.bin", "--artifacts", "*.csv", "--"]
+    run_gpualert(tmp_path, args + child("print('done')"))
+    data = smtp_plain.wait_for(1)[0].data
+    assert len(data) <= 200 * 1024
+    manifest = dict((os.path.basename(row["path"]), row) for row in run_json(tmp_path)["manifest"])
+    assert manifest["weights.bin"]["size"] == 1 << 30
+    assert manifest["weights.bin"]["disposition"].startswith("too large")
+    assert manifest["small.csv"]["disposition"] == "attached"
+    assert "weights.bin" in parse(data).get_body(("plain",)).get_content()
+
+
+def test_a_silent_child_earns_one_stalled_notice_and_the_final_message_says_so(tmp_path, smtp_plain):
+    code = "import time; print('epoch 1', flush=True); time.sleep(3.5); print('epoch 2')"
+    proc = run_gpualert(tmp_path, addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--stall", "1s", "--"] + child(code))
+    assert proc.returncode == 0
+    msgs = smtp_plain.wait_for(2)
+    subjects = sorted(parse(m.data)["Subject"] for m in msgs)
+    assert subjects[0].startswith("[gpualert] STALLED") and subjects[1].startswith("[gpualert] SUCCESS")
+    final = [parse(m.data) for m in msgs if "SUCCESS" in parse(m.data)["Subject"]][0]
+    assert "silent for" in final.get_body(("plain",)).get_content()
+
+
+# ---- bidi controls in the job's output ----
+
+def test_bidi_controls_in_the_output_cannot_reorder_the_message(tmp_path):
+    """A right-to-left override (U+202E) printed by the job reached the subject, the body and
+    the HTML unchanged, so a line could display as something it is not. (The attached log
+    stays the job's raw bytes.)"""
+    import email
+    argv = [PY, SCRIPT, "--max-per-hour", "0", "--sendmail", "none"] + base(tmp_path) + ["--"] + child(
+        "import sys; print('step 1'); sys.stderr.write('ValueError: bad \\u202egpj.exe\\u2066x\\n');"
+        " raise SystemExit(1)")
+    proc = subprocess.run(argv, env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.returncode == 1, proc.stderr
+    [path] = outbox_messages(tmp_path)
+    with open(path, "rb") as handle:
+        msg = email.message_from_binary_file(handle)
+    texts = [str(msg["Subject"])] + [part.get_payload(decode=True).decode("utf-8", "replace")
+                                    for part in msg.walk()
+                                    if part.get_content_type() in ("text/plain", "text/html")
+                                    and part.get_content_disposition() != "attachment"]
+    assert any("gpj.exe" in text for text in texts), texts
+    for text in texts:
+        assert "\u202e" not in text and "\u2066" not in text, text

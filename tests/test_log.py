@@ -1,10 +1,7 @@
-"""The process boundary (issue 10): real processes, real pipes, a pty, a tiny tmpfs.
-
-A stalled reader never holds control, a group signal reaches the child once, the log is
-in 2>&1 order when stdout and stderr are one file, a full disk leaves a marked gap,
-grandchildren are drained and not killed, the footer is on its own line, and the
-whole log is evidence for the classifier.
-"""
+"""The durable log and the process boundary (real processes, real pipes, a pty, a tiny tmpfs):
+the header on disk before the child starts, streams live and logged raw in 2>&1 order, a full
+disk leaves a marked gap, grandchildren are drained and not killed, the footer, and the evidence
+scan of the log (the follower while it grows, grep and wc and their fallbacks, bounded tails)."""
 import contextlib
 import os
 import pty
@@ -15,8 +12,8 @@ import time
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import (PY, SCRIPT, SIGNAL_COUNTER, base, child, closed_port, isolated_env,
-                             log_text, outbox_messages, run_gpualert, run_json)
+from wrapper_helpers import (PY, SCRIPT, _end_terminal, _read_until, base, child, closed_port,
+                             isolated_env, log_text, outbox_messages, parse, run_gpualert, run_json)
 
 
 G = load_gpualert()
@@ -43,7 +40,7 @@ def body_of(log):
     return log[start:log.index(b"=== gpualert command ended")]
 
 
-# ---- 1. control never waits on a reader ----
+# ---- control never waits on a reader ----
 
 BIG_THEN_SLEEP = "import os, time\nfor _ in range(160): os.write(1, b'x' * 65536)\ntime.sleep(60)\n"
 
@@ -120,126 +117,7 @@ def test_ctrl_s_on_a_terminal_does_not_hold_the_exit(tmp_path):
     assert b"=== gpualert command ended" in log_text(tmp_path)
 
 
-def _end_terminal(pid, fd):
-    """Kill what runs on the test's terminal, reap it and close the terminal."""
-    try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
-    os.close(fd)
-
-
-def _shell_on_terminal(tmp_path):
-    """An interactive bash on a new terminal in tmp_path, at its prompt. -> (pid, fd)."""
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - an interactive shell on the terminal
-        os.chdir(str(tmp_path))
-        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"],
-                  isolated_env(tmp_path, PS1="PROMPT$ ", TERM="dumb"))
-    _read_until(fd, b"PROMPT$ ")
-    return pid, fd
-
-
-def _read_until(fd, token, seconds=30):
-    import select
-    data, deadline = b"", time.time() + seconds
-    while token not in data and time.time() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
-# ---- 2. a signal reaches the child exactly once, whoever sends it ----
-
-@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGUSR1"])
-def test_a_signal_sent_to_the_process_group_reaches_the_child_once(tmp_path, signame):
-    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
-                            env=isolated_env(tmp_path), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=str(tmp_path), start_new_session=True)
-    assert proc.stdout.readline() == b"ready\n"
-    subprocess.check_call(["kill", "-%s" % signame[3:], "--", "-%d" % proc.pid])  # kill -SIG -PGID
-    out, err = proc.communicate(timeout=40)
-    assert b"COUNT=1" in out, (out, err)
-    assert proc.returncode == 5
-
-
-def test_timeout_1_reaches_the_child_once(tmp_path):
-    proc = subprocess.run(["timeout", "3", PY, SCRIPT] + base(tmp_path) + ["--"] + child(SIGNAL_COUNTER),
-                          env=isolated_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          cwd=str(tmp_path), timeout=60)
-    assert b"COUNT=1" in proc.stdout, proc.stderr
-    assert proc.returncode == 124  # timeout(1)'s own status: the command timed out
-
-
-def test_a_batch_script_trap_kill_0_reaches_the_child_once(tmp_path):
-    script = ("trap 'trap - TERM; kill 0' TERM\n%s %s %s -- %s -c \"$CODE\" &\nwait\nwait\n"
-              % (PY, SCRIPT, " ".join(base(tmp_path)), PY))
-    env = isolated_env(tmp_path, CODE=SIGNAL_COUNTER)
-    proc = subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=str(tmp_path), start_new_session=True)
-    assert proc.stdout.readline() == b"ready\n"
-    proc.send_signal(signal.SIGTERM)  # to the batch shell alone; its trap signals the group
-    out, err = proc.communicate(timeout=40)
-    assert b"COUNT=1" in out, (out, err)
-
-
-TICKER = ("import signal, sys, time\n"
-          "signal.signal(signal.SIGINT, lambda s, f: (print('GOT-INT', flush=True), sys.exit(7)))\n"
-          "i = 0\n"
-          "while True:\n"
-          "    print('tick %d' % i, flush=True); i += 1; time.sleep(0.1)\n")
-
-
-def test_job_control_in_an_interactive_shell(tmp_path):
-    """Ctrl-Z stops the job and gives the prompt back, fg resumes it, Ctrl-C ends it once."""
-    (tmp_path / "ticker.py").write_text(TICKER)
-    pid, fd = _shell_on_terminal(tmp_path)
-    try:
-        os.write(fd, ("%s %s %s -- %s ticker.py\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
-        _read_until(fd, b"tick 3")
-        os.write(fd, b"\x1a")  # Ctrl-Z
-        out = _read_until(fd, b"PROMPT$ ", 20)
-        assert b"Stopped" in out, out
-        os.write(fd, b'echo "J""OBS=$(jobs -s | wc -l)"\n')
-        assert b"JOBS=1" in _read_until(fd, b"JOBS=1", 20)
-        os.write(fd, b"fg\n")
-        out = _read_until(fd, b"tick", 20)
-        out += _read_until(fd, b"tick", 20)
-        assert b"tick" in out, out
-        os.write(fd, b"\x03")  # Ctrl-C
-        out = _read_until(fd, b"PROMPT$ ", 20)
-        assert out.count(b"GOT-INT") == 1, out
-        os.write(fd, b'echo "R""C=$?"\n')  # the echoed command line has no RC= in it
-        assert b"RC=7" in _read_until(fd, b"RC=7", 20)
-    finally:
-        _end_terminal(pid, fd)
-
-
-def test_ctrl_c_reaches_a_child_once_inside_a_script_on_a_terminal(tmp_path):
-    """In a script's foreground job the child stays in the job's group: Ctrl-C reaches the
-    script and the child, each once."""
-    (tmp_path / "counter.py").write_text(SIGNAL_COUNTER)
-    pid, fd = _shell_on_terminal(tmp_path)
-    try:
-        os.write(fd, ("bash -c '%s %s %s -- %s counter.py'\n" % (PY, SCRIPT, " ".join(base(tmp_path)), PY)).encode())
-        _read_until(fd, b"ready")
-        os.write(fd, b"\x03")
-        out = _read_until(fd, b"COUNT=", 30) + _read_until(fd, b"\n", 5)
-        assert b"COUNT=1" in out, out
-    finally:
-        _end_terminal(pid, fd)
-
-
-# ---- 3. 2>&1 order when stdout and stderr are one file ----
+# ---- 2>&1 order when stdout and stderr are one file ----
 
 ALTERNATING = ("import sys\n"
                "for i in range(2000):\n"
@@ -267,7 +145,7 @@ def test_separate_outputs_keep_every_line(tmp_path):
     assert sorted(lines) == [b"line %04d" % i for i in range(2000)]
 
 
-# ---- 4. the log survives a full disk ----
+# ---- the log survives a full disk ----
 
 @pytest.fixture
 def tiny_disk(tmp_path):
@@ -319,7 +197,7 @@ def test_a_transient_full_disk_leaves_a_marked_gap_and_the_log_goes_on(tmp_path,
     assert b"=== gpualert command ended" in log
 
 
-# ---- 5. grandchildren are drained, not killed ----
+# ---- grandchildren are drained, not killed ----
 
 UPLOADER = ("import subprocess, sys\n"
             "subprocess.Popen(['sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo upload $i; "
@@ -343,13 +221,13 @@ def test_a_background_writer_outliving_drain_is_not_killed(tmp_path):
     assert b"discarded" in log_text(tmp_path)
 
 
-# ---- 6. footers on their own line ----
+# ---- footers on their own line ----
 
 def test_the_footer_starts_its_own_line(tmp_path):
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child("import sys; sys.stdout.write('no newline')"))
     assert proc.returncode == 0
     assert b"no newline\n=== gpualert command ended ===" in log_text(tmp_path)
-# ---- 7. the whole log is evidence ----
+# ---- the whole log is evidence ----
 
 OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
        "capacity of 79.15 GiB of which 1.23 GiB is free.")
@@ -385,53 +263,7 @@ def test_an_oom_before_other_ranks_nccl_watchdog_lines_is_the_cause(tmp_path):
     assert record["class"] == "cuda_oom", record["classification"]
 
 
-# ---- 8. honest resource figures ----
-
-WORKERS = ("import subprocess, sys\n"
-           "work = 'b = bytearray(150 << 20); print(\"worker up\", flush=True); import time; time.sleep(3)'\n"
-           "procs = [subprocess.Popen([sys.executable, '-c', work]) for _ in range(3)]\n"
-           "for p in procs: p.wait()\n")
-
-
-def test_a_launchers_workers_are_summed_and_said_to_be_sampled(tmp_path):
-    own = G.own_cgroup_kind(G.read_cgroup_memory().get("path"), os.environ)
-    if own:
-        pytest.skip("this process has a cgroup of its own (%s): its figures are used" % own)
-    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(WORKERS))
-    assert proc.returncode == 0
-    usage = run_json(tmp_path)["rusage"]
-    assert usage["maxrss_kib"] < 300 << 10  # the launcher's rusage: one worker's at most
-    assert usage["tree_peak_rss_kib"] >= 400 << 10, usage  # three at once, summed
-    assert usage["tree_samples"] >= 1
-
-
-@pytest.mark.parametrize("path,env,want", [
-    ("/slurm/uid_1000/job_4242/step_0/task_0", {"SLURM_JOB_ID": "4242"}, "Slurm job 4242"),
-    ("/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0", {"SLURM_JOB_ID": "4242"},
-     "Slurm job 4242"),
-    ("/user.slice/user-1000.slice/session-3.scope", {"SLURM_JOB_ID": "4242"}, None),  # task/none
-    ("/system.slice/slurmstepd.scope", {"SLURM_JOB_ID": "4242"}, None),
-    ("/slurm/uid_1000/job_42/step_0", {"SLURM_JOB_ID": "4242"}, None),
-    ("/system.slice/run-r0a1b2c3.scope", {}, "systemd scope run-r0a1b2c3.scope"),
-    ("/", {}, None),
-])
-def test_only_the_jobs_own_cgroup_is_called_the_jobs(path, env, want):
-    assert G.own_cgroup_kind(path, env) == want
-
-
-def test_a_shared_cgroup_is_never_called_the_jobs():
-    notes = G._memory_notes({}, {"path": "/sys/fs/cgroup/user.slice/user-0.slice/session-3.scope",
-                                 "peak_bytes": 5 << 30})
-    assert not any("job's cgroup" in n for n in notes), notes
-    assert any("no cgroup of the job's own" in n for n in notes)
-
-
-def test_srun_figures_are_labelled_as_sruns_own():
-    rows = dict(G._resource_rows({"maxrss_kib": 26 << 10, "utime_s": 0.01, "launcher": "srun"}))
-    assert "Peak RSS (srun's own)" in rows and "CPU time (srun's own)" in rows
-
-
-# ---- 7b. the evidence grep follows the log while the child runs ----
+# ---- the evidence grep follows the log while the child runs ----
 
 def _append(path, data):
     with open(str(path), "ab") as f:
@@ -736,31 +568,18 @@ def test_a_log_truncated_while_followed_is_scanned_whole_again(tmp_path):
     assert follower.result(10) == [(2, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp")]
 
 
-def test_a_grep_that_refuses_its_options_gives_way_to_the_python_scan(tmp_path):
-    """A grep without --line-buffered (busybox) exits 2 at once: the evidence must come from
-    the scan in Python, not be empty."""
+@pytest.mark.parametrize("fake_grep", [
+    # busybox's grep has no --line-buffered: it exits 2 at once
+    "echo 'grep: unrecognized option' >&2\nexit 2\n",
+    # the reader saw grep's output end before grep's exit status was there (a busy machine: CI
+    # failed the case above once); result() took the empty output for "nothing found"
+    "exec 1>&-\nsleep 0.5\necho 'grep: unrecognized option' >&2\nexit 2\n",
+], ids=["refuses-its-options", "closes-its-output-first"])
+def test_a_failing_grep_is_judged_by_its_exit_status_and_gives_way_to_the_python_scan(tmp_path, fake_grep):
+    """A grep that fails (exit 2) hands the evidence to the scan in Python: it must not be empty."""
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "grep").write_text("#!/bin/sh\necho 'grep: unrecognized option' >&2\nexit 2\n")
-    (fake / "grep").chmod(0o755)
-    log = tmp_path / "output.log"
-    log.write_bytes(b"INFO a\n" * 10 + b"KeyError: 'shard'\n" + b"INFO b\n" * 10)
-    old = os.environ["PATH"]
-    os.environ["PATH"] = str(fake) + os.pathsep + old
-    try:
-        assert G.find_evidence(str(log)) == [(11, "KeyError: 'shard'")]
-        follower = G.EvidenceFollower(str(log), 0)
-        assert follower.result(10) == [(11, "KeyError: 'shard'")]
-    finally:
-        os.environ["PATH"] = old
-
-
-def test_a_failing_grep_is_judged_by_its_exit_status_even_when_its_output_closes_first(tmp_path):
-    """The reader saw grep's output end before grep's exit status was there (a busy machine:
-    CI failed the test above once); result() took the empty output for "nothing found"."""
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "grep").write_text("#!/bin/sh\nexec 1>&-\nsleep 0.5\necho 'grep: unrecognized option' >&2\nexit 2\n")
+    (fake / "grep").write_text("#!/bin/sh\n" + fake_grep)
     (fake / "grep").chmod(0o755)
     log = tmp_path / "output.log"
     log.write_bytes(b"INFO a\n" * 10 + b"KeyError: 'shard'\n" + b"INFO b\n" * 10)
@@ -783,3 +602,120 @@ def test_a_log_truncated_and_refilled_past_the_old_size_is_scanned_whole_again(t
         handle.truncate(0)
         handle.write(b"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp\n" + b"INFO more output\n" * 20)
     assert follower.result(10) == [(1, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp")]
+
+
+# ---- the log exists, with a header, before the child ----
+
+def test_header_is_on_disk_before_the_child_starts(tmp_path):
+    probe = ("import glob; p = glob.glob(%r)[0]; text = open(p).read(); "
+             "print('HEADER-SEEN' if 'run started' in text and 'command:' in text else 'NO-HEADER')"
+             % str(tmp_path / "logs" / "*" / "output.log"))
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(probe))
+    assert proc.returncode == 0
+    assert b"HEADER-SEEN" in proc.stdout
+
+
+def test_signal_death_ends_the_log_with_a_footer(tmp_path):
+    code = "print('last words', flush=True); import os; os.kill(os.getpid(), 9)"
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
+    assert proc.returncode == 137
+    log = log_text(tmp_path).decode()
+    assert "last words" in log
+    assert log.index("last words") < log.index("command ended")
+    assert "signal: SIGKILL (exit status 137)" in log
+
+
+def test_unbuffered_child_last_line_survives_sigkill(tmp_path):
+    # Without PYTHONUNBUFFERED the print sits in the child's buffer when SIGKILL lands.
+    code = "import os, sys; print('sentinel-before-kill'); os.kill(os.getpid(), 9)"
+    run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
+    assert b"sentinel-before-kill" in log_text(tmp_path)
+
+
+# ---- streaming ----
+
+def test_streams_are_separate_live_and_logged_raw(tmp_path):
+    code = ("import sys, os\n"
+            "os.write(1, b'out-1\\n'); os.write(2, b'err-1\\n')\n"
+            "os.write(1, bytes(range(256)) + b'\\n')\n"
+            "os.write(1, b'\\r 10%|#  |\\r 50%|##   |\\r100%|#####|\\n')\n"
+            "os.write(2, b'\\xff\\xfe invalid utf8\\n')\n")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
+    assert proc.stdout.startswith(b"out-1\n" + bytes(range(256)) + b"\n")
+    assert proc.stderr.startswith(b"err-1\n\xff\xfe invalid utf8\n")
+    log = log_text(tmp_path)
+    body = log.split(b"output follows ===\n", 1)[-1] if b"output follows" in log else log
+    assert bytes(range(256)) + b"\n" in body
+    assert b"\r 10%|#  |\r 50%" in body and b"\xff\xfe invalid utf8" in body
+    assert body.index(b"out-1") < body.index(b"err-1") < body.index(bytes(range(256)))
+
+
+def test_a_huge_line_without_newline_is_streamed_whole(tmp_path):
+    code = "import os\nfor _ in range(160): os.write(1, b'x' * 65536)\n"  # 10 MiB, one line
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
+    assert proc.returncode == 0
+    assert len(proc.stdout) == 160 * 65536
+    assert log_text(tmp_path).count(b"x") >= 160 * 65536
+
+
+def test_grandchild_holding_the_pipe_does_not_hang_the_wrapper(tmp_path):
+    code = "import subprocess; subprocess.Popen(['sleep', '30']); raise SystemExit(4)"
+    started = time.time()
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--"] + child(code))
+    assert proc.returncode == 4
+    assert time.time() - started < 20
+
+
+# ---- descriptors 0-2 closed at start ----
+
+def test_closed_stdout_does_not_put_the_output_in_the_log_twice(tmp_path):
+    """`gpualert.py -- cmd >&-`: the log was opened on the free descriptor 1, so the copy
+    meant for our stdout went into the log as well (every line twice)."""
+    argv = [PY, SCRIPT, "--max-per-hour", "0"] + base(tmp_path) + ["--"] + child(
+        "print('hello-out' + '-7f3a'); raise SystemExit(3)")
+    proc = subprocess.run(argv, env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 3, proc.stderr
+    assert log_text(tmp_path).count(b"hello-out-7f3a") == 1, log_text(tmp_path)
+
+
+def test_closed_stdout_and_stderr_keep_gpualert_lines_out_of_its_files(tmp_path):
+    """With 1 and 2 closed, gpualert's own lines and the child's output must not land in the
+    log, run.json or the saved message through a reused descriptor."""
+    argv = [PY, SCRIPT, "--max-per-hour", "0"] + base(tmp_path) + ["--"] + child(
+        "import sys; print('out' + '-9c1e'); sys.stderr.write('err' + '-9c1e\\n'); raise SystemExit(4)")
+
+    def close_both():
+        os.close(1)
+        os.close(2)
+    proc = subprocess.run(argv, env=isolated_env(tmp_path), cwd=str(tmp_path), timeout=60,
+                          preexec_fn=close_both)
+    assert proc.returncode == 4
+    log = log_text(tmp_path)
+    assert log.count(b"out-9c1e") == 1 and log.count(b"err-9c1e") == 1, log
+    assert b"gpualert: FAILED" not in log
+    saved = outbox_messages(tmp_path)
+    assert len(saved) == 1
+    with open(saved[0], "rb") as handle:
+        assert b"gpualert: FAILED" not in handle.read()
+
+
+@pytest.mark.needs_root  # mounting a tiny tmpfs
+def test_full_log_disk_does_not_stop_the_child_or_the_stream(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)]) != 0:
+        pytest.skip("cannot mount tmpfs here")
+    try:
+        code = "import sys\nfor i in range(20000): print('line %06d ' % i + 'x' * 40)\nraise SystemExit(6)"
+        proc = run_gpualert(tmp_path, ["--log-dir", str(disk), "--outbox", str(tmp_path / "outbox"), "--"]
+                            + child(code))
+        assert proc.returncode == 6
+        assert proc.stdout.count(b"\n") == 20000  # the terminal stream is complete
+        eml = outbox_messages(tmp_path)
+        assert len(eml) == 1
+        text = parse(open(eml[0], "rb").read()).get_body(("plain",)).get_content()
+        assert "log write failed" in text
+    finally:
+        subprocess.call(["umount", str(disk)])

@@ -1,0 +1,255 @@
+"""Nothing leaked: secrets on the command line, in the job's output and its environment dump are
+redacted in what leaves; the job never sees the SMTP password; artifacts never include
+secret-like files or the home itself; what gpualert makes is private (umask 000, planted links,
+world-writable fallbacks). Every test runs the real gpualert.py against real servers, processes
+and users."""
+import email
+import email.policy
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+from _load import load_gpualert
+from wrapper_helpers import (PY, SCRIPT, addressed, broken_home_env, child, isolated_env, parse,
+                             run_gpualert)
+
+
+def test_a_planted_fallback_outbox_is_never_sent_from(tmp_path, other_user, shared_tmp, refusing_port, smtp_plain):
+    uid = os.getuid()
+    planted = ("From: mallory@evil.example\nTo: victim-of-spam@example.org\nSubject: planted\n\n"
+               "sent with your relay\n")
+    for name in ("gpualert-outbox-%d" % uid, "gpualert-%d" % uid):
+        d = os.path.join(shared_tmp, name)
+        made = other_user.run(["sh", "-c", "mkdir -m 777 '%s' && mkdir -m 777 '%s/outbox' && "
+                               "printf '%%s' \"$0\" > '%s/x.eml' && printf '%%s' \"$0\" > '%s/outbox/x.eml'"
+                               % (d, d, d, d), planted])
+        assert made.returncode == 0, made.stderr
+    env = broken_home_env(tmp_path, tmpdir=shared_tmp)
+    run = run_gpualert(tmp_path, ["--to", "owner@example.org", "--smtp", "127.0.0.1:%d" % refusing_port, "--"]
+                       + child("print('private log line'); raise SystemExit(1)"), env=env)
+    assert run.returncode == 1
+    for name in ("gpualert-outbox-%d" % uid, "gpualert-%d" % uid):  # nothing of ours went there
+        owned = [p for p in glob.glob(os.path.join(shared_tmp, name, "**"), recursive=True)
+                 if os.stat(p).st_uid == uid]
+        assert owned == [], owned
+    out = run_gpualert(tmp_path, ["resend", "--smtp", smtp_plain.addr], env=env)
+    run_gpualert(tmp_path, ["--to", "owner@example.org", "--smtp", smtp_plain.addr, "--"] + child("pass"), env=env)
+    got = smtp_plain.wait_for(2, timeout=5)
+    assert all(b"mallory" not in m.data for m in got), [m.data[:200] for m in got]
+    assert len(got) == 2, out.stderr  # the real failure message and the success message
+    assert b"owned by" in out.stderr or b"refus" in out.stderr or b"writable" in out.stderr, out.stderr
+
+
+# ---- secrets ----
+
+def test_the_job_never_sees_the_smtp_password(tmp_path):
+    env = isolated_env(tmp_path, GPUALERT_SMTP_PASSWORD="s3cret-in-env")
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] +
+                       ["sh", "-c", "echo pw=${GPUALERT_SMTP_PASSWORD:-none}"], env=env)
+    assert b"pw=none" in run.stdout and b"s3cret" not in run.stdout
+
+
+def test_secrets_on_the_command_line_are_redacted_everywhere_but_the_output(tmp_path):
+    argv = child("print('job ran')") + ["--hf-token", "hf_TOPSECRET1", "--password=TOPSECRET2",
+                                        "--api-key", "TOPSECRET3", "WANDB_API_KEY=TOPSECRET4",
+                                        "https://bob:TOPSECRET5@example.org/x", "--lr", "0.1"]
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] + argv)
+    assert run.returncode == 0, run.stderr
+    written = b""
+    for path in glob.glob(str(tmp_path / "**" / "*"), recursive=True):
+        if os.path.isfile(path):
+            written += open(path, "rb").read()
+    assert b"job ran" in written and b"--lr 0.1" in written
+    for secret in (b"TOPSECRET1", b"TOPSECRET2", b"TOPSECRET3", b"TOPSECRET4", b"TOPSECRET5"):
+        assert secret not in written and secret not in run.stderr, secret
+    assert b"***" in written
+    plain = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs2"), "--dry-run", "--no-redact", "--"] + argv)
+    assert plain.returncode == 0, plain.stderr
+    assert b"TOPSECRET1" in open(glob.glob(str(tmp_path / "logs2" / "*" / "run.json"))[0], "rb").read()
+
+
+def _written(tmp_path, skip=()):
+    """Every file under tmp_path (but those named in skip), as one bytes string."""
+    out = b""
+    for path in glob.glob(str(tmp_path / "**" / "*"), recursive=True):
+        if os.path.isfile(path) and os.path.basename(path) not in skip:
+            out += open(path, "rb").read()
+    return out
+
+
+@pytest.mark.parametrize("argv,kept", [
+    (["sh", "-c", "echo job ran; : --token TOPSECRET1 'https://x.example/a?access_token=TOPSECRET2"
+                 "&sig=TOPSECRET3&page=2'; export HF_TOKEN=TOPSECRET4; :"], b"page=2"),
+    ([sys.executable, "-c", "print('job ran')", "--pass", "TOPSECRET1", "-p", "TOPSECRET2",
+     "--passphrase", "TOPSECRET3", "--wandb-key", "TOPSECRET4", "--key=TOPSECRET5",
+     "--private-key", "TOPSECRET6", "--github-pat", "TOPSECRET7", "--bearer", "TOPSECRET8",
+     "https://hooks.slack.com/services/T0/B0/TOPSECRET9", "--lr", "0.1"], b"--lr 0.1"),
+], ids=["sh-c", "flags-and-webhook"])
+def test_secret_flags_urls_and_webhooks_are_redacted_everywhere_but_the_output(tmp_path, argv, kept):
+    # All of these appeared in the log header, run.json and the message.
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] + argv)
+    assert run.returncode == 0, run.stderr
+    written = _written(tmp_path)
+    assert b"job ran" in written and b"***" in written
+    for n in range(1, 10):
+        secret = b"TOPSECRET%d" % n
+        assert secret not in written and secret not in run.stderr, secret
+    assert kept in written  # what is not secret stays
+
+
+def test_token_shapes_in_the_job_s_output_are_masked_in_what_leaves_but_not_in_the_log(tmp_path):
+    # The job's own lines we send (tail, decisive line, chat progress) were never scanned
+    # for token shapes. The attached log is the log as it is (not masked).
+    token = "hf_" + "Ab1" * 12
+    code = "print('login with %s'); raise SystemExit('ERROR: bad token %s')" % (token, token)
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] + child(code))
+    assert run.returncode == 1, run.stderr
+    run_dir = os.path.dirname(glob.glob(str(tmp_path / "logs" / "*" / "output.log"))[0])
+    log = open(os.path.join(run_dir, "output.log"), "rb").read()
+    assert b"login with " + token.encode() in log and b"bad token " + token.encode() in log
+    msg = email.message_from_bytes(open(glob.glob(os.path.join(run_dir, "*.eml"))[0], "rb").read(),
+                                   policy=email.policy.default)
+    text = msg.get_body(("plain",)).get_content() + str(msg["Subject"])
+    assert "login with hf_A***" in text and "bad token hf_A***" in text and token not in text
+    assert token.encode() not in open(os.path.join(run_dir, "run.json"), "rb").read()
+    ours = [line for line in run.stderr.splitlines() if line.startswith(b"gpualert:")]
+    assert ours and not [line for line in ours if token.encode() in line]  # the job's own: as is
+
+
+def test_artifacts_auto_skips_secret_like_files(tmp_path, smtp_plain):
+    code = ("open('metrics.jsonl', 'w').write('{}'); open('kernel-1.json', 'w').write('{\"key\": \"h\"}'); "
+            "open('credentials.json', 'w').write('{}'); open('.env', 'w').write('A=1')")
+    env = isolated_env(tmp_path, HOME=str(tmp_path / "home"))  # the auto scan never looks at $HOME itself
+    run_gpualert(tmp_path, addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--artifacts", "auto", "--"] + child(code),
+                 env=env)
+    names = [p.get_filename() for p in parse(smtp_plain.wait_for(1)[0].data).iter_attachments()]
+    assert "metrics.jsonl" in names
+    assert not any(n in names for n in ("kernel-1.json", "credentials.json", ".env")), names
+
+
+def test_artifacts_auto_never_scans_home_itself(tmp_path, smtp_plain):
+    code = "open('results.json', 'w').write('{}')"  # cwd is $HOME in isolated_env
+    run_gpualert(tmp_path, addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--artifacts", "auto", "--"] + child(code))
+    names = [p.get_filename() for p in parse(smtp_plain.wait_for(1)[0].data).iter_attachments()]
+    assert names == ["output.log"], names
+
+
+def test_under_umask_000_nothing_gpualert_makes_is_open_to_others(tmp_path, smtp_plain):
+    # umask 000 made ~/.local, ~/.local/state, the state dir's runs/ and run.json
+    # world-writable. The job keeps its umask.
+    env = isolated_env(tmp_path)
+    del env["XDG_STATE_HOME"]  # the default, under HOME
+    run = subprocess.run([PY, SCRIPT, "--to", "owner@example.org", "--smtp", "127.0.0.1:9",
+                          "--smtp-tls", "none", "--"] +
+                         child("import os; print('umask %o' % os.umask(0)); raise SystemExit(1)"),
+                         env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=60, preexec_fn=lambda: os.umask(0))
+    assert run.returncode == 1, run.stderr
+    assert b"umask 0" in run.stdout  # the job's own umask, untouched
+    made = [str(tmp_path / ".local")]
+    for folder, dirs, files in os.walk(made[0]):
+        made += [os.path.join(folder, n) for n in dirs + files]
+    assert any(p.endswith("run.json") for p in made) and any(".eml" in p for p in made), made
+    loose = [(p, oct(os.lstat(p).st_mode & 0o777)) for p in made if os.lstat(p).st_mode & 0o077]
+    assert loose == []
+
+
+def test_a_run_directory_swapped_for_a_link_gets_nothing_written_through_it(tmp_path, smtp_plain):
+    # In a group-writable --log-dir without the sticky bit another member renamed the live
+    # run directory and put a symlink in its place: run.json, with the job's last lines,
+    # went through the link into their folder, and the message's Log: pointed there.
+    # (The job plays that member here: same rename, same link.)
+    logs, theirs = tmp_path / "logs", tmp_path / "theirs"
+    code = ("import glob, os\n"
+            "[d] = glob.glob(%r)\n"
+            "os.rename(d, d + '.moved'); os.makedirs(%r); os.symlink(%r, d)\n"
+            "print('swapped')\n" % (str(logs / "*"), str(theirs), str(theirs)))
+    run = run_gpualert(tmp_path, ["--log-dir", str(logs), "--outbox", str(tmp_path / "outbox"),
+                                  "--to", "owner@example.org", "--smtp", smtp_plain.addr, "--"] + child(code))
+    assert run.returncode == 0, run.stderr
+    assert os.listdir(str(theirs)) == []
+    [moved] = glob.glob(str(logs / "*.moved"))
+    assert sorted(set(os.listdir(moved)) - {".child-pid"}) == ["output.log", "run.json"]
+    assert b"swapped" in open(os.path.join(moved, "output.log"), "rb").read()
+    assert b"was replaced while the job ran" in run.stderr
+    [got] = smtp_plain.wait_for(1)
+    body = email.message_from_bytes(got.data, policy=email.policy.default).get_body(("plain",)).get_content()
+    assert "was replaced while the job ran" in body and os.path.join(moved, "output.log") in body
+
+
+def test_p_is_a_password_but_not_after_mkdir_or_ssh():
+    from _load import load_gpualert
+    g = load_gpualert()
+    assert g.redact_argv(["sh", "-c", "mkdir -p out && mysql -u me -p S3CRET db; ssh -p 22 host"]) == [
+        "sh", "-c", "mkdir -p out && mysql -u me -p *** db; ssh -p 22 host"]
+    assert g.redact_argv(["/bin/mkdir", "-p", "out"]) == ["/bin/mkdir", "-p", "out"]
+
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJUT1BTRUNSRVQ3In0.c2lnbmF0dXJlVE9QU0VDUkVUOA"
+
+
+def test_secret_headers_basic_auth_json_passwords_and_jwts_are_redacted(tmp_path):
+    # `-phunter`, header values, `curl -u admin:X`, a JSON password and a JWT went into the
+    # body, run.json and the log header as given (the README said bearer was masked).
+    argv = ["sh", "-c", "echo job ran; : curl -u admin:TOPSECRET8 x", "sh", "-pTOPSECRET1",
+            "Authorization: Bearer TOPSECRET2", "Authorization: token TOPSECRET3",
+            "X-Api-Key: TOPSECRET4", "-u", "admin:TOPSECRET5", '{"password": "TOPSECRET6"}', JWT]
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] + argv)
+    assert run.returncode == 0, run.stderr
+    written = _written(tmp_path)
+    assert b"job ran" in written and b"Authorization: Bearer ***" in written
+    for n in range(1, 9):
+        secret = b"TOPSECRET%d" % n
+        assert secret not in written and secret not in run.stderr, secret
+    assert JWT.encode() not in written and b"admin:***" in written
+
+
+def test_secrets_in_the_job_s_env_dump_are_masked_in_what_leaves(tmp_path):
+    # `env | grep TOKEN`, `echo password=S`: the mail body and run.json carried them.
+    code = ("import os; os.system('env | grep TOKEN; echo AWS_SECRET_ACCESS_KEY=TOPSECRET2; "
+            "echo password=TOPSECRET3; echo key is %s; echo num_tokens=1234 MAX_TOKENS=5'); "
+            "raise SystemExit(9)" % JWT)
+    env = isolated_env(tmp_path, MYTOKEN="TOPSECRET1")
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] + child(code), env=env)
+    assert run.returncode == 9, run.stderr
+    run_dir = os.path.dirname(glob.glob(str(tmp_path / "logs" / "*" / "output.log"))[0])
+    log = open(os.path.join(run_dir, "output.log"), "rb").read()
+    assert b"MYTOKEN=TOPSECRET1" in log and b"password=TOPSECRET3" in log  # the log stays as written
+    sent = _written(tmp_path, skip=("output.log",))
+    for secret in (b"TOPSECRET1", b"TOPSECRET2", b"TOPSECRET3", JWT.encode()):
+        assert secret not in sent, secret
+    assert b"MYTOKEN=***" in sent and b"num_tokens=1234 MAX_TOKENS=5" in sent
+
+
+def test_a_masked_value_in_a_shell_command_keeps_what_follows():
+    from _load import load_gpualert
+    g = load_gpualert()
+    assert g.redact_argv(["sh", "-c", "echo password=S; exit 9"]) == ["sh", "-c", "echo password=***; exit 9"]
+
+
+cluster = load_gpualert()
+
+
+def test_array_records_and_rate_stamps_live_in_private_directories(tmp_path):
+    """Task records and the hourly stamps say what a user runs and when: their directories
+    are created 0700, and one of ours that others may write to (umask 002, an older
+    gpualert) is made 0700 before it is used, not refused (which would lose the summary)."""
+    import stat
+    arrays, rates = tmp_path / "arrays", tmp_path / "rates"
+    cluster.ArraySummary(str(arrays), "8", task_count=2).record(0, "SUCCESS")
+    assert cluster.RateLimiter(str(rates), 5).allow() is True
+    for folder in (arrays, rates):
+        assert stat.S_IMODE(os.stat(str(folder)).st_mode) == 0o700
+    for name in ("open-arrays", "open-rates"):
+        (tmp_path / name).mkdir()
+        os.chmod(str(tmp_path / name), 0o775)
+    s = cluster.ArraySummary(str(tmp_path / "open-arrays"), "9", task_count=1)
+    s.record(0, "SUCCESS")
+    limiter = cluster.RateLimiter(str(tmp_path / "open-rates"), 1)
+    assert limiter.allow() is True and limiter.allow() is False, limiter.notes
+    for name in ("open-arrays", "open-rates"):
+        assert stat.S_IMODE(os.stat(str(tmp_path / name)).st_mode) == 0o700
+        assert os.listdir(str(tmp_path / name)), name
