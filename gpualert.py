@@ -314,7 +314,6 @@ SENDMAIL_PERMANENT_EXITS = (65, 67, 68)
 
 # Scheduler defaults when they cannot be asked: Slurm KillWait, PBS kill_delay, LSF
 # JOB_TERMINATE_INTERVAL, SGE's notify time.
-KILL_WAIT_DEFAULT_S = {"slurm": 30.0, "pbs": 10.0, "lsf": 10.0, "sge": 10.0}
 KILL_WAIT_UNKNOWN_S = 10.0  # not learned in time: sites often lower the defaults, so assume less
 CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
 END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
@@ -3928,44 +3927,6 @@ def _env(environ, *names):
     return None
 
 
-def _slurm_fields(environ):
-    end = _env(environ, "SLURM_JOB_END_TIME")
-    return {"kind": "slurm", "job_id": _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"),
-            "array_job_id": _env(environ, "SLURM_ARRAY_JOB_ID"),
-            "array_task_id": _env(environ, "SLURM_ARRAY_TASK_ID"),
-            "array_task_count": _env(environ, "SLURM_ARRAY_TASK_COUNT"),
-            "job_name": _env(environ, "SLURM_JOB_NAME"),
-            "partition": _env(environ, "SLURM_JOB_PARTITION"),
-            "nodelist": _env(environ, "SLURM_JOB_NODELIST", "SLURM_NODELIST"),
-            "submit_dir": _env(environ, "SLURM_SUBMIT_DIR"),
-            "account": _env(environ, "SLURM_JOB_ACCOUNT"),
-            "end_time": float(end) if end and end.isdigit() else None}
-
-
-def _lsf_fields(environ):
-    index = _env(environ, "LSB_JOBINDEX")
-    job_id = environ["LSB_JOBID"]
-    hosts = (_env(environ, "LSB_HOSTS") or "").split()
-    array = index not in (None, "0")  # LSF sets LSB_JOBINDEX=0 outside arrays
-    return {"kind": "lsf", "job_id": job_id, "array_job_id": job_id if array else None,
-            "array_task_id": index if array else None, "job_name": _env(environ, "LSB_JOBNAME"),
-            "partition": _env(environ, "LSB_QUEUE"),
-            "nodelist": ",".join(sorted(set(hosts), key=hosts.index)) or None,
-            "submit_dir": _env(environ, "LS_SUBCWD"), "account": _env(environ, "LSB_PROJECT_NAME")}
-
-
-def _sge_fields(environ):
-    task = _env(environ, "SGE_TASK_ID")
-    array = task not in (None, "undefined")  # SGE says "undefined" outside arrays
-    return {"kind": "sge", "job_id": environ["JOB_ID"],
-            "array_job_id": environ["JOB_ID"] if array else None,
-            "array_task_id": task if array else None,
-            "array_task_count": array_task_count(environ) if array else None,
-            "job_name": _env(environ, "JOB_NAME"),
-            "partition": _env(environ, "QUEUE"), "nodelist": _env(environ, "HOSTNAME"),
-            "submit_dir": _env(environ, "SGE_O_WORKDIR"), "account": _env(environ, "SGE_ACCOUNT")}
-
-
 def _scheduler_label(sched):
     if sched.get("array_job_id") and sched.get("array_task_id") is not None:
         sep = "." if sched["kind"] == "sge" else "_"  # SGE writes a task as 4242.7
@@ -4350,6 +4311,27 @@ def parse_sge_listing(text, job_id, task_id=None):
             start = None
         return cols[4], start
     return None, None
+
+
+def same_submission(records, submitted_at=None):
+    """qacct -j N lists every job ever numbered N (ids wrap; a reinstalled cell counts from
+    1 again): keep the records of the submission watch saw queued, else of the latest one."""
+    if not records:
+        return records
+    def stamp(rec):
+        return " ".join((rec.get("qsub_time") or "").split())
+    seen = [r for r in records if submitted_at and stamp(r) == " ".join(submitted_at.split())]
+    latest = stamp(max(records, key=lambda r: _sge_time(r.get("qsub_time")) or 0))
+    return seen or [r for r in records if stamp(r) == latest]
+
+
+def _sge_time(text):
+    """qacct's 'Thu Dec  3 08:39:38 2026' (local time) -> epoch; None if unreadable."""
+    try:
+        return time.mktime(time.strptime((text or "").strip(), "%a %b %d %H:%M:%S %Y"))
+    except ValueError:
+        return None
+
 
 
 def _sge_margin(limit_s):
@@ -10421,24 +10403,6 @@ def resend_channel_records(cfg, max_s=None, skip_held=False, max_items=RESEND_MA
 
 # ---- running commands ----
 
-def read_kill_wait(sched, run=None):
-    """Seconds between the scheduler's SIGTERM and its SIGKILL (Slurm's KillWait)."""
-    kind = (sched or {}).get("kind")
-    if kind == "slurm":
-        answer = (run or run_command)(["scontrol", "show", "config"], CMD_TIMEOUT_S)
-        found = answer and re.search(r"^KillWait\s*=\s*(\d+)", answer[1], re.M)
-        if found:
-            return float(found.group(1))
-        return KILL_WAIT_UNKNOWN_S  # scontrol did not answer: do not bet on the 30 s default
-    if kind == "sge" and sched.get("partition"):  # -notify: SIGUSR2, the queue's notify, SIGKILL
-        answer = (run or run_command)(["qconf", "-sq", sched["partition"]], CMD_TIMEOUT_S)
-        found = answer and answer[0] == 0 and re.search(r"^notify\s+(\S+)", answer[1], re.M)
-        seconds = parse_sge_duration(found.group(1)) if found else None
-        if seconds:
-            return seconds
-    return KILL_WAIT_DEFAULT_S.get(kind, KILL_WAIT_UNKNOWN_S)
-
-
 def run_command(argv, timeout=CMD_TIMEOUT_S):
     """Run argv with a time bound; (returncode, stdout text), or None if it could not run
     or did not finish in time (then its whole session is killed)."""
@@ -10485,52 +10449,510 @@ def _ask(run, argv, timeout, notes):
     return out
 
 
-# ---- the time limit, learned at start ----
+def _first_said_line(text):
+    return (text.strip().splitlines() or [""])[0].strip()
 
-def read_time_limit(sched, run=None, environ=None):
-    """Call at start. -> {"limit_s", "end_time", "source", "notes"} (values None when unknown).
-    Slurm: SLURM_JOB_END_TIME, else `scontrol show job -o ID` (TimeLimit, EndTime);
-    PBS: `qstat -f ID` Resource_List.walltime; LSF: `bjobs -l ID` RUNLIMIT."""
-    info = {"limit_s": None, "end_time": None, "source": None, "notes": []}
-    try:
-        _fill_time_limit(info, sched or {}, run or run_command, environ or os.environ)
-    except Exception as exc:  # never break the start of a run
-        info["notes"].append("time limit unreadable: %s" % exc)
+
+# ---- one adapter per scheduler ----
+
+def _sge_info(job_id, state, done, sub, task=None):
+    info = {"job_id": str(job_id), "label": "%s.%s" % (job_id, task) if task else str(job_id),
+            "kind": "sge", "state": state, "done": done, "reason": None, "exit_code": None,
+            "signal": None, "source": "qstat", "name": sub.get("job_name"),
+            "stdout": sge_output_path(sub.get("stdout_path_list"), sub, task, "o") if sub else None,
+            "stderr": sge_output_path(sub.get("stderr_path_list"), sub, task, "e") if sub else None,
+            "end_time": None, "start_time": None, "facts": {"scheduler_state": state},
+            "command": sub.get("script_file")}
+    if sub.get("merge", "").lower() in ("y", "yes", "true"):
+        info["stderr"] = info["stdout"]
     return info
 
 
-def _fill_time_limit(info, sched, run, environ):
-    kind, job_id = sched.get("kind"), _query_id(sched)
-    end = sched.get("end_time") or (kind == "slurm" and _env(environ, "SLURM_JOB_END_TIME"))
-    if end and str(end).replace(".", "", 1).isdigit():
-        info.update(end_time=float(end), source="SLURM_JOB_END_TIME")
-    if kind == "slurm":
-        out = _ask(run, ["scontrol", "show", "job", "-o", job_id], CMD_TIMEOUT_S, info["notes"])
-        recs = parse_scontrol(out)
-        if recs:
-            rec = recs[0]
+def job_info_from_qacct(rec, submitted=None):
+    """The job-info dict of one finished SGE job (or task) from its qacct record, with the
+    output paths from its submission record (qstat -j, kept while it was queued)."""
+    task = rec.get("taskid") if rec.get("taskid") not in (None, "", "undefined") else None
+    facts = sge_facts(rec)
+    info = _sge_info(rec.get("jobnumber"), facts["scheduler_state"], True, submitted or {}, task)
+    info.update(source="qacct", name=rec.get("jobname") or info["name"],
+                exit_code=facts.get("exit_code"), facts=facts,
+                start_time=_sge_time(rec.get("start_time")), end_time=_sge_time(rec.get("end_time")))
+    if not submitted:
+        info["note"] = "the job's output files are unknown: it had ended before watch saw it queued"
+    return info
+
+
+#: The fields every adapter's recognise() gives, in this order (those known).
+JOB_FIELDS = ("job_id", "array_job_id", "array_task_id", "array_task_count", "job_name",
+              "partition", "nodelist", "submit_dir", "account")
+
+
+class Scheduler(object):
+    """One batch system behind one interface; adding a scheduler is one subclass here and
+    its place in SCHEDULERS. This base is also "no scheduler": it knows nothing, asks nothing.
+    In a job: recognise(environ) -> the job's fields (None outside its jobs); at the start
+    read_limit(info, ...) fills read_time_limit's info and kill_wait() gives the seconds from
+    its SIGTERM to its SIGKILL; end_askers() are query_end_reason's sources, in order, each
+    (sched, run, notes) -> (reason, evidence), by default why_ended alone; the signals in `notices` warn of the end and
+    say why by themselves (why_signalled); restarts(), node() and plan_requeue() serve
+    --requeue (plan_requeue fills req and returns what to run last, or None). For `watch`:
+    poll() and says_unknown() (None: watch cannot follow its jobs), here(): installed?"""
+    kind, tool, kill_wait_s, name = "", None, KILL_WAIT_UNKNOWN_S, "scheduler"
+    submit_tool = "sbatch"  # watch's stand-in command when no script is known
+    state_note, evidence_note = "job %s", False  # watch's note on the state; the evidence too?
+    notices, variables = (), ()  # variables: per JOB_FIELDS, "A B" (A, else B) or "" (none)
+    why_ended = poll = says_unknown = None
+
+    def recognise(self, environ):
+        fields = [(key, _env(environ, *names.split())) for key, names in zip(JOB_FIELDS, self.variables)]
+        return dict([("kind", self.kind)] + fields) if fields and fields[0][1] else None
+
+    def read_limit(self, info, sched, run, environ):
+        pass
+
+    def kill_wait(self, sched, run):
+        return self.kill_wait_s
+
+    def end_askers(self):
+        return (self.why_ended,) if self.why_ended else ()
+
+    def restarts(self, environ):
+        return "0"
+
+    def node(self, sched, environ):
+        return None  # the host name
+
+    def here(self, which, run=None, environ=None):
+        return bool(self.tool and which(self.tool))
+
+    def plan_requeue(self, req, sched, dry, folder):
+        return None
+
+
+class Slurm(Scheduler):
+    kind, tool, kill_wait_s, name, state_note = "slurm", "scontrol", 30.0, "Slurm", "Slurm state %s"
+    variables = ("SLURM_JOB_ID SLURM_JOBID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+                 "SLURM_ARRAY_TASK_COUNT", "SLURM_JOB_NAME", "SLURM_JOB_PARTITION",
+                 "SLURM_JOB_NODELIST SLURM_NODELIST", "SLURM_SUBMIT_DIR", "SLURM_JOB_ACCOUNT")
+
+    def recognise(self, environ):
+        sched, end = super(Slurm, self).recognise(environ), _env(environ, "SLURM_JOB_END_TIME")
+        return sched and dict(sched, end_time=float(end) if end and end.isdigit() else None)
+
+    def read_limit(self, info, sched, run, environ):
+        """SLURM_JOB_END_TIME, else `scontrol show job -o ID` (TimeLimit, EndTime)."""
+        end = sched.get("end_time") or _env(environ, "SLURM_JOB_END_TIME")
+        if end and str(end).replace(".", "", 1).isdigit():
+            info.update(end_time=float(end), source="SLURM_JOB_END_TIME")
+        rec = self.record(_query_id(sched), run, info["notes"])
+        if rec:
             info["limit_s"] = parse_slurm_duration(rec.get("TimeLimit"))
             info["unlimited"] = rec.get("TimeLimit") in ("UNLIMITED", "INFINITE") or None
             if info["end_time"] is None and rec.get("JobState") in ("RUNNING", "CONFIGURING"):
                 info["end_time"] = parse_slurm_time(rec.get("EndTime"))
             info["source"] = info["source"] or "scontrol"
-    elif kind == "pbs":
-        rec = parse_qstat(_ask(run, ["qstat", "-f", job_id], CMD_TIMEOUT_S, info["notes"]))
+
+    def kill_wait(self, sched, run):
+        answer = run(["scontrol", "show", "config"], CMD_TIMEOUT_S)
+        found = answer and re.search(r"^KillWait\s*=\s*(\d+)", answer[1], re.M)
+        return float(found.group(1)) if found else KILL_WAIT_UNKNOWN_S  # not the 30 s default
+
+    def end_askers(self):
+        return self.why_ended, self._ask_squeue, self._ask_sacct
+
+    def why_ended(self, sched, run, notes):
+        rec = self.record(_query_id(sched), run, notes)
+        return slurm_record_reason(rec) if rec else (None, None)
+
+    def _ask_squeue(self, sched, run, notes):
+        argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", _query_id(sched)]
+        line = (_ask(run, argv, CMD_TIMEOUT_S, notes) or "").strip().splitlines()[:1]
+        if not line or "|" not in line[0]:
+            return None, None
+        state, why = line[0].split("|", 1)
+        evidence = "squeue: %s (%s)" % (state, why)
+        if state in SLURM_STATE_REASONS:
+            return SLURM_STATE_REASONS[state], evidence
+        return ("walltime", evidence) if why == "TimeLimit" else (None, None)
+
+    def _sacct(self, job_id, run, notes):
+        argv = ["sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State,ExitCode"]
+        return _ask(run, argv, CMD_TIMEOUT_S, notes)
+
+    def _ask_sacct(self, sched, run, notes):
+        for _, state, _ in parse_sacct(self._sacct(_query_id(sched), run, notes)):
+            if state in SLURM_STATE_REASONS:
+                return SLURM_STATE_REASONS[state], "sacct: %s" % state
+        return None, None
+
+    def restarts(self, environ):
+        return environ.get("SLURM_RESTART_COUNT") or "0"
+
+    def node(self, sched, environ):
+        return environ.get("SLURMD_NODENAME")
+
+    def _show(self, job_id, run, notes):
+        return _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
+
+    def record(self, job_id, run=None, notes=None):
+        """`scontrol show job -o JOBID` as a dict ({} when Slurm does not answer)."""
+        recs = parse_scontrol(self._show(job_id, run or run_command, [] if notes is None else notes))
+        return recs[0] if recs else {}
+
+    def poll(self, job_id, run=None, memory=None, notes=None):
+        """One look at a Slurm job (see poll_job). Sources in order: scontrol show job -o,
+        squeue -t all, sacct."""
+        run, notes = run or run_command, [] if notes is None else notes
+        out = self._show(job_id, run, notes)
+        recs = parse_scontrol(out)
+        if recs:
+            return [job_info_from_scontrol(r) for r in recs]
+        answered = out is not None
+        argv = ["squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%i|%T|%r"]
+        out = _ask(run, argv, CMD_TIMEOUT_S, notes)
+        rows = [line.split("|") for line in (out or "").splitlines() if line.count("|") == 2]
+        if rows:
+            return [_job_info(r[0], r[1], None, {"Reason": r[2]}, "squeue") for r in rows]
+        answered = answered or out is not None
+        out = self._sacct(job_id, run, notes)
+        rows = parse_sacct(out)
+        if rows:
+            return [_job_info(r[0], r[1], r[2], {}, "sacct") for r in rows]
+        return [] if answered or out is not None else None
+
+    def says_unknown(self, job_id, run):
+        # A broken seam (an exception: None, as for no answer) cannot say the job is unknown.
+        got = _safely(lambda: run(["scontrol", "show", "job", "-o", job_id], CMD_TIMEOUT_S), None)
+        if not got or got[0] == 0 or "invalid job id" not in got[1].lower():
+            return None
+        acct = _safely(lambda: run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State"],
+                                   CMD_TIMEOUT_S), None)
+        if acct is None or (acct[0] == 0 and acct[1].strip()):
+            return None  # sacct did not answer, or it still has the job
+        return "scontrol: %s" % _first_said_line(got[1])
+
+    def plan_requeue(self, req, sched, dry, folder):
+        """Check with Slurm, then resubmit now (hardware) or leave the requeue for last."""
+        job = _query_id(sched)  # an array task: only itself
+        rec = self.record(job)
+        refusal = slurm_requeue_refusal(rec, req["action"]) or (
+            req["cause"] == "preempted" and slurm_preemption_unseen(rec))
+        if refusal:
+            return req.update(state="refused", reason=refusal)
+        if req["action"] == "requeue":
+            # "done" in the message: it is the last thing, and a refusal is told after
+            req.update(command="scontrol requeue %s" % job, state="dry-run" if dry else "done")
+            return None if dry else lambda: self.requeue(job)
+        old = [n for n in (rec.get("ExcNodeList") or "").split(",") if n and n != "(null)"]
+        req["exclude"] = sorted(set(old + req["exclude"] + [req["node"]]))
+        chain = req["chain"] + [sched.get("label") or job]
+        if dry:
+            return req.update(state="dry-run", command=quote_argv(resubmit_argv(
+                rec, "BATCH_SCRIPT", req["exclude"], chain)))
+        new_id, command, why = self.resubmit(rec, req["exclude"], chain, folder)
+        if new_id:
+            return req.update(state="done", new_job=new_id, command="%s  (job %s)" % (command, new_id))
+        return req.update(state="refused", reason="not requeued: %s" % why, command=command)
+
+    def requeue(self, job_id, run=None):
+        """`scontrol requeue JOBID` -> None when Slurm took it, else its words. Called last: in
+        the job it requeues, the batch step ends at once."""
+        got = (run or run_command_with_errors)(["scontrol", "requeue", job_id], CMD_TIMEOUT_S)
+        if got is None:
+            return "scontrol requeue did not answer within %gs" % CMD_TIMEOUT_S
+        return None if got[0] == 0 else "Slurm refused: %s" % (_first_line(got[1]) or "exit %d" % got[0])
+
+    def resubmit(self, rec, exclude, chain, folder, *, run=None, environ=None):
+        """The job's batch script (`scontrol write batch_script`) submitted again with `sbatch
+        --exclude`, its own options and the chain exported. -> (new job id or None, the
+        command as text, Slurm's words when it failed)."""
+        run = run or run_command_with_errors
+        script = os.path.join(folder, "batch_script.%s" % rec.get("JobId", "job"))
+        got = run(["scontrol", "write", "batch_script", rec.get("JobId", ""), script], CMD_TIMEOUT_S)
+        if not got or got[0] != 0 or not os.path.isfile(script):
+            return None, None, "Slurm gave no batch script: %s" % (
+                _first_line(got[1]) if got else "scontrol did not answer")
+        argv = resubmit_argv(rec, script, exclude, chain)
+        env = dict((k, v) for k, v in (environ or os.environ).items()  # the job's own SLURM_* would
+                   if not k.startswith(("SLURM_", "SBATCH_")) or k == "SLURM_CONF")  # steer sbatch
+        got = run(argv, CMD_TIMEOUT_S * 2, env=env)
+        if got and got[0] != 0 and "node configuration is not available" in got[1]:
+            # No node is left outside the exclusions now (sbatch checks at submission, a held
+            # job is checked when it may run): submitted held and released, it waits for one.
+            argv.insert(2, "--hold")
+            got = run(argv, CMD_TIMEOUT_S * 2, env=env)
+            held = _submitted_id(got)
+            if held:
+                got = run(["scontrol", "release", held], CMD_TIMEOUT_S)
+                got = (0, held) if got and got[0] == 0 else (1, "job %s stays held: scontrol release "
+                                                             "%s failed" % (held, held))
+        text, new_id = quote_argv(argv), _submitted_id(got)
+        if not new_id:
+            return None, text, "sbatch refused: %s" % (_first_line(got[1]) if got else "no answer")
+        return new_id, text, None
+
+
+class Pbs(Scheduler):
+    """PBS Pro and Torque. Its qstat shares Grid Engine's name, not its options: watch says
+    it cannot follow PBS jobs (watch_kind) rather than misread them."""
+    kind, tool, name, submit_tool, kill_wait_s = "pbs", "qstat", "PBS", "qsub", 10.0
+    variables = ("PBS_JOBID", "", "PBS_ARRAY_INDEX PBS_ARRAYID", "", "PBS_JOBNAME", "PBS_QUEUE",
+                 "", "PBS_O_WORKDIR", "PBS_ACCOUNT")
+
+    def recognise(self, environ):
+        sched = super(Pbs, self).recognise(environ)
+        if sched:  # an array task's id: PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
+            sched.update(nodelist=_read_nodefile(_env(environ, "PBS_NODEFILE")), array_job_id=None
+                         if sched["array_task_id"] is None else re.split(r"[\[.-]", sched["job_id"], maxsplit=1)[0])
+        return sched
+
+    def read_limit(self, info, sched, run, environ):
+        """`qstat -f ID` Resource_List.walltime."""
+        rec = parse_qstat(_ask(run, ["qstat", "-f", _query_id(sched)], CMD_TIMEOUT_S, info["notes"]))
         info["limit_s"] = parse_pbs_duration(rec.get("Resource_List.walltime"))
         info["source"] = "qstat" if info["limit_s"] else None
-    elif kind == "sge":
-        rec = parse_sge_job(_ask(run, ["qstat", "-j", job_id], CMD_TIMEOUT_S, info["notes"]))
-        info["sge_limits"] = sge_limits(rec.get("hard resource_list"))
-        info["limit_s"] = info["sge_limits"].get("h_rt")
-        info["source"] = "qstat -j" if rec else None
-    elif kind == "lsf":
-        out = _ask(run, ["bjobs", "-l", job_id], CMD_TIMEOUT_S, info["notes"]) or ""
+
+    def why_ended(self, sched, run, notes):
+        rec = parse_qstat(_ask(run, ["qstat", "-f", _query_id(sched)], CMD_TIMEOUT_S, notes))
+        limit = parse_pbs_duration(rec.get("Resource_List.walltime"))
+        used = parse_pbs_duration(rec.get("resources_used.walltime"))
+        comment = rec.get("comment", "")
+        if limit and used is not None and used >= limit - 60:
+            return "walltime", "qstat: resources_used.walltime=%s of %s" % (
+                rec["resources_used.walltime"], rec["Resource_List.walltime"])
+        if re.search(r"preempt", comment, re.I):
+            return "preempted", "qstat: comment=%s" % comment[:120]
+        return None, None
+
+    def here(self, which, run=None, environ=None):
+        return super(Pbs, self).here(which) and not SGE.here(which, run, environ)
+
+
+class Lsf(Scheduler):
+    kind, tool, name, submit_tool, kill_wait_s = "lsf", "bjobs", "LSF", "bsub", 10.0
+    variables = ("LSB_JOBID", "", "LSB_JOBINDEX", "", "LSB_JOBNAME", "LSB_QUEUE", "LSB_HOSTS",
+                 "LS_SUBCWD", "LSB_PROJECT_NAME")
+
+    def recognise(self, environ):
+        sched = super(Lsf, self).recognise(environ)
+        if sched:  # LSF sets LSB_JOBINDEX=0 outside arrays, and LSB_HOSTS a name per slot
+            hosts, array = (sched["nodelist"] or "").split(), sched["array_task_id"] not in (None, "0")
+            sched.update(array_job_id=sched["job_id"] if array else None,
+                         array_task_id=sched["array_task_id"] if array else None,
+                         nodelist=",".join(sorted(set(hosts), key=hosts.index)) or None)
+        return sched
+
+    def read_limit(self, info, sched, run, environ):
+        """`bjobs -l ID` RUNLIMIT."""
+        out = _ask(run, ["bjobs", "-l", _query_id(sched)], CMD_TIMEOUT_S, info["notes"]) or ""
         m = re.search(r"RUNLIMIT\s*\n\s*([\d.]+) min", out)
         info["limit_s"] = float(m.group(1)) * 60 if m else None
         info["source"] = "bjobs" if m else None
 
+    def why_ended(self, sched, run, notes):
+        out = _ask(run, ["bjobs", "-l", _query_id(sched)], CMD_TIMEOUT_S, notes) or ""
+        flat = re.sub(r"\n\s{10,}", "", out)  # bjobs wraps long lines with deep indents
+        for pattern, reason in ((r"TERM_RUNLIMIT|TERM_DEADLINE", "walltime"),
+                                (r"TERM_PREEMPT", "preempted"),
+                                (r"TERM_OWNER|TERM_ADMIN|TERM_FORCE_\w+", "cancelled")):
+            m = re.search(pattern, flat)
+            if m:
+                return reason, "bjobs: %s" % m.group(0)
+        return None, None
 
-# ---- why did the scheduler end the job (asked on SIGTERM) ----
+
+class Sge(Scheduler):
+    """Son of Grid Engine 8.1.9 as observed. It warns by signal (-notify's SIGUSR2 before a
+    kill, SIGUSR1 at s_rt) and names no cause on SIGTERM; qacct keeps the ended jobs."""
+    kind, tool, name, submit_tool = "sge", "qstat", "Grid Engine", "qsub"
+    state_note, evidence_note, kill_wait_s = "SGE job %s", True, 10.0
+    notices = ("SIGUSR1", "SIGUSR2")
+    variables = ("JOB_ID", "", "SGE_TASK_ID", "", "JOB_NAME", "QUEUE", "HOSTNAME", "SGE_O_WORKDIR",
+                 "SGE_ACCOUNT")
+
+    def recognise(self, environ):  # JOB_ID alone is no sign: any program may set it
+        sched = _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR") and super(Sge, self).recognise(environ)
+        if sched:  # SGE says "undefined" outside arrays
+            array = sched["array_task_id"] not in (None, "undefined")
+            sched.update(array_job_id=sched["job_id"] if array else None,
+                         array_task_id=sched["array_task_id"] if array else None,
+                         array_task_count=array_task_count(environ) if array else None)
+        return sched
+
+    def read_limit(self, info, sched, run, environ):
+        """`qstat -j ID`'s hard resource_list: h_rt and s_rt."""
+        rec = self.record(_query_id(sched), run, info["notes"])
+        info["sge_limits"] = sge_limits(rec.get("hard resource_list"))
+        info["limit_s"] = info["sge_limits"].get("h_rt")
+        info["source"] = "qstat -j" if rec else None
+
+    def kill_wait(self, sched, run):
+        """-notify: SIGUSR2, the queue's notify time, then SIGKILL."""
+        answer = sched.get("partition") and run(["qconf", "-sq", sched["partition"]], CMD_TIMEOUT_S)
+        found = answer and answer[0] == 0 and re.search(r"^notify\s+(\S+)", answer[1], re.M)
+        return (parse_sge_duration(found.group(1)) if found else None) or self.kill_wait_s
+
+    def why_signalled(self, sched, name, start, now, *, time_limit=None, run=None):
+        """Why SGE sent SIGUSR1/SIGUSR2 to this job (see sge_signal_reason). The limits come
+        from the start (read_time_limit), else from `qstat -j` now; the state and the job's
+        own start time from `qstat` while it still lists the job. -> (reason, evidence)."""
+        run, notes = run or run_command, []
+        limits = (time_limit or {}).get("sge_limits") if (time_limit or {}).get("source") else None
+        if limits is None:  # not read at start: ask now; None again if qstat does not say
+            rec = self.record(sched.get("job_id", ""), run, notes)
+            limits = sge_limits(rec.get("hard resource_list")) if rec.get("job_number") else None
+        state, job_start = parse_sge_listing(_ask(run, ["qstat"], CMD_TIMEOUT_S, notes),
+                                             sched.get("job_id"), sched.get("array_task_id"))
+        if job_start is None or job_start > now:
+            job_start = start  # the wrapper's own start: later than the job's, never earlier
+        reason, evidence = sge_signal_reason(name, now - min(start, job_start), limits, state)
+        return reason, "; ".join([evidence] + notes)
+
+    def restarts(self, environ):
+        return "1" if environ.get("RESTARTED") == "1" else "0"
+
+    def node(self, sched, environ):
+        return sched.get("nodelist")
+
+    def here(self, which, run=None, environ=None):
+        """Grid Engine's qstat, not PBS's or Torque's: $SGE_ROOT is set, or `qstat -help`
+        names it ("SGE 8.1.9", "UGE 8.6", "OGS/GE 2011.11")."""
+        if not which("qstat"):
+            return False
+        if (os.environ if environ is None else environ).get("SGE_ROOT"):
+            return True
+        said = _safely(lambda: (run or run_command_with_errors)(["qstat", "-help"], CMD_TIMEOUT_S), None)
+        return bool(said and re.search(r"^\s*(?:[SUA]GE|OGS/GE|Grid Engine)\b", said[1], re.M))
+
+    def record(self, job_id, run=None, notes=None):
+        """`qstat -j JOBID` as a dict ({} when SGE does not answer)."""
+        return parse_sge_job(_ask(run or run_command, ["qstat", "-j", str(job_id)], CMD_TIMEOUT_S,
+                                  [] if notes is None else notes))
+
+    def poll(self, job_id, run=None, memory=None, notes=None, clock=time.time):
+        """One look at an SGE job: `qstat -j` while SGE holds it, then `qacct -j` once it has
+        ended. qacct has no -o/-e paths, so the submission record qstat gave is kept in
+        memory. A job that left the queue with no accounting record (yet: it is flushed
+        every few seconds; or at all: accounting off) is waited for SGE_ACCOUNTING_WAIT_S,
+        then reported with what is known. -> job-info dicts (one per array task), [] when SGE
+        does not know the job, None when qstat did not answer."""
+        run, memory, asked = run or run_command, {} if memory is None else memory, []
+        out = _ask(run, ["qstat", "-j", str(job_id)], CMD_TIMEOUT_S, asked)
+        if out is None:  # only a qstat that did not answer is trouble (exit 1: not queued)
+            if notes is not None:
+                notes += asked
+            return None
+        notes = asked
+        rec = parse_sge_job(out)
+        if rec.get("job_number") == str(job_id):
+            memory["sge_record"] = rec
+            return [_sge_info(job_id, "queued or running", False, rec)]
+        submitted = memory.get("sge_record") or {}
+        records = same_submission(parse_qacct(_ask(run, ["qacct", "-j", str(job_id)], CMD_TIMEOUT_S,
+                                                   notes)), submitted.get("submission_time"))
+        if records:
+            return [job_info_from_qacct(r, submitted) for r in records]
+        if not submitted:
+            return []
+        gone = memory.setdefault("gone_at", clock())
+        if clock() - gone < SGE_ACCOUNTING_WAIT_S:
+            return [_sge_info(job_id, "left the queue, no qacct record yet", False, submitted)]
+        info = _sge_info(job_id, "ended", True, submitted)
+        info["facts"]["scheduler_evidence"] = (
+            "SGE: the job left the queue %.0fs ago and qacct has no record of it (%s): its exit "
+            "status and end reason are unknown" % (clock() - gone, "; ".join(notes) or "no accounting"))
+        return [info]
+
+    def says_unknown(self, job_id, run):
+        got = _safely(lambda: run(["qstat", "-j", job_id], CMD_TIMEOUT_S), None)
+        if not got or got[0] == 0 or "do not exist" not in got[1]:
+            return None
+        acct = _safely(lambda: run(["qacct", "-j", job_id], CMD_TIMEOUT_S), None)
+        if not acct or acct[0] == 0 or "not found" not in acct[1]:
+            return None  # a record, or no readable accounting: cannot say it is unknown
+        return "qstat -j: %s; qacct -j: %s" % (" ".join(got[1].split()), _first_said_line(acct[1]))
+
+    def plan_requeue(self, req, sched, dry, folder):
+        """Check with SGE (a rerunnable job?) and leave qalter (hardware) and qmod -rj for last."""
+        job = sched["job_id"]
+        rec = self.record(job)
+        refusal = sge_requeue_refusal(rec)
+        if refusal:
+            return req.update(state="refused", reason=refusal)
+        if req["cause"] == "hardware":
+            req["exclude"] = sorted(set(req["exclude"] + [req["node"]]))
+        steps = requeue_steps_sge(req, rec, job)
+        req.update(command="; ".join(quote_argv(a) for a in steps), state="dry-run" if dry else "done")
+        return None if dry else lambda: self.requeue(steps)
+
+    def requeue(self, steps, run=None):
+        """Run SGE's steps (requeue_steps_sge) -> None when SGE took them, else its words. qmod
+        exits 0 even when it refuses ("... jobs are not rerunable"): its words decide."""
+        for argv in steps:
+            got = (run or run_command_with_errors)(argv, CMD_TIMEOUT_S)
+            words = _first_line(got[1]) if got else "%s did not answer" % argv[0]
+            if not got or got[0] != 0 or (argv[0] == "qmod" and "Pushed rescheduling" not in got[1]):
+                return "SGE refused: %s" % (words or "%s exited %s" % (argv[0], got[0]))
+        return None
+
+
+SLURM, SGE = Slurm(), Sge()
+#: In detection order: the first whose variables are set names the job.
+SCHEDULERS = (SLURM, Pbs(), Lsf(), SGE)
+NO_SCHEDULER = Scheduler()
+
+
+def scheduler_named(kind):
+    """The adapter of a scheduler kind ("slurm", ...); NO_SCHEDULER for "" or an unknown one."""
+    return ([s for s in SCHEDULERS if s.kind == kind] or [NO_SCHEDULER])[0]
+
+
+def detect_scheduler(environ):
+    """The batch job this process runs in, from its environment; {} when none.
+    Keys (only those known): kind, job_id, array_job_id, array_task_id, array_task_count,
+    job_name, partition (the PBS/LSF/SGE queue too), nodelist, submit_dir, account,
+    end_time (epoch, Slurm >= 23.02), label ("4242_7" or "4242") and dir_tag."""
+    try:
+        sched = next((f for f in (s.recognise(environ) for s in SCHEDULERS) if f), None)
+    except (KeyError, ValueError):
+        return {}
+    if not sched:
+        return {}
+    sched = dict((k, v) for k, v in sched.items() if v is not None)
+    sched["label"] = _scheduler_label(sched)
+    sched["dir_tag"] = "%s-%s" % (sched["kind"], re.sub(r"[^A-Za-z0-9_.-]+", "_", sched["label"]))
+    return sched
+
+
+def _read_nodefile(path):
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            hosts = [line.strip() for line in f if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return ",".join(sorted(set(hosts), key=hosts.index)) or None
+
+
+# ---- asked from inside a job: the time limit at start, why it ends on SIGTERM ----
+
+def read_kill_wait(sched, run=None):
+    """Seconds between the scheduler's SIGTERM and its SIGKILL (Slurm's KillWait)."""
+    return scheduler_named((sched or {}).get("kind")).kill_wait(sched, run or run_command)
+
+
+def read_time_limit(sched, run=None, environ=None):
+    """Call at start. -> {"limit_s", "end_time", "source", "notes"} (values None when unknown),
+    as the job's scheduler says (its adapter's read_limit)."""
+    info, sched = {"limit_s": None, "end_time": None, "source": None, "notes": []}, sched or {}
+    try:
+        scheduler_named(sched.get("kind")).read_limit(info, sched, run or run_command,
+                                                      environ or os.environ)
+    except Exception as exc:  # never break the start of a run
+        info["notes"].append("time limit unreadable: %s" % exc)
+    return info
+
 
 def query_end_reason(sched, start, now, *, time_limit=None, run=None,
                      budget_s=END_REASON_BUDGET_S, margin_s=None, clock=time.time):
@@ -10541,7 +10963,7 @@ def query_end_reason(sched, start, now, *, time_limit=None, run=None,
     notes = []
     try:
         deadline = clock() + budget_s
-        for ask in _END_REASON_ASKERS.get((sched or {}).get("kind"), ()):
+        for ask in scheduler_named((sched or {}).get("kind")).end_askers():
             if clock() >= deadline:
                 notes.append("no time left to ask the scheduler")
                 break
@@ -10557,14 +10979,6 @@ def query_end_reason(sched, start, now, *, time_limit=None, run=None,
     except Exception as exc:  # never raise out of the SIGTERM path
         notes.append("end reason: %s" % exc)
     return None, "; ".join(notes) or None
-
-
-def _slurm_reason_scontrol(sched, run, notes):
-    out = _ask(run, ["scontrol", "show", "job", "-o", _query_id(sched)], CMD_TIMEOUT_S, notes)
-    recs = parse_scontrol(out)
-    if not recs:
-        return None, None
-    return slurm_record_reason(recs[0])
 
 
 def slurm_record_reason(rec):
@@ -10597,75 +11011,7 @@ def slurm_preemption_unseen(rec):
             "preemption line in the log is not Slurm's")
 
 
-def _slurm_reason_squeue(sched, run, notes):
-    argv = ["squeue", "-h", "-t", "all", "-o", "%T|%r", "-j", _query_id(sched)]
-    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
-    line = (out or "").strip().splitlines()[:1]
-    if not line or "|" not in line[0]:
-        return None, None
-    state, why = line[0].split("|", 1)
-    evidence = "squeue: %s (%s)" % (state, why)
-    if state in SLURM_STATE_REASONS:
-        return SLURM_STATE_REASONS[state], evidence
-    return ("walltime", evidence) if why == "TimeLimit" else (None, None)
-
-
-def _slurm_reason_sacct(sched, run, notes):
-    job_id = _query_id(sched)
-    argv = ["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State,ExitCode"]
-    for _, state, _ in parse_sacct(_ask(run, argv, CMD_TIMEOUT_S, notes)):
-        if state in SLURM_STATE_REASONS:
-            return SLURM_STATE_REASONS[state], "sacct: %s" % state
-    return None, None
-
-
-def _pbs_reason(sched, run, notes):
-    rec = parse_qstat(_ask(run, ["qstat", "-f", _query_id(sched)], CMD_TIMEOUT_S, notes))
-    limit = parse_pbs_duration(rec.get("Resource_List.walltime"))
-    used = parse_pbs_duration(rec.get("resources_used.walltime"))
-    comment = rec.get("comment", "")
-    if limit and used is not None and used >= limit - 60:
-        return "walltime", "qstat: resources_used.walltime=%s of %s" % (
-            rec["resources_used.walltime"], rec["Resource_List.walltime"])
-    if re.search(r"preempt", comment, re.I):
-        return "preempted", "qstat: comment=%s" % comment[:120]
-    return None, None
-
-
-def _lsf_reason(sched, run, notes):
-    out = _ask(run, ["bjobs", "-l", _query_id(sched)], CMD_TIMEOUT_S, notes) or ""
-    flat = re.sub(r"\n\s{10,}", "", out)  # bjobs wraps long lines with deep indents
-    for pattern, reason in ((r"TERM_RUNLIMIT|TERM_DEADLINE", "walltime"),
-                            (r"TERM_PREEMPT", "preempted"),
-                            (r"TERM_OWNER|TERM_ADMIN|TERM_FORCE_\w+", "cancelled")):
-        m = re.search(pattern, flat)
-        if m:
-            return reason, "bjobs: %s" % m.group(0)
-    return None, None
-
-
-_END_REASON_ASKERS = {"slurm": (_slurm_reason_scontrol, _slurm_reason_squeue, _slurm_reason_sacct),
-                      "pbs": (_pbs_reason,), "lsf": (_lsf_reason,)}
-
-
-def query_sge_reason(sched, name, start, now, *, time_limit=None, run=None):
-    """Why SGE sent SIGUSR1/SIGUSR2 to this job (see sge_signal_reason). The limits come
-    from the start (read_time_limit), else from `qstat -j` now; the state and the job's
-    own start time from `qstat` while it still lists the job. -> (reason, evidence)."""
-    run, notes = run or run_command, []
-    limits = (time_limit or {}).get("sge_limits") if (time_limit or {}).get("source") else None
-    if limits is None:  # not read at start: ask now; None again if qstat does not say
-        rec = parse_sge_job(_ask(run, ["qstat", "-j", sched.get("job_id", "")], CMD_TIMEOUT_S, notes))
-        limits = sge_limits(rec.get("hard resource_list")) if rec.get("job_number") else None
-    state, job_start = parse_sge_listing(_ask(run, ["qstat"], CMD_TIMEOUT_S, notes),
-                                         sched.get("job_id"), sched.get("array_task_id"))
-    if job_start is None or job_start > now:
-        job_start = start  # the wrapper's own start: later than the job's, never earlier
-    reason, evidence = sge_signal_reason(name, now - min(start, job_start), limits, state)
-    return reason, "; ".join([evidence] + notes)
-
-
-# ---- requeue by cause (--requeue): the earlier attempts, and Slurm's requeue ----
+# ---- requeue by cause (--requeue): the earlier attempts ----
 
 def read_attempts(log_dir, kind, labels, own_dir=None):
     """The run records (run.json's dicts) of a job's earlier attempts under --requeue, oldest
@@ -10692,83 +11038,10 @@ def read_attempts(log_dir, kind, labels, own_dir=None):
     return sorted(records, key=lambda r: r.get("start") or 0)
 
 
-def slurm_job_record(job_id, run=None):
-    """`scontrol show job -o JOBID` as a dict ({} when Slurm does not answer)."""
-    recs = parse_scontrol(_ask(run or run_command, ["scontrol", "show", "job", "-o", job_id],
-                               CMD_TIMEOUT_S, []))
-    return recs[0] if recs else {}
-
-
-def slurm_requeue(job_id, run=None):
-    """`scontrol requeue JOBID` -> None when Slurm took it, else its words. Called last: in the
-    job it requeues, the batch step ends at once."""
-    got = (run or run_command_with_errors)(["scontrol", "requeue", job_id], CMD_TIMEOUT_S)
-    if got is None:
-        return "scontrol requeue did not answer within %gs" % CMD_TIMEOUT_S
-    return None if got[0] == 0 else "Slurm refused: %s" % (_first_line(got[1]) or "exit %d" % got[0])
-
-
-def sge_job_record(job_id, run=None):
-    """`qstat -j JOBID` as a dict ({} when SGE does not answer)."""
-    return parse_sge_job(_ask(run or run_command, ["qstat", "-j", job_id], CMD_TIMEOUT_S, []))
-
-
-def sge_requeue(steps, run=None):
-    """Run SGE's steps (requeue_steps_sge) -> None when SGE took them, else its words. qmod
-    exits 0 even when it refuses ("... jobs are not rerunable"): its words decide."""
-    for argv in steps:
-        got = (run or run_command_with_errors)(argv, CMD_TIMEOUT_S)
-        words = _first_line(got[1]) if got else "%s did not answer" % argv[0]
-        if not got or got[0] != 0 or (argv[0] == "qmod" and "Pushed rescheduling" not in got[1]):
-            return "SGE refused: %s" % (words or "%s exited %s" % (argv[0], got[0]))
-    return None
-
-
-def slurm_resubmit(rec, exclude, chain, folder, *, run=None, environ=None):
-    """The job's batch script (`scontrol write batch_script`) submitted again with `sbatch
-    --exclude`, its own options and the chain exported. -> (new job id or None, the
-    command as text, Slurm's words when it failed)."""
-    run = run or run_command_with_errors
-    script = os.path.join(folder, "batch_script.%s" % rec.get("JobId", "job"))
-    got = run(["scontrol", "write", "batch_script", rec.get("JobId", ""), script], CMD_TIMEOUT_S)
-    if not got or got[0] != 0 or not os.path.isfile(script):
-        return None, None, "Slurm gave no batch script: %s" % (
-            _first_line(got[1]) if got else "scontrol did not answer")
-    argv = resubmit_argv(rec, script, exclude, chain)
-    env = dict((k, v) for k, v in (environ or os.environ).items()  # the job's own SLURM_* would
-               if not k.startswith(("SLURM_", "SBATCH_")) or k == "SLURM_CONF")  # steer sbatch
-    got = run(argv, CMD_TIMEOUT_S * 2, env=env)
-    if got and got[0] != 0 and "node configuration is not available" in got[1]:
-        # No node is left outside the exclusions now (sbatch checks at submission, a held
-        # job is checked when it may run): submitted held and released, it waits for one.
-        argv.insert(2, "--hold")
-        got = run(argv, CMD_TIMEOUT_S * 2, env=env)
-        held = _submitted_id(got)
-        if held:
-            got = run(["scontrol", "release", held], CMD_TIMEOUT_S)
-            got = (0, held) if got and got[0] == 0 else (1, "job %s stays held: scontrol release "
-                                                         "%s failed" % (held, held))
-    text, new_id = quote_argv(argv), _submitted_id(got)
-    if not new_id:
-        return None, text, "sbatch refused: %s" % (_first_line(got[1]) if got else "no answer")
-    return new_id, text, None
-
-
 def _submitted_id(got):
     """The job id `sbatch --parsable` printed ("4250" or "4250;cluster"), or None."""
     new_id = got[1].strip().split(";")[0].strip() if got and got[0] == 0 else ""
     return new_id if new_id.isdigit() else None
-
-
-def _read_nodefile(path):
-    if not path:
-        return None
-    try:
-        with open(path) as f:
-            hosts = [line.strip() for line in f if line.strip()]
-    except (OSError, UnicodeDecodeError):
-        return None
-    return ",".join(sorted(set(hosts), key=hosts.index)) or None
 
 
 def sge_output_path(path_list, rec, task_id, stream):
@@ -10790,43 +11063,6 @@ def sge_output_path(path_list, rec, task_id, stream):
         return None
     path = os.path.join(base, path) if not os.path.isabs(path) else path
     return os.path.join(path, default) if os.path.isdir(path) else path
-
-
-def _pbs_fields(environ):
-    job_id = environ["PBS_JOBID"]
-    index = _env(environ, "PBS_ARRAY_INDEX", "PBS_ARRAYID")
-    array_id = None
-    if index is not None:  # PBS Pro "1234[7].server", Torque "1234[7].host" or "1234-7"
-        array_id = re.split(r"[\[.-]", job_id, maxsplit=1)[0]
-    return {"kind": "pbs", "job_id": job_id, "array_job_id": array_id,
-            "array_task_id": index, "job_name": _env(environ, "PBS_JOBNAME"),
-            "partition": _env(environ, "PBS_QUEUE"),
-            "nodelist": _read_nodefile(_env(environ, "PBS_NODEFILE")),
-            "submit_dir": _env(environ, "PBS_O_WORKDIR"), "account": _env(environ, "PBS_ACCOUNT")}
-
-
-def detect_scheduler(environ):
-    """The batch job this process runs in, from its environment; {} when none.
-    Keys (only those known): kind, job_id, array_job_id, array_task_id, array_task_count,
-    job_name, partition (the PBS/LSF/SGE queue too), nodelist, submit_dir, account,
-    end_time (epoch, Slurm >= 23.02), label ("4242_7" or "4242") and dir_tag."""
-    try:
-        if _env(environ, "SLURM_JOB_ID", "SLURM_JOBID"):
-            sched = _slurm_fields(environ)
-        elif _env(environ, "PBS_JOBID"):
-            sched = _pbs_fields(environ)
-        elif _env(environ, "LSB_JOBID"):
-            sched = _lsf_fields(environ)
-        elif _env(environ, "JOB_ID") and _env(environ, "SGE_ROOT", "SGE_CELL", "SGE_JOB_SPOOL_DIR"):
-            sched = _sge_fields(environ)
-        else:
-            return {}
-    except (KeyError, ValueError):
-        return {}
-    sched = dict((k, v) for k, v in sched.items() if v is not None)
-    sched["label"] = _scheduler_label(sched)
-    sched["dir_tag"] = "%s-%s" % (sched["kind"], re.sub(r"[^A-Za-z0-9_.-]+", "_", sched["label"]))
-    return sched
 
 
 # ==== Edges: host probes (cgroups, GPUs) ====
@@ -11908,8 +12144,8 @@ class Run(object):
 
     def _on_signal(self, name, info):
         """Ask the scheduler why while it still knows; warn early on --signal=B:USR1@120."""
-        if name in ("SIGUSR1", "SIGUSR2") and self.scheduler.get("kind") == "sge":
-            return self._on_sge_signal(name)
+        if name in scheduler_named(self.scheduler.get("kind")).notices:
+            return self._on_notice(name)
         if name == "SIGTERM" and self.scheduler and self.end_reason is None:
             now = time.time()
             self.end_reason = Background(lambda: query_end_reason(
@@ -11918,12 +12154,12 @@ class Run(object):
         if name in ("SIGUSR1", "SIGUSR2") and self.scheduler:
             self._notify_early("WARNING", "time limit approaching (%s)" % name)
 
-    def _on_sge_signal(self, name):
+    def _on_notice(self, name):
         """SGE's SIGUSR1 is s_rt (warn now; TIMEOUT if the job then ends); its SIGUSR2 is
         -notify's notice of a SIGKILL (h_rt or qdel): the child is stopped in time and the
         message goes before the kill (the pump treats it as a stop signal)."""
         limit, now = self.time_limit, time.time()
-        asked = Background(lambda: query_sge_reason(
+        asked = Background(lambda: scheduler_named(self.scheduler.get("kind")).why_signalled(
             self.scheduler, name, self.start, now,
             time_limit=limit.result(CMD_TIMEOUT_S) if limit else None))
         if name == "SIGUSR2" or self.end_reason is None:
@@ -12030,8 +12266,7 @@ class Run(object):
             []) if label else []
         own = [r for r in self.attempts if (r.get("scheduler") or {}).get("label") == label]
         # the records may be on another node's disk: Slurm counts restarts, SGE says whether
-        restarts = env.get("SLURM_RESTART_COUNT") or (
-            "1" if sched.get("kind") == "sge" and env.get("RESTARTED") == "1" else "0")
+        restarts = scheduler_named(sched.get("kind")).restarts(env)
         self.attempt = len(self.attempts) - len(own) + 1 + max(
             len(own), int(restarts) if restarts.isdigit() else 0)
         if self.attempts:  # one thread across attempts: the newest record lists it whole
@@ -12040,8 +12275,7 @@ class Run(object):
     def _node(self):
         """This node as the scheduler names it (for an exclusion): Slurm's node name, SGE's
         HOSTNAME, else the short host name."""
-        sge = self.scheduler.get("nodelist") if self.scheduler.get("kind") == "sge" else None
-        return os.environ.get("SLURMD_NODENAME") or sge or self.host
+        return scheduler_named(self.scheduler.get("kind")).node(self.scheduler, os.environ) or self.host
 
     def _attempt_env(self):
         """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child, under --requeue."""
@@ -12071,53 +12305,12 @@ class Run(object):
         if decision is not None:
             ckpt = resume_checkpoint(self.attempts + [{"metrics": result.metrics}])
             req.update(decision._asdict(), next_resume=ckpt["path"] if ckpt else None)
-            if decision.action:
-                getattr(self, "_plan_" + self.scheduler["kind"])(req)
+            last = decision.action and scheduler_named(self.scheduler["kind"]).plan_requeue(
+                req, self.scheduler, self.cfg["dry_run"], self.run_dir)
+            if last:  # "done" in the message: it is the last thing, and a refusal is told after
+                self.requeue_last = lambda: self._requeue_now(last)
             self.log.record("requeue", [("decision", requeue_detail(req, cls))], sync=False)
         return result._replace(requeue=req)
-
-    def _plan_slurm(self, req):
-        """Check with Slurm, then resubmit now (hardware) or leave the requeue for last."""
-        job, dry = _query_id(self.scheduler), self.cfg["dry_run"]  # an array task: only itself
-        rec = slurm_job_record(job)
-        refusal = slurm_requeue_refusal(rec, req["action"]) or (
-            req["cause"] == "preempted" and slurm_preemption_unseen(rec))
-        if refusal:
-            req.update(state="refused", reason=refusal)
-            return
-        if req["action"] == "requeue":
-            req.update(command="scontrol requeue %s" % job, state="dry-run" if dry else "done")
-            if not dry:  # "done" in the message: it is the last thing, and a refusal is told after
-                self.requeue_last = lambda: self._requeue_now(lambda: slurm_requeue(job))
-            return
-        old = [n for n in (rec.get("ExcNodeList") or "").split(",") if n and n != "(null)"]
-        req["exclude"] = sorted(set(old + req["exclude"] + [req["node"]]))
-        chain = self.chain + [self.scheduler.get("label") or job]
-        if dry:
-            req.update(state="dry-run", command=quote_argv(resubmit_argv(
-                rec, "BATCH_SCRIPT", req["exclude"], chain)))
-            return
-        new_id, command, why = slurm_resubmit(rec, req["exclude"], chain, self.run_dir)
-        if new_id:
-            req.update(state="done", new_job=new_id, command="%s  (job %s)" % (command, new_id))
-        else:
-            req.update(state="refused", reason="not requeued: %s" % why, command=command)
-
-    def _plan_sge(self, req):
-        """Check with SGE (a rerunnable job?) and leave qalter (hardware) and qmod -rj for last."""
-        job = self.scheduler["job_id"]
-        rec = sge_job_record(job)
-        refusal = sge_requeue_refusal(rec)
-        if refusal:
-            req.update(state="refused", reason=refusal)
-            return
-        if req["cause"] == "hardware":
-            req["exclude"] = sorted(set(req["exclude"] + [req["node"]]))
-        steps = requeue_steps_sge(req, rec, job)
-        req.update(command="; ".join(quote_argv(a) for a in steps),
-                   state="dry-run" if self.cfg["dry_run"] else "done")
-        if not self.cfg["dry_run"]:
-            self.requeue_last = lambda: self._requeue_now(lambda: sge_requeue(steps))
 
     def _requeue_now(self, requeue):
         """The very last thing: requeue() (in the job it requeues, the batch step ends at
@@ -12556,94 +12749,53 @@ def _with_channels(delivery, posts, deadline):
 
 # ==== Orchestrator: watch ====
 
-# ---- watch: follow submitted Slurm and SGE jobs ----
+# ---- watch: follow submitted jobs, through the adapters that can poll them ----
+
+def watch_kind(scheduler="auto", which=None, run=None, environ=None):
+    """Which scheduler `watch` asks ("auto": each that can poll, in SCHEDULERS order). A
+    scheduler here whose jobs watch cannot follow (PBS: its qstat shares Grid Engine's
+    name, not its options) is a UsageError when nothing else could answer, rather than
+    polls that misread it; beside Slurm it is left out."""
+    import shutil
+    which = which or shutil.which
+    here = [s for s in SCHEDULERS if s.here(which, run, environ)]
+    able = [s for s in here if s.poll and scheduler in ("auto", s.kind)]
+    unable = [s for s in here if not s.poll]
+    if unable and not able and scheduler in ("auto", "sge"):
+        raise UsageError("watch: the %s here is %s's%s: watching %s jobs is not supported" % (
+            unable[0].tool, unable[0].name, ", not Grid Engine's" * (unable[0].tool == "qstat"),
+            unable[0].name))
+    return able[0].kind if unable and len(able) == 1 and scheduler == "auto" else scheduler
+
 
 def poll_job(job_id, run=None, notes=None, scheduler="auto", memory=None):
     """One look at a job. -> list of job-info dicts (an array id gives one per task), or []
     when no scheduler knows the job, or None when every source failed (retry later; the
-    reasons are appended to `notes`). scheduler: "slurm", "sge", or "auto": Slurm's
-    commands first, then SGE's where `qstat` is installed; the first that knows the job
-    is kept in memory (a dict per job) for the next polls. Where both run, their job ids
-    overlap: say which with --scheduler."""
+    reasons are appended to `notes`). scheduler: a kind, or "auto": each adapter that can
+    poll, in order, the later ones where their command is installed (watch_kind has ruled
+    out a qstat that is not Grid Engine's); the first that knows the job is kept in memory
+    (a dict per job) for the next polls. Where both run, Slurm's and SGE's job ids overlap:
+    say which with --scheduler."""
     import shutil
     memory, notes = {} if memory is None else memory, [] if notes is None else notes
     kind = memory.get("kind") or scheduler
-    if kind == "sge":
-        return poll_sge_job(job_id, run, memory, notes=notes)
-    slurm_notes = []
-    found = poll_slurm_job(job_id, run, slurm_notes)
-    if found or kind == "slurm" or run is not None or not shutil.which("qstat"):
-        memory["kind"] = "slurm" if found else memory.get("kind")
-        notes += slurm_notes
-        return found
-    sge_notes = []
-    on_sge = poll_sge_job(job_id, run, memory, notes=sge_notes)
-    if on_sge:
-        memory["kind"] = "sge"
-        return on_sge
-    if on_sge is not None and found is None:
-        return on_sge  # SGE answered (it does not know the job) where Slurm did not
-    notes += slurm_notes + (sge_notes if on_sge is None else [])
-    return found
-
-
-def poll_slurm_job(job_id, run=None, notes=None):
-    """One look at a Slurm job (see poll_job). Sources in order: scontrol show job -o,
-    squeue -t all, sacct."""
-    run = run or run_command
-    notes = [] if notes is None else notes
-    out = _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
-    recs = parse_scontrol(out)
-    if recs:
-        return [job_info_from_scontrol(r) for r in recs]
-    answered = out is not None
-    argv = ["squeue", "-h", "-t", "all", "-j", str(job_id), "-o", "%i|%T|%r"]
-    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
-    rows = [line.split("|") for line in (out or "").splitlines() if line.count("|") == 2]
-    if rows:
-        return [_job_info(r[0], r[1], None, {"Reason": r[2]}, "squeue") for r in rows]
-    answered = answered or out is not None
-    argv = ["sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State,ExitCode"]
-    out = _ask(run, argv, CMD_TIMEOUT_S, notes)
-    rows = parse_sacct(out)
-    if rows:
-        return [_job_info(r[0], r[1], r[2], {}, "sacct") for r in rows]
-    return [] if answered or out is not None else None
-
-
-def poll_sge_job(job_id, run=None, memory=None, clock=time.time, notes=None):
-    """One look at an SGE job: `qstat -j` while SGE holds it, then `qacct -j` once it has
-    ended. qacct has no -o/-e paths, so the submission record qstat gave is kept in
-    memory. A job that left the queue with no accounting record (yet: it is flushed
-    every few seconds; or at all: accounting off) is waited for SGE_ACCOUNTING_WAIT_S,
-    then reported with what is known. -> job-info dicts (one per array task), [] when SGE
-    does not know the job, None when qstat did not answer."""
-    run, memory, asked = run or run_command, {} if memory is None else memory, []
-    out = _ask(run, ["qstat", "-j", str(job_id)], CMD_TIMEOUT_S, asked)
-    if out is None:  # only a qstat that did not answer is trouble (exit 1: not queued)
-        if notes is not None:
-            notes += asked
-        return None
-    notes = asked
-    rec = parse_sge_job(out)
-    if rec.get("job_number") == str(job_id):
-        memory["sge_record"] = rec
-        return [_sge_info(job_id, "queued or running", False, rec)]
-    submitted = memory.get("sge_record") or {}
-    records = same_submission(parse_qacct(_ask(run, ["qacct", "-j", str(job_id)], CMD_TIMEOUT_S,
-                                               notes)), submitted.get("submission_time"))
-    if records:
-        return [job_info_from_qacct(r, submitted) for r in records]
-    if not submitted:
-        return []
-    gone = memory.setdefault("gone_at", clock())
-    if clock() - gone < SGE_ACCOUNTING_WAIT_S:
-        return [_sge_info(job_id, "left the queue, no qacct record yet", False, submitted)]
-    info = _sge_info(job_id, "ended", True, submitted)
-    info["facts"]["scheduler_evidence"] = (
-        "SGE: the job left the queue %.0fs ago and qacct has no record of it (%s): its exit "
-        "status and end reason are unknown" % (clock() - gone, "; ".join(notes) or "no accounting"))
-    return [info]
+    if kind != "auto":
+        return scheduler_named(kind).poll(job_id, run, memory, notes)
+    tried = []
+    for n, adapter in enumerate(s for s in SCHEDULERS if s.poll):
+        if n and (run is not None or not shutil.which(adapter.tool)):
+            continue
+        asked = []
+        found = adapter.poll(job_id, run, memory, asked)
+        if found:
+            memory["kind"] = adapter.kind
+            notes += [] if tried else asked
+            return found
+        tried.append((found, asked))
+    if tried[0][0] is None and any(found == [] for found, _ in tried):
+        return []  # another answered (it does not know the job) where the first did not
+    notes += [n for _, asked in tried for n in asked]
+    return tried[0][0]
 
 
 def job_is_unknown(job_id, scheduler="auto", run=None, which=None):
@@ -12654,89 +12806,14 @@ def job_is_unknown(job_id, scheduler="auto", run=None, which=None):
     MinJobAge). SGE: qstat -j "do not exist" and qacct -j "not found"."""
     import shutil
     run, which = run or run_command_with_errors, which or shutil.which
-    askers = [ask for name, tool, ask in (("slurm", "scontrol", _slurm_says_unknown),
-                                          ("sge", "qstat", _sge_says_unknown))
-              if scheduler in ("auto", name) and which(tool)]
     words = []
-    for ask in askers:
-        said = ask(str(job_id), run)
-        if not said:
-            return None
-        words.append(said)
+    for adapter in SCHEDULERS:
+        if adapter.says_unknown and scheduler in ("auto", adapter.kind) and which(adapter.tool):
+            said = adapter.says_unknown(str(job_id), run)
+            if not said:
+                return None
+            words.append(said)
     return "; ".join(words) or None
-
-
-def _slurm_says_unknown(job_id, run):
-    # A broken seam (an exception: None, as for no answer) cannot say the job is unknown.
-    got = _safely(lambda: run(["scontrol", "show", "job", "-o", job_id], CMD_TIMEOUT_S), None)
-    if not got or got[0] == 0 or "invalid job id" not in got[1].lower():
-        return None
-    acct = _safely(lambda: run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State"],
-                               CMD_TIMEOUT_S), None)
-    if acct is None or (acct[0] == 0 and acct[1].strip()):
-        return None  # sacct did not answer, or it still has the job
-    return "scontrol: %s" % _first_said_line(got[1])
-
-
-def _sge_says_unknown(job_id, run):
-    got = _safely(lambda: run(["qstat", "-j", job_id], CMD_TIMEOUT_S), None)
-    if not got or got[0] == 0 or "do not exist" not in got[1]:
-        return None
-    acct = _safely(lambda: run(["qacct", "-j", job_id], CMD_TIMEOUT_S), None)
-    if not acct or acct[0] == 0 or "not found" not in acct[1]:
-        return None  # a record, or no readable accounting: cannot say it is unknown
-    return "qstat -j: %s; qacct -j: %s" % (" ".join(got[1].split()), _first_said_line(acct[1]))
-
-
-def _first_said_line(text):
-    return (text.strip().splitlines() or [""])[0].strip()
-
-
-def same_submission(records, submitted_at=None):
-    """qacct -j N lists every job ever numbered N (ids wrap; a reinstalled cell counts from
-    1 again): keep the records of the submission watch saw queued, else of the latest one."""
-    if not records:
-        return records
-    def stamp(rec):
-        return " ".join((rec.get("qsub_time") or "").split())
-    seen = [r for r in records if submitted_at and stamp(r) == " ".join(submitted_at.split())]
-    latest = stamp(max(records, key=lambda r: _sge_time(r.get("qsub_time")) or 0))
-    return seen or [r for r in records if stamp(r) == latest]
-
-
-def _sge_info(job_id, state, done, sub, task=None):
-    info = {"job_id": str(job_id), "label": "%s.%s" % (job_id, task) if task else str(job_id),
-            "kind": "sge", "state": state, "done": done, "reason": None, "exit_code": None,
-            "signal": None, "source": "qstat", "name": sub.get("job_name"),
-            "stdout": sge_output_path(sub.get("stdout_path_list"), sub, task, "o") if sub else None,
-            "stderr": sge_output_path(sub.get("stderr_path_list"), sub, task, "e") if sub else None,
-            "end_time": None, "start_time": None, "facts": {"scheduler_state": state},
-            "command": sub.get("script_file")}
-    if sub.get("merge", "").lower() in ("y", "yes", "true"):
-        info["stderr"] = info["stdout"]
-    return info
-
-
-def job_info_from_qacct(rec, submitted=None):
-    """The job-info dict of one finished SGE job (or task) from its qacct record, with the
-    output paths from its submission record (qstat -j, kept while it was queued)."""
-    task = rec.get("taskid") if rec.get("taskid") not in (None, "", "undefined") else None
-    facts = sge_facts(rec)
-    info = _sge_info(rec.get("jobnumber"), facts["scheduler_state"], True, submitted or {}, task)
-    info.update(source="qacct", name=rec.get("jobname") or info["name"],
-                exit_code=facts.get("exit_code"), facts=facts,
-                start_time=_sge_time(rec.get("start_time")), end_time=_sge_time(rec.get("end_time")))
-    if not submitted:
-        info["note"] = "the job's output files are unknown: it had ended before watch saw it queued"
-    return info
-
-
-def _sge_time(text):
-    """qacct's 'Thu Dec  3 08:39:38 2026' (local time) -> epoch; None if unreadable."""
-    try:
-        return time.mktime(time.strptime((text or "").strip(), "%a %b %d %H:%M:%S %Y"))
-    except ValueError:
-        return None
 
 
 def watch_jobs(job_ids, *, run=None, sleep=time.sleep, clock=time.time, interval=WATCH_INTERVAL_S,
@@ -12845,6 +12922,7 @@ class Watch(object):
         """-> 0 when every job's end was seen, 1 when some job stayed unknown (or the
         scheduler stopped answering for give_up_s). A job id no scheduler here knows is a
         usage error, raised before anything is polled or sent."""
+        self.scheduler = watch_kind(self.scheduler)
         unknown = [(j, job_is_unknown(j, self.scheduler)) for j in self.job_ids]
         unknown = ["%s (%s)" % (j, why) for j, why in unknown if why]
         if unknown:
@@ -12896,18 +12974,17 @@ def watched_result(info, verdict, log_dir):
     run_dir = make_run_dir(log_dir, "watch-" + name, host, {"dir_tag": str(label)}, start=end)
     log_path = info.get("log_path") or info.get("stdout") or ""
     kind = info.get("kind") or "slurm"
-    sge = kind == "sge"
-    notes = ["%s %s (seen by gpualert watch on %s)" % ("SGE job" if sge else "Slurm state",
-                                                       info.get("state"), host)]
+    adapter = scheduler_named(kind)
+    notes = [adapter.state_note % info.get("state") + " (seen by gpualert watch on %s)" % host]
     evidence = (info.get("facts") or {}).get("scheduler_evidence")
-    notes += [n for n in (evidence if sge else None, info.get("note")) if n]
+    notes += [n for n in (evidence if adapter.evidence_note else None, info.get("note")) if n]
     try:
         tail = tail_lines(read_tail(log_path, 256 * 1024)[0]) if log_path else []
     except OSError as exc:
         tail = []
         notes.append("cannot read the job's log %s: %s" % (log_path, exc.strerror or exc))
     argv = [info["command"]] if info.get("command") else [
-        "%s job %s" % ("qsub" if sge else "sbatch", label)]  # no script known (--wrap, qacct only)
+        "%s job %s" % (adapter.submit_tool, label)]  # no script known (--wrap, qacct only)
     return make_result(
         status_for(code, verdict.cls), name, argv=argv,
         host=host, cwd=os.path.dirname(log_path), start=info.get("start_time") or end, end=end,

@@ -682,21 +682,21 @@ def test_poll_follows_a_job_from_the_queue_to_qacct(tmp_path):
     def run(argv, timeout):
         return answers[argv[0]]
     memory = {}
-    (info,) = ga.poll_sge_job("20", run, memory, clock=lambda: now[0])
+    (info,) = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
     assert not info["done"] and info["name"] == "look"
     answers["qstat"] = (1, "Following jobs do not exist: \n20\n")
-    (info,) = ga.poll_sge_job("20", run, memory, clock=lambda: now[0])
+    (info,) = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
     assert not info["done"]  # left the queue, accounting not flushed yet
     now[0] += ga.SGE_ACCOUNTING_WAIT_S + 1
-    (info,) = ga.poll_sge_job("20", run, memory, clock=lambda: now[0])
+    (info,) = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
     assert info["done"] and "qacct has no record" in info["facts"]["scheduler_evidence"]
     assert info["stderr"] == str(tmp_path / "err.txt")
     answers["qacct"] = (0, read("qacct-array.txt").replace("jobnumber    17", "jobnumber    20"))
-    infos = ga.poll_sge_job("20", run, memory, clock=lambda: now[0])
+    infos = ga.SGE.poll("20", run, memory, clock=lambda: now[0])
     assert [i["label"] for i in infos] == ["20.1", "20.2", "20.3"]
     assert infos[0]["stdout"] == str(tmp_path / "look.o20.1")  # -o named a directory
-    assert ga.poll_sge_job("7", lambda argv, t: (1, ""), {}) == []
-    assert ga.poll_sge_job("7", lambda argv, t: None, {}) is None
+    assert ga.SGE.poll("7", lambda argv, t: (1, ""), {}) == []
+    assert ga.SGE.poll("7", lambda argv, t: None, {}) is None
 
 
 def test_qacct_keeps_the_submission_watch_saw():
