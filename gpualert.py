@@ -896,76 +896,50 @@ TRAIL_MAX_LINES = 400             # more useful lines after a traceback: the run
 TRAIL_PROGRESS_LINES = 5          # or this many progress lines (loss reports, "retrying")
 TEARDOWN_MAX_LINES = 10 * TRAIL_MAX_LINES  # a failure's teardown: 64 ranks' watchdog dumps are ~2,600
 
-_H_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
-          "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
-          "helps with fragmentation.")
-_H_CUDA_OOM = ("The GPU ran out of memory.|{reserved_large} is reserved by PyTorch but unallocated "
-               "(fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first.|Reduce the batch "
-               "size or sequence length, use gradient accumulation/checkpointing or mixed precision.")
-
-
-_H_NCCL = ("A collective failed or hung. Look for the rank that failed or straggled first (its own "
-           "traceback, OOM or dead node); rerun with NCCL_DEBUG=INFO; raise the timeout only if a rank "
-           "is legitimately slow (e.g. rank-0-only checkpointing or evaluation).")
-_H_WATCHDOG = ("A collective did not complete in time:|{op}|timed out after {timeout_dur}.|One rank never joined "
-               "it: look for the rank that failed or straggled first (its own traceback, OOM, a dead node, "
-               "rank-0-only checkpointing or evaluation). To see which rank and call: rerun with NCCL_DEBUG=INFO "
-               "TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_NCCL_TRACE_BUFFER_SIZE=2000 for the flight "
-               "recorder); raise init_process_group(timeout=...) only if a rank is legitimately slow.")
-
-
-_H_CUDA = ("A CUDA kernel or library call failed. Rerun with CUDA_LAUNCH_BLOCKING=1 (and "
-           "TORCH_USE_CUDA_DSA) to find the real call; device-side asserts are usually out-of-range "
-           "indices or labels.")
-
-
-_H_HOST = ("Host RAM ran out. Load data lazily or memory-mapped, lower num_workers/prefetch, or "
-           "request more memory (--mem).")
-
-
-_H_KILL = ("The kernel or cgroup OOM killer killed the process (host RAM, not GPU). Request more "
-           "memory (--mem), lower num_workers, or check sacct MaxRSS / dmesg.")
-
-
-_H_HW = ("The GPU or its link reported a hardware fault. Drain/report the node to the admins, "
-         "and resubmit excluding it (--exclude); resume from the last checkpoint.")
-
-
-_H_DISK = "A filesystem is full or over quota. Free space (df -h, quota) or write checkpoints elsewhere."
-_H_TIME_LIMIT = ("The job hit its time limit|({limit_dur}).|It ran {used_dur}.|Resume from the last checkpoint "
-                 "and ask for more time, or checkpoint more often.")
-_H_TIME = ("The job hit its time limit. Resume from the last checkpoint and ask for more time, or "
-           "checkpoint more often.")
-
-
-_H_PREEMPT = ("The scheduler preempted the job. Resubmit or requeue (--requeue) and resume from the "
-              "last checkpoint; checkpoint on SIGTERM/SIGUSR1.")
-
-
-_H_NODE_FAIL = ("A node of the job failed and Slurm ended the job (sacct shows NODE_FAIL; slurmctld's log "
-                "says why). Resubmit, excluding that node if it fails again (--exclude), and resume from the "
-                "last checkpoint; --requeue lets Slurm do it.")
-
-
-_H_INT = "The run was interrupted (Ctrl-C, scancel or a signal). Resume from the last checkpoint if wanted."
-_H_NAN = ("The loss diverged to NaN/Inf. Lower the learning rate, add warm-up and gradient clipping, "
-          "check inputs for NaN, or prefer bf16 over fp16.")
-
-
-_H_FILE = ("A file or directory was missing. Check the path, the working directory and that the data "
-           "is staged on this node.")
-
-
-_H_PERM = ("Access was denied. Check the path's permissions/ownership and that you write to your own "
-           "scratch space.")
-
-
-_H_MOD = ("A Python module or shared library could not be imported. Activate the right environment "
-          "(module load / conda activate) in the job script and install the package.")
-
-
-_H_DEV = ("Tensors or modules are on different devices. Move the model and every input to the same "
-          "device (.to(device)), including tensors created inside forward.")
+HINT_GPU_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
+                "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+                "helps with fragmentation.")
+HINT_GPU_OOM_FRAGMENTED = ("The GPU ran out of memory.|{reserved_large} is reserved by PyTorch but unallocated "
+                           "(fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first.|Reduce the batch "
+                           "size or sequence length, use gradient accumulation/checkpointing or mixed precision.")
+HINT_COLLECTIVE = ("A collective failed or hung. Look for the rank that failed or straggled first (its own "
+                   "traceback, OOM or dead node); rerun with NCCL_DEBUG=INFO; raise the timeout only if a rank "
+                   "is legitimately slow (e.g. rank-0-only checkpointing or evaluation).")
+HINT_COLLECTIVE_TIMEOUT = ("A collective did not complete in time:|{op}|timed out after {timeout_dur}.|One rank never joined "
+                           "it: look for the rank that failed or straggled first (its own traceback, OOM, a dead node, "
+                           "rank-0-only checkpointing or evaluation). To see which rank and call: rerun with NCCL_DEBUG=INFO "
+                           "TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_NCCL_TRACE_BUFFER_SIZE=2000 for the flight "
+                           "recorder); raise init_process_group(timeout=...) only if a rank is legitimately slow.")
+HINT_CUDA_ERROR = ("A CUDA kernel or library call failed. Rerun with CUDA_LAUNCH_BLOCKING=1 (and "
+                   "TORCH_USE_CUDA_DSA) to find the real call; device-side asserts are usually out-of-range "
+                   "indices or labels.")
+HINT_HOST_RAM = ("Host RAM ran out. Load data lazily or memory-mapped, lower num_workers/prefetch, or "
+                 "request more memory (--mem).")
+HINT_OOM_KILLER = ("The kernel or cgroup OOM killer killed the process (host RAM, not GPU). Request more "
+                   "memory (--mem), lower num_workers, or check sacct MaxRSS / dmesg.")
+HINT_GPU_HARDWARE = ("The GPU or its link reported a hardware fault. Drain/report the node to the admins, "
+                     "and resubmit excluding it (--exclude); resume from the last checkpoint.")
+HINT_DISK_FULL = "A filesystem is full or over quota. Free space (df -h, quota) or write checkpoints elsewhere."
+HINT_TIME_LIMIT_USED = ("The job hit its time limit|({limit_dur}).|It ran {used_dur}.|Resume from the last checkpoint "
+                        "and ask for more time, or checkpoint more often.")
+HINT_TIME_LIMIT = ("The job hit its time limit. Resume from the last checkpoint and ask for more time, or "
+                   "checkpoint more often.")
+HINT_PREEMPTED = ("The scheduler preempted the job. Resubmit or requeue (--requeue) and resume from the "
+                  "last checkpoint; checkpoint on SIGTERM/SIGUSR1.")
+HINT_NODE_FAIL = ("A node of the job failed and Slurm ended the job (sacct shows NODE_FAIL; slurmctld's log "
+                  "says why). Resubmit, excluding that node if it fails again (--exclude), and resume from the "
+                  "last checkpoint; --requeue lets Slurm do it.")
+HINT_INTERRUPTED = "The run was interrupted (Ctrl-C, scancel or a signal). Resume from the last checkpoint if wanted."
+HINT_NAN_LOSS = ("The loss diverged to NaN/Inf. Lower the learning rate, add warm-up and gradient clipping, "
+                 "check inputs for NaN, or prefer bf16 over fp16.")
+HINT_FILE_MISSING = ("A file or directory was missing. Check the path, the working directory and that the data "
+                     "is staged on this node.")
+HINT_PERMISSION = ("Access was denied. Check the path's permissions/ownership and that you write to your own "
+                   "scratch space.")
+HINT_MISSING_MODULE = ("A Python module or shared library could not be imported. Activate the right environment "
+                       "(module load / conda activate) in the job script and install the package.")
+HINT_DEVICE_MISMATCH = ("Tensors or modules are on different devices. Move the model and every input to the same "
+                        "device (.to(device)), including tensors created inside forward.")
 
 # (rule_id, class, pattern, detail template, hint) -- first match wins, specific above
 # generic. Patterns are compiled with re.M and searched over the decisive part of the
@@ -975,41 +949,41 @@ FAILURE_RULES = (
     # Scheduler end-of-job lines come after whatever the program printed: decisive.
     ("slurm_time_limit", "walltime",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO TIME LIMIT",
-     "Slurm time limit|job {job}", _H_TIME),
+     "Slurm time limit|job {job}", HINT_TIME_LIMIT),
     # PBS Pro / Torque enforce walltime and cput; Torque's and Moab's job mail say it in words.
     ("pbs_walltime", "walltime",
      r"PBS: job killed: (?P<kind>walltime|cput) (?P<used_s>\d+) exceeded limit (?P<limit_s>\d+)"
      r"|Job exceeded its walltime limit\. Job was aborted|MOAB_INFO: +job exceeded wallclock limit",
-     "PBS {kind} {used_dur} > limit {limit_dur}", _H_TIME_LIMIT),
+     "PBS {kind} {used_dur} > limit {limit_dur}", HINT_TIME_LIMIT_USED),
     ("lsf_runlimit", "walltime",
      r"(?P<term>TERM_RUNLIMIT|TERM_CPULIMIT): job killed after reaching LSF (?:run time|CPU usage) limit",
-     "LSF {term}", _H_TIME),
+     "LSF {term}", HINT_TIME_LIMIT),
     # Grid Engine's h_rt/s_rt enforcement (sge_execd job messages).
     # ... and qacct's failure code 37 (SSTATE_QMASTER_ENFORCED_LIMIT: "ran, but killed due to exceeding
     # run time limit"; qacct's text also lists h_cpu and h_vmem)
     ("sge_wallclock", "walltime",
      r"\bjob (?P<job>[\d.]+) exceeded (?P<kind>hard|soft) wallclock time|\bqmaster enforced h_rt\b",
-     "Grid Engine {kind} wallclock limit (h_rt/s_rt)|job {job}", _H_TIME),
+     "Grid Engine {kind} wallclock limit (h_rt/s_rt)|job {job}", HINT_TIME_LIMIT),
     # A Kubernetes Job past its spec.activeDeadlineSeconds (kube-controller-manager's event).
     ("k8s_deadline", "walltime", r"Job was active longer than specified deadline",
-     "Kubernetes Job deadline (activeDeadlineSeconds)", _H_TIME),
+     "Kubernetes Job deadline (activeDeadlineSeconds)", HINT_TIME_LIMIT),
     ("slurm_preempted", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO (?:PREEMPTION|JOB REQUEUE)",
-     "Slurm preemption|job {job}", _H_PREEMPT),
+     "Slurm preemption|job {job}", HINT_PREEMPTED),
     # slurmstepd's words when another node of the job failed (the job's state becomes NODE_FAIL):
     # the scheduler took the allocation away, as a preemption does, and the remedy is the same.
     ("slurm_node_failure", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO NODE FAILURE",
-     "Slurm node failure|job {job}", _H_NODE_FAIL),
+     "Slurm node failure|job {job}", HINT_NODE_FAIL),
     ("lsf_preempted", "preempted", r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption",
-     "LSF preemption ({lsf})", _H_PREEMPT),
+     "LSF preemption ({lsf})", HINT_PREEMPTED),
     # PBS Pro's scheduler names how it preempted a job (pbs_sched: "Job preempted by requeuing",
     # "... by checkpointing", "... by suspension", "... by deletion"); schedulers' notices say
     # "preempted by a higher priority job".
     ("pbs_preempted", "preempted",
      r"\bJob preempted by (?P<how>requeuing|checkpointing|suspension|deletion)\b"
      r"|\b[Jj]ob (?:was |has been )?preempted by (?:an? )?higher[- ]priority job",
-     "PBS preemption|by {how}", _H_PREEMPT),
+     "PBS preemption|by {how}", HINT_PREEMPTED),
     # Clouds and Kubernetes reclaim the machine: a spot/preemptible VM or a node shutdown.
     ("cloud_preempted", "preempted",
      r"Preempted in order to admit critical pod|\bPod (?:\S+ )?was terminated in response to imminent node shutdown"
@@ -1047,60 +1021,60 @@ FAILURE_RULES = (
      "checkpoint before it; resume from the last checkpoint."),
     # Host OOM killer: the kernel, the cgroup or the scheduler says so.
     ("slurm_oom_kill", "oom_killer", r"Detected (?P<n>\d+) oom[-_ ]kill event",
-     "{n} oom-kill event(s) (Slurm cgroup)", _H_KILL),
+     "{n} oom-kill event(s) (Slurm cgroup)", HINT_OOM_KILLER),
     ("kernel_oom_kill", "oom_killer",
      r"(?:Out of memory"
      r"|Memory cgroup out of memory): Kill(?:ed)? process (?P<pid>\d+)(?: \((?P<comm>[^)]*)\))?",
-     "kernel OOM killer|process {comm}|pid {pid}", _H_KILL),
+     "kernel OOM killer|process {comm}|pid {pid}", HINT_OOM_KILLER),
     ("sched_mem_limit", "oom_killer",
      r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|Exceeded job memory limit"
      r"|exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
      r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
      r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)",
-     "", _H_KILL),
+     "", HINT_OOM_KILLER),
     # Ray's memory monitor and Kubernetes kill a worker or a container at its memory limit.
     ("container_oom_kill", "oom_killer",
      r"Task was killed due to the node running low on memory"
      r"|Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|\bOOMKilled\b",
-     "", _H_KILL),
+     "", HINT_OOM_KILLER),
     # A bare cancel line: below the memory-limit kills, which Slurm follows with one.
     ("slurm_cancelled", "interrupted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED AT \S+ \*\*\*",
-     "cancelled (scancel)|job {job}", _H_INT),
+     "cancelled (scancel)|job {job}", HINT_INTERRUPTED),
     ("lsf_owner_kill", "interrupted",
      r"(?P<term>TERM_(?:FORCE_)?OWNER): [Jj]ob killed by owner|(?P<term2>TERM_(?:FORCE_)?ADMIN): [Jj]ob killed by root",
-     "LSF {term}|LSF {term2}", _H_INT),
+     "LSF {term}|LSF {term2}", HINT_INTERRUPTED),
     ("dataloader_killed", "oom_killer", r"DataLoader worker \(pid[^)]*\) is killed by signal: Killed",
-     "DataLoader worker killed (SIGKILL)", _H_KILL),
+     "DataLoader worker killed (SIGKILL)", HINT_OOM_KILLER),
     ("shell_killed", "oom_killer",
      r"^Killed\s*$|: line \d+: +\d+ Killed\b|: tasks? [\d,-]+: Killed\b",
-     "process killed (SIGKILL), most likely by the OOM killer", _H_KILL),
+     "process killed (SIGKILL), most likely by the OOM killer", HINT_OOM_KILLER),
     ("sigkill_seen", "oom_killer",
      r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|terminated with signal SIGKILL"
      r"|<Signals\.SIGKILL: 9>|exitcode\s*: -9\b|failed \(exitcode: -9\)|exits with return code = -9\b"
      r"|exited on signal 9\b",
-     "a process was killed by SIGKILL, most likely by the OOM killer", _H_KILL),
+     "a process was killed by SIGKILL, most likely by the OOM killer", HINT_OOM_KILLER),
     # GPU hardware: only the Xids NVIDIA documents as hardware/ECC/NVLink/bus faults.
     ("xid_hardware", "gpu_hardware",
      r"\bXid \([^)]*\): (?P<xid>48|61|62|63|64|74|79|92|94|95|119|120|121|123|140)\b",
-     "Xid {xid}", _H_HW),
+     "Xid {xid}", HINT_GPU_HARDWARE),
     ("gpu_off_bus", "gpu_hardware",
      r"GPU has fallen off the bus|GPU is lost|Unable to determine the device handle for GPU",
-     "", _H_HW),
+     "", HINT_GPU_HARDWARE),
     # The driver could not bring a GPU up (the kernel's NVRM line, which job prologues and
     # health checks print): the node's GPU is unusable, whatever CUDA then says.
-    ("gpu_init_failed", "gpu_hardware", r"\bRmInitAdapter failed!", "the GPU failed to initialise", _H_HW),
+    ("gpu_init_failed", "gpu_hardware", r"\bRmInitAdapter failed!", "the GPU failed to initialise", HINT_GPU_HARDWARE),
     ("ecc_uncorrectable", "gpu_hardware",
      r"uncorrectable ECC error encountered|[Uu]ncorrectable ECC error|Double Bit ECC Error"
      r"|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable",
-     "uncorrectable ECC error", _H_HW),
+     "uncorrectable ECC error", HINT_GPU_HARDWARE),
     ("nvlink_uncorrectable", "gpu_hardware",
      r"uncorrectable NVLink error|CUDA_ERROR_NVLINK_UNCORRECTABLE|cudaErrorNvlinkUncorrectable",
-     "uncorrectable NVLink error", _H_HW),
+     "uncorrectable NVLink error", HINT_GPU_HARDWARE),
     # Interrupts (a person or a launcher stopped the run).
     ("keyboard_interrupt", "interrupted",
      r"^\s*KeyboardInterrupt\b|Detected KeyboardInterrupt, attempting graceful shutdown",
-     "KeyboardInterrupt (Ctrl-C)", _H_INT),
+     "KeyboardInterrupt (Ctrl-C)", HINT_INTERRUPTED),
     # A handler that caught the stop signal and exited cleanly: counted on exit-0 runs only
     # (a failed run's exit status or the wrapper's own signal facts already say it).
     # A signal the program says it reloads on or ignores (SIGHUP's daemon idiom) did not stop it.
@@ -1112,10 +1086,10 @@ FAILURE_RULES = (
      # "except KeyboardInterrupt: print('Keyboard interrupt received, saving ...')"
      r"|\b(?P<kbd>[Kk]eyboard ?[Ii]nterrupt(?:ion)?|Ctrl-C)(?: signal)? (?:received|caught|detected)\b"
      r"(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))",
-     "{sig} handled|{sig2} handled|signal {num} handled|{kbd} handled", _H_INT),
+     "{sig} handled|{sig2} handled|signal {num} handled|{kbd} handled", HINT_INTERRUPTED),
     ("launcher_signal", "interrupted",
      r"SignalException: Process (?P<pid>\d+) got signal: (?P<sig>\d+)",
-     "launcher got signal {sig}", _H_INT),
+     "launcher got signal {sig}", HINT_INTERRUPTED),
     # The command could not be started.
     ("cmd_not_found", "exec_failure",
      r"^(?:\S+: line \d+|(?:\S*/)?(?:ba|da|z"
@@ -1157,24 +1131,24 @@ FAILURE_RULES = (
      r"|\s?GPU (?P<gpu2>\d+) has a total capacity of (?P<total2>[\d.]+ [KMGT]iB)"
      r" of which (?P<free>[\d.]+ [KMGT]iB) is free)?"
      r"(?:[^\n]*?and (?P<reserved_mem>[\d.]+ [KMGT]iB) is reserved by PyTorch but unallocated)?",
-     "tried to allocate {size}|GPU {gpu} {total} total|GPU {gpu2} {total2} total, {free} free", _H_CUDA_OOM),
+     "tried to allocate {size}|GPU {gpu} {total} total|GPU {gpu2} {total2} total, {free} free", HINT_GPU_OOM_FRAGMENTED),
     ("cuda_error_oom", "cuda_oom",
      r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
      r"|Cuda failure '?out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
      r"|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL file=\S+ line=\d+ error=2 : out of memory"
      r"|No executable batch size found, reached zero"
      r"|No available memory for the cache blocks|Dst tensor is not initialized",
-     "", _H_OOM),
+     "", HINT_GPU_OOM),
     ("xla_oom", "cuda_oom",
      r"(?:RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhaustedError):? .*?(?:[Oo]ut of memory|Ran out of memory"
      r"|[Ff]ailed to allocate (?:request for|memory)"
      # TPU: "Attempting to reserve 10.51G at the bottom of memory. That was not possible."
      r"|Attempting to (?:reserve|allocate) \S+(?: at the bottom of memory)?\. That was not possible)"
      r"(?: while trying to allocate (?P<alloc_bytes>\d+) bytes)?",
-     "tried to allocate {alloc_size}", _H_OOM),
+     "tried to allocate {alloc_size}", HINT_GPU_OOM),
     ("tf_oom", "cuda_oom",
      r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\])?(?![^\n]*device:CPU:\d+ by allocator)",
-     "OOM allocating tensor|shape [{shape}]", _H_OOM),
+     "OOM allocating tensor|shape [{shape}]", HINT_GPU_OOM),
     # Collectives.
     ("nccl_watchdog", "nccl",
      r"(?:Watchdog caught"
@@ -1183,7 +1157,7 @@ FAILURE_RULES = (
      # the heartbeat monitor and newer watchdog wordings (ProcessGroupNCCL.cpp)
      r"|ProcessGroupNCCL's watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
      r"|Timeout at NCCL work: \d+|Exception \(either an error or timeout\) detected by watchdog at work",
-     "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", _H_WATCHDOG),
+     "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", HINT_COLLECTIVE_TIMEOUT),
     # NCCL's own report of a failed InfiniBand/RoCE or socket transfer (transport/net_ib.cc,
     # ib_plugin.c; misc/socket.cc) or verbs call (misc/ibvwrap.cc "Call to ibv_... failed with
     # error ..."): printed at WARN level, the first sign of a network fault.
@@ -1191,57 +1165,57 @@ FAILURE_RULES = (
      r"NET/IB ?: Got completion from peer (?P<peer>\S+) with (?:error |status=)(?P<status>\d+)"
      r"|NET/(?:IB|Socket) ?: (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]{0,80})"
      r"|Call to (?P<verb>ibv_\w+) failed(?: with error (?P<err>[^\n]{1,60}))?",
-     "NCCL network transport error|status {status} from peer {peer}|{what}|{verb} failed|{err}", _H_NCCL),
+     "NCCL network transport error|status {status} from peer {peer}|{what}|{verb} failed|{err}", HINT_COLLECTIVE),
     ("nccl_result", "nccl",
      r"\b(?P<code>ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
      r"|ncclInvalidUsage|ncclRemoteError)\b",
-     "{code}", _H_NCCL),
+     "{code}", HINT_COLLECTIVE),
     ("nccl_error", "nccl",
      r"NCCL error in: [^,\n]+, (?P<what>[^,(\n]+?)(?: \(run with NCCL_DEBUG|, NCCL version|$)"
      r"|\bNCCL error: (?P<what2>[^\n]+)"
      r"|NCCL operation \w+\([^\n]*?\) failed: (?P<what3>[^.;(\n]+)|Error invoking NCCL: (?P<what4>[^\n]+)"
      r"|\bNCCL Error \d+: (?P<what5>[^(\n]+)",
-     "NCCL error: {what}|{what2}|{what3}|{what4}|NCCL error: {what5}", _H_NCCL),
+     "NCCL error: {what}|{what2}|{what3}|{what4}|NCCL error: {what5}", HINT_COLLECTIVE),
     ("nccl_aborted", "nccl",
      r"NCCL communicator was aborted|Some NCCL operations have failed or timed out"
      r"|DistBackendError(?:: (?P<msg>.+))?",
-     "DistBackendError: {msg}", _H_NCCL),
+     "DistBackendError: {msg}", HINT_COLLECTIVE),
     ("dist_store", "nccl",
      r"(?P<exc>DistStoreError|DistNetworkError|Rendezvous\w*Error)(?:: (?P<msg>.+))?"
      r"|The client socket has timed out after \d+\w* while trying to connect"
      # c10d's store-based barrier, the NCCL id exchange through the store, TCPStore, gloo's mesh
      r"|Timed out initializing process group in store based barrier"
      r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store|\bSocket Timeout\b|Gloo connectFullMesh failed",
-     "{exc}: {msg}", _H_NCCL),
+     "{exc}: {msg}", HINT_COLLECTIVE),
     # gloo's view of a peer that went away: usually the consequence of another rank's failure.
     # gloo's TCP pair (gloo/transport/tcp/pair.cc): a peer that went away, or "Read error"/"Write
     # error" with the socket's strerror (a reset connection).
     ("gloo_peer_lost", "nccl",
      r"gloo[^\]]*\] (?P<what>Connection closed by peer|Timed out waiting|(?:Read|Write) error \S+: [^\n]{1,80})",
-     "gloo: {what}", _H_NCCL),
+     "gloo: {what}", HINT_COLLECTIVE),
     # Horovod's SHUT_DOWN_ERROR (horovod/common/operations.cc) names no cause: another rank's
     # exception, printed before it, is the root cause when there is one.
     ("horovod_shutdown", "nccl",
      r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the rank"
      r"|Horovod background loop uncaught exception: (?P<what>[^\n]{1,160})",
-     "Horovod shut down|{what}", _H_NCCL),
+     "Horovod shut down|{what}", HINT_COLLECTIVE),
     # Open MPI's TCP transport (opal/mca/btl/tcp: "connect() to ... failed", "readv failed: Connection
     # reset by peer"): a peer that is gone, usually the consequence of another rank's failure.
     # ... its UCX layer (ompi/mca/pml/ucx/pml_ucx.c) and the errhandler's fatal banner in a collective.
     ("mpi_transport", "nccl", r"\[btl_tcp\w*\.c:\d+:\w+\] (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]*)"
      r"|\bpml_ucx\.c:\d+ +Error: (?P<ucx>[^\n]+)|\*\*\* An error occurred in (?P<op>MPI_\w+)",
-     "Open MPI TCP transport: {what}|Open MPI UCX: {ucx}|Open MPI error in {op}", _H_NCCL),
+     "Open MPI TCP transport: {what}|Open MPI UCX: {ucx}|Open MPI error in {op}", HINT_COLLECTIVE),
     # CUDA runtime / libraries.
     ("cuda_device_assert", "cuda_runtime",
      r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<cond>[^`]*)` failed",
-     "device-side assert `{cond}`", _H_CUDA),
+     "device-side assert `{cond}`", HINT_CUDA_ERROR),
     ("cuda_error", "cuda_runtime",
      r"CUDA (?P<drv>driver )?error: (?P<err>[^\n]+?)(?:\s*$|\. ?CUDA kernel errors)"
      r"|Triton Error \[CUDA\]: (?P<err2>[^\n]+?)\s*$"
      # PyTorch < 1.0 (THC): "cuda runtime error (59) : device-side assert triggered at ...cu:26"
      r"|\bcuda runtime error \(\d+\) : (?P<err3>[^\n]+?)(?: at \S+)?\s*$"
      r"|THCudaCheck FAIL file=\S+ line=\d+ error=\d+ : (?P<err4>[^\n]+?)\s*$",
-     "CUDA {drv}error: {err}|Triton CUDA error: {err2}|CUDA error: {err3}|CUDA error: {err4}", _H_CUDA),
+     "CUDA {drv}error: {err}|Triton CUDA error: {err2}|CUDA error: {err3}|CUDA error: {err4}", HINT_CUDA_ERROR),
     ("cuda_lib_error", "cuda_runtime",
      r"\b(?P<code>CUDA_ERROR_\w+|cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|CUFFT_\w+|CUSOLVER_STATUS_\w+"
      r"|CUSPARSE_STATUS_\w+|CURAND_STATUS_\w+)"
@@ -1253,7 +1227,7 @@ FAILURE_RULES = (
      r" because cuDNN failed to initialize|Could not create cudnn handle|DNN library is not found)"
      # numba and CuPy raise the driver's or runtime's error as their own exception types
      r"|\b(?P<pyexc>CudaAPIError|CudaSupportError|CUDADriverError|CUDARuntimeError): (?P<pymsg>[^\n]+)",
-     "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}|{tf}|{pyexc}: {pymsg}", _H_CUDA),
+     "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}|{tf}|{pyexc}: {pymsg}", HINT_CUDA_ERROR),
     ("cuda_unavailable", "cuda_runtime",
      r"Found no NVIDIA driver on your system|No CUDA GPUs are available"
      r"|CUDA driver version is insufficient for CUDA runtime version|CUDA driver initialization failed"
@@ -1279,12 +1253,12 @@ FAILURE_RULES = (
      r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)"
      r"|\b(?:fork|vfork|clone|mmap|posix_spawn)(?:\(\))?(?: failed)?: Cannot allocate memory"
      r"|OOM when allocating tensor with shape\s?\[[^\]]*\][^\n]*? on \S*device:CPU:\d+ by allocator",
-     "{msg}|unable to allocate {size}|tried to allocate {alloc_size}", _H_HOST),
+     "{msg}|unable to allocate {size}|tried to allocate {alloc_size}", HINT_HOST_RAM),
     # A full disk (a writer that aborts or crashes after ENOSPC is still a full disk).
     # Go programs (docker, containerd) write strerror in lower case; SQLite says SQLITE_FULL in words.
     ("no_space_left", "disk_full",
      r"[Nn]o space left on device|\[Errno 28\]|\bENOSPC\b|\bdatabase or disk is full\b",
-     "no space left on device", _H_DISK),
+     "no space left on device", HINT_DISK_FULL),
     # A write the device took only part of (tar's "Wrote only 4096 of 10240 bytes"): the
     # file system is full (GNU tar, src/system.c, sys_write_archive_error / write_error_details).
     ("short_write", "disk_full", r"\bWrote only (?P<got>\d+) of (?P<want>\d+) bytes",
@@ -1292,15 +1266,15 @@ FAILURE_RULES = (
      "A write stopped part-way: the file system is most likely full (check df). A per-file size limit "
      "(CephFS's max_file_size, ulimit -f) writes the same words."),
     ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
-     "disk quota exceeded", _H_DISK),
+     "disk quota exceeded", HINT_DISK_FULL),
     # A program that checks free space before writing (datasets, installers, checkpointers).
     ("disk_space_check", "disk_full",
      r"\b(?:[Nn]ot enough|[Ii]nsufficient) (?:free )?disk space\b(?:[^\n]*?[Nn]eeded:? (?P<needed>[\d.]+ ?[KMGTP]i?B))?"
      r"|\b[Oo]ut of disk space\b",
-     "not enough disk space|needed {needed}", _H_DISK),
+     "not enough disk space|needed {needed}", HINT_DISK_FULL),
     ("checkpoint_write", "disk_full",
      r"PytorchStreamWriter failed writing file (?P<file>[^\s:]+)|unexpected pos \d+ vs \d+",
-     "checkpoint write failed|{file}", _H_DISK),
+     "checkpoint write failed|{file}", HINT_DISK_FULL),
     # Native crashes.
     ("segfault", "segfault",
      r"Segmentation fault|(?<!or )\bSIGSEGV\b(?!,| or )|<Signals\.SIGSEGV: 11>|exitcode\s*: -11\b|failed \(exitcode: -11\)"
@@ -1339,7 +1313,7 @@ FAILURE_RULES = (
     # Python-level causes.
     ("missing_module", "missing_module",
      r"(?:ModuleNotFoundError: )?No module named '?(?P<mod>[\w.]+)'?|ModuleNotFoundError",
-     "No module named '{mod}'", _H_MOD),
+     "No module named '{mod}'", HINT_MISSING_MODULE),
     # bitsandbytes' cuda_setup (0.3x-0.41) could not load its CUDA library and says so in its own words.
     ("bnb_cuda_setup", "missing_module",
      r"CUDA Setup failed despite GPU being available|CUDA SETUP: Required library version not found: (?P<lib>\S+)",
@@ -1350,11 +1324,11 @@ FAILURE_RULES = (
      r"ImportError: (?P<msg>.+)|cannot open shared object file|undefined symbol: (?P<sym>\S+)"
      # importlib.metadata and pkg_resources: an installed distribution that is not there
      r"|PackageNotFoundError: No package metadata was found for (?P<pkg>\S+)|The '(?P<dist>[^'\n]+)' distribution was not found",
-     "{msg}|undefined symbol {sym}|no package {pkg}|no distribution {dist}", _H_MOD),
+     "{msg}|undefined symbol {sym}|no package {pkg}|no distribution {dist}", HINT_MISSING_MODULE),
     ("file_not_found", "file_not_found",
      r"(?:FileNotFoundError: )?\[Errno 2\] No such file or directory: '(?P<path>[^']*)'|FileNotFoundError"
      r"|[Nn]o such file or directory",  # Go programs (singularity, docker) write it in lower case
-     "No such file: {path}", _H_FILE),
+     "No such file: {path}", HINT_FILE_MISSING),
     ("hf_not_found", "file_not_found",
      r"does not appear to have a file named (?P<file>[^\s,]+?)\.?(?:\s|$)"
      # a local path that is not there; a Hub id that is not there is an OSError like others
@@ -1363,12 +1337,12 @@ FAILURE_RULES = (
      r"|Can't load the configuration of '(?P<model2>[^'\n]*)'"
      r"|\bEntryNotFoundError\b|Entry Not Found for url: (?P<url>\S+)"  # huggingface_hub: a 404 on the file
      r"|Can't find a valid checkpoint at (?P<ckpt>\S+)",  # transformers Trainer(resume_from_checkpoint=...)
-     "missing {file}|cannot load {model}|cannot load {model2}|not found: {url}|no checkpoint at {ckpt}", _H_FILE),
+     "missing {file}|cannot load {model}|cannot load {model2}|not found: {url}|no checkpoint at {ckpt}", HINT_FILE_MISSING),
     ("permission", "permission",
      r"(?:PermissionError: )?\[Errno 13\] Permission denied: '(?P<path>[^']*)'|PermissionError"
      r"|[Pp]ermission denied"
      r"|\[Errno 1\] Operation not permitted|Read-only file system",
-     "Permission denied: {path}", _H_PERM),
+     "Permission denied: {path}", HINT_PERMISSION),
     # Native code: Linux delivers SIGFPE ("Floating point exception", bash's name for it) for an
     # integer division by zero (FPE_INTDIV); floating-point operations do not trap by default.
     ("div_zero", "div_zero",
@@ -1380,7 +1354,7 @@ FAILURE_RULES = (
     ("device_mismatch", "device_mismatch",
      r"Expected all tensors to be on the same device(?:, but (?:found at least two devices, "
      r"|got \w+ is on )(?P<a>[\w:]+)(?:,? (?:and|different from other tensors on) (?P<b>[\w:]+))?)?",
-     "{a} vs {b}", _H_DEV),
+     "{a} vs {b}", HINT_DEVICE_MISMATCH),
     ("device_mismatch_other", "device_mismatch",
      r"Expected object of (?:device type|backend) \w+ but got (?:device type|backend) \w+"
      r"|is on CPU, but expected (?:it|them) to be on GPU"
@@ -1402,19 +1376,19 @@ FAILURE_RULES = (
      r"|incompatible devices for jitted computation"
      r"|Tensor on device \S+ is not on the expected device \S+|Placeholder storage has not been allocated on MPS device"
      r"|Cannot copy out of meta tensor",
-     "", _H_DEV),
+     "", HINT_DEVICE_MISMATCH),
     ("nan_anomaly", "nan_loss",
      r"Function '(?P<fn>\w+)' returned nan values in its \d+\w* output"
      r"|invalid value \((?:nan|inf)\) encountered in (?P<jit>\S+?)\.?(?:\s|$)"
      r"|Tensor had (?:NaN|Inf|NaN and Inf) values|Detected Infinity or NaN in output"
      r"|found NaN in local (?:grad norm|forward loss)",
-     "{fn} returned NaN|NaN/Inf in {jit} (jax_debug_nans)", _H_NAN),
+     "{fn} returned NaN|NaN/Inf in {jit} (jax_debug_nans)", HINT_NAN_LOSS),
     ("nan_detectron", "nan_loss",
      r"[Ll]oss bec(?:ame|ome) inf(?:inite)? or NaN\b(?: at iteration=(?P<it>\d+))?",
-     "loss became NaN/Inf|iteration {it}", _H_NAN),
+     "loss became NaN/Inf|iteration {it}", HINT_NAN_LOSS),
     ("loss_scale_min", "nan_loss",
      r"Current loss scale already at minimum|Minimum loss scale reached",
-     "fp16 loss scale at its minimum (overflow every step)", _H_NAN),
+     "fp16 loss scale at its minimum (overflow every step)", HINT_NAN_LOSS),
     ("nan_metric_stop", "nan_loss",
      r"Monitored metric (?P<metric>\S+) = \S+ is not finite"
      r"|Invalid loss, terminating training"
@@ -1425,14 +1399,14 @@ FAILURE_RULES = (
      r"|is non-finite, so it cannot be clipped"
      r"|^\s*[\w.]*(?:Error|Exception): [^\n]*?(?:\b[Nn]on-finite (?:loss|gradients?|grad(?:ient)? norm)\b"
      r"|\b(?:[Ll]oss|[Gg]radient norm|[Gg]rad[ _]norm)(?: value)? is (?:not finite|non-finite|nan|inf)\b)",
-     "{metric} is not finite|NaN/Inf in {param}", _H_NAN),
+     "{metric} is not finite|NaN/Inf in {param}", HINT_NAN_LOSS),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",
      r"(?i)\b(?P<key>(?:(?:val|valid|validation|eval|test|dev) )?\w*(?:loss|grad_norm|gnorm))\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
      r"(?P<val>[-+]?(?:nan|inf(?:inite|inity)?))\b"
      r"|\b(?:nan|inf(?:inite|inity)?)\b[ \w]{0,20}?\bloss\b"
      r"|\bloss (?:is|became|went to) (?:nan|inf(?:inite|inity)?)\b",
-     "{key} = {val}", _H_NAN),
+     "{key} = {val}", HINT_NAN_LOSS),
     # A CPU-only PyTorch asked for CUDA (torch/cuda/__init__.py _lazy_init raises it as an assert).
     ("torch_cpu_build", "assertion", r"AssertionError: Torch not compiled with CUDA enabled",
      "this PyTorch is a CPU-only build",
@@ -2852,8 +2826,9 @@ _SIGNAL_CLASS = {1: "interrupted", 2: "interrupted", 3: "interrupted", 15: "inte
 _TERMINAL = frozenset(("walltime", "preempted", "interrupted", "oom_killer", "gpu_hardware"))
 _NATIVE = frozenset(("segfault", "native_abort", "cuda_runtime", "cuda_oom", "nccl", "ram_oom", "disk_full"))
 _HINTS = {"segfault": _HINT_BY_ID["segfault"], "native_abort": _HINT_BY_ID["native_abort"],
-          "interrupted": _H_INT, "walltime": _H_TIME, "disk_full": _H_DISK, "oom_killer": _H_KILL,
-          "preempted": _H_PREEMPT, "gpu_hardware": _H_HW, "div_zero": _HINT_BY_ID["div_zero"]}
+          "interrupted": HINT_INTERRUPTED, "walltime": HINT_TIME_LIMIT, "disk_full": HINT_DISK_FULL,
+          "oom_killer": HINT_OOM_KILLER, "preempted": HINT_PREEMPTED, "gpu_hardware": HINT_GPU_HARDWARE,
+          "div_zero": _HINT_BY_ID["div_zero"]}
 
 
 def signal_of(exit_code):
