@@ -142,12 +142,12 @@ EVIDENCE_SPLIT_BYTES = 64 << 20  # a rest this long at the end is shared by two 
 #: can be taken for it); it matches the pattern, so its grep -n line number counts that
 #: half's lines. It is never written to the log.
 EVIDENCE_SPLIT_LINE = "gpualert: end of the first half %s (an Error line made to match)"
-SETTLE_S = 0.5
+SETTLE_S = 0.5  # at most this long reading the child's last output before the message is made
 TREE_SAMPLE_S = 1.0  # the process tree's memory and CPU, when the job has no cgroup of its own
 TREE_FIRST_SAMPLE_S = 0.1  # the first sample of the tree, after the child's start
 WARM_DELAY_S = 0.05  # warm_up() starts once the child has run this long (not for `true`)
 #: Launchers whose work runs elsewhere (under slurmstepd): their rusage is their own, not the job's.
-REMOTE_LAUNCHERS = ("srun",)  # at most this long reading the child's last output before the message is made
+REMOTE_LAUNCHERS = ("srun",)
 POLL_S = 0.1
 WORKER_POLL_S = 0.01  # how often the main thread looks whether the post-exit work is done
 END_REASON_WAIT_S = 3.5  # for the scheduler's answer about a SIGTERM (asked when it came): one
@@ -762,11 +762,6 @@ def mask_token_shapes(text):
         text = label.sub(r"\1***", text)
     return text
 
-
-
-def _last_redraw(line):
-    segments = [seg for seg in line.split("\r") if seg.strip()]
-    return segments[-1] if segments else ""
 
 
 # ---- small pure helpers ----
@@ -1602,12 +1597,8 @@ def _untriggered_branch(pattern, words):
         branches = items[0][1][1]
     for branch in branches:
         if not _seq_triggered(list(branch), words, consts):
-            return _branch_text(branch, consts)
+            return "".join(chr(av) if op == consts.LITERAL else "." for op, av in list(branch))[:60]
     return None
-
-
-def _branch_text(branch, consts):
-    return "".join(chr(av) if op == consts.LITERAL else "." for op, av in list(branch))[:60]
 
 
 def _seq_triggered(items, words, consts, prefix=""):
@@ -1807,8 +1798,9 @@ def tail_lines(data, count=TAIL_LINES):
     if lines and lines[-1] == "":
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
-    return [_fit(mask_token_shapes(clean_line(_last_redraw(line))), TAIL_LINE_MAX_CHARS, " [...]",
-                 head=TAIL_LINE_MAX_CHARS) for line in lines[-count:]]
+    redrawn = [([seg for seg in line.split("\r") if seg.strip()] or [""])[-1] for line in lines[-count:]]
+    return [_fit(mask_token_shapes(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...]", head=TAIL_LINE_MAX_CHARS)
+            for line in redrawn]
 
 
 def _collapse_cr(s):
@@ -2088,12 +2080,6 @@ def _rank_tag(display, end):
     return None
 
 
-def _rank_tags(lines):
-    """Per line, the rank prefix it carries (as printed), or None."""
-    return [_rank_tag(display, len(display) - len(body)) if len(display) != len(body) else None
-            for display, body in lines]
-
-
 def _look_back(bodies, kinds, start):
     """Include the lines printed just before a traceback by the same failure (CUDA kernel
     asserts, NCCL watchdog errors, dmesg excerpts), up to the last sign of progress."""
@@ -2198,17 +2184,6 @@ def _render_template(template, groups, sep):
     return sep.join(shown)
 
 
-def _render_detail(rule, m):
-    groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
-    detail = _render_template(rule.detail, groups, ", ") or m.group(0)
-    return re.sub(r"\s+", " ", detail).strip()[:200]
-
-
-def _render_hint(rule, m):
-    groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
-    return _render_template(rule.hint, groups, " ") or rule.hint
-
-
 def _evidence(display, body, m_start_in_line):
     offset = max(0, len(display) - len(body))  # the rank prefix length
     pos = offset + max(0, m_start_in_line)
@@ -2281,8 +2256,10 @@ class _Region(object):
         offsets = self._end_offsets if text is self._end_text else self.offsets
         display, body = self.lines[idx]
         col = pos - offsets[idx - self.start]
-        return Classification(rule.cls, rule.rule_id, _render_detail(rule, m), self.first_line + idx,
-                              _evidence(display, body, col), _render_hint(rule, m))
+        groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
+        detail = re.sub(r"\s+", " ", _render_template(rule.detail, groups, ", ") or m.group(0)).strip()[:200]
+        return Classification(rule.cls, rule.rule_id, detail, self.first_line + idx, _evidence(display, body, col),
+                              _render_template(rule.hint, groups, " ") or rule.hint)
 
 
 _FINITE_GRAD_RE = re.compile(r"(?i)\b(?:grad_norm|gnorm)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
@@ -2474,7 +2451,8 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     _mark_ignored(bodies, kinds, tbs)
     _mark_step_teardown(bodies, kinds, tbs)
     reraised = _mark_reraises(bodies, kinds, tbs)
-    tags = _rank_tags(lines)
+    tags = [_rank_tag(display, len(display) - len(body)) if len(display) != len(body) else None
+            for display, body in lines]  # per line, the rank prefix it carries (as printed), or None
     start = _decisive_start(bodies, kinds, tbs, tags)
     hide = [exc for _, exc, kind in tbs if kind == "wrapper" and exc is not None]
     hide += [header for header, _, kind in tbs if kind == "wrapper"]
@@ -2512,7 +2490,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     if hit is not None and hit.rule == "py_traceback":
         hit = _cause_before_bare_traceback(log, start) or hit
     if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
-            and not _inside_traceback(tbs, hit.line - first_line):
+            and not any(h <= hit.line - first_line <= (e if e is not None else h) for h, e, _ in tbs):
         hit = _as_exec_failure(hit, code)
     return _name_the_source(_first_nan(log, _first_line_of_message(log, hit)), first_line, ranks, root_rank,
                             reraised)
@@ -2593,14 +2571,10 @@ def _mark_reraises(bodies, kinds, tbs):
     return where
 
 
-def _rank_number(tag):
-    return rank_prefix(tag.strip() + " ")[0] if tag else None
-
-
 def _line_ranks(bodies, tags):
     """Per line, the rank it belongs to: its prefix's rank, or inside torchrun's failure summary
     the rank of the entry ("rank      : 1 (local_rank: 1)") up to the next entry or rule line."""
-    ranks = [_rank_number(t) for t in tags]
+    ranks = [rank_prefix(t.strip() + " ")[0] if t else None for t in tags]
     entry = None
     for i, body in enumerate(bodies):
         if entry is not None and _SUMMARY_EDGE_RE.match(body):
@@ -2803,10 +2777,6 @@ def _root_cause_before(log, start):
     root = _scan_region(_Region(log.lines, kinds, _look_back(bodies, kinds, prev[0]), log.first_line, log.hide),
                         log.rules)
     return root if root is not None and root.cls != "nccl" else None
-
-
-def _inside_traceback(tbs, idx):
-    return any(h <= idx <= (e if e is not None else h) for h, e, _ in tbs)
 
 
 def _as_exec_failure(hit, code):
@@ -3281,14 +3251,6 @@ def _direction_cached(name):
     return direction
 
 
-def _is_step_key(key):
-    return key in _STEP_KEYS or key.rsplit("/", 1)[-1] in _STEP_KEYS
-
-
-def _is_epoch_key(key):
-    return key.rsplit("/", 1)[-1].endswith("epoch")
-
-
 def parse_metric_line(line):
     """One output line -> (rank or None, {name: float}) of the metric-like pairs on it."""
     rank, end = rank_prefix(line)
@@ -3414,9 +3376,9 @@ class MetricParser(object):
             if m and 0 < int(m.group(2)):
                 self.bar = (int(m.group(1)), int(m.group(2)))
         for key in list(pairs):
-            if _is_step_key(key):
+            if key in _STEP_KEYS or key.rsplit("/", 1)[-1] in _STEP_KEYS:
                 step = pairs.pop(key)
-            elif _is_epoch_key(key):
+            elif key.rsplit("/", 1)[-1].endswith("epoch"):
                 self._epoch, self._epoch_one_based = pairs.pop(key), False
         if self._epoch is not None:
             epoch = self._epoch_with_fraction(line)
@@ -4920,7 +4882,8 @@ def make_digest(runs, now, since_s, undelivered=0):
     groups = collections.OrderedDict()
     for r in runs:  # newest first: a group's first run is its newest example
         groups.setdefault((r["status"], r["class"]), []).append(r)
-    order = sorted(groups, key=lambda k: (k[0] in OK_STATUSES, _status_rank(k[0]), -len(groups[k])))
+    order = sorted(groups, key=lambda k: (k[0] in OK_STATUSES, STATUSES.index(k[0]) if k[0] in STATUSES else 0,
+                                          -len(groups[k])))
     lost = sum(r["duration_s"] or 0.0 for r in failed)
     known = [r for r in failed if r["gpus"] and r["duration_s"]]
     return {"since_s": since_s, "from": now - since_s, "to": now, "runs": len(runs),
@@ -4931,10 +4894,6 @@ def make_digest(runs, now, since_s, undelivered=0):
             "lost_s": lost, "gpu_hours": sum(r["duration_s"] * r["gpus"] for r in known) / 3600.0,
             "gpu_runs": len(known), "nodes": nodes, "undelivered": undelivered,
             "requeues": _count_by(runs, "requeued")}
-
-
-def _status_rank(status):
-    return STATUSES.index(status) if status in STATUSES else 0
 
 
 def _count_by(runs, key):
@@ -8018,141 +7977,35 @@ def flush_terminal(seconds):
         copy.wait_idle(max(0.0, deadline - time.time()))
 
 
-class ChildPump(object):
-    """Streams the child's output to the log and our outputs, and relays signals.
+class ChildOutput(object):
+    """What the pump keeps of the child's output: bytes read, when the last came, and, until
+    frozen (the drain after the exit), the lines counted and the last reads: at least
+    TAIL_BYTES of output (when there was that much), at most about twice that."""
 
-    Signals are blocked and collected with sigtimedwait, so the sender is known: one a
-    scheduler daemon sent reached the whole job already, so it is not sent to the child a
-    second time; any other is forwarded once (the child is in a group of its own, so a
-    signal sent to our group did not reach it). After the child exits, its last output is
-    read, a stalled terminal is given up after TERMINAL_GRACE_S, and pipes still held by
-    its leftover processes are drained in a thread (drain()), not closed on them.
-    """
+    def __init__(self):
+        self.pieces, self.size, self.lines, self.bytes = collections.deque(), 0, 0, 0
+        self.last_at, self.frozen = time.time(), False
 
-    def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
-                 on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS):
-        self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
-        self.stops = stops  # the signal names after which the scheduler's SIGKILL follows
-        self.fds = dict(fds)  # read fd -> TerminalCopy
-        self.tty = tty  # our terminal, when the child's group is its foreground job
-        self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
-        self._tail = collections.deque()  # the last reads, TAIL_BYTES and a little more
-        self._tail_size = 0
-        self.output_lines = 0
-        self.signals = []  # (name, epoch, sender), as ChildExit.signals
-        self.exit_code = None
-        self.rusage = {}
-        self.timed_out = False
-        self.on_stall, self.on_signal = on_stall, on_signal
-        self.last_output = time.time()
-        self.stall_s = 0.0
-        self.stall_sent = False
-        self.kill_at = None
-        self.term_at = None
-        self.signal_set = _signal_set()
-        self.sigchld, self.reaped_at = True, 0.0
-        self.exited_at = None
-        self.bytes_read = self.bytes_at_exit = 0
-        self.paused = set()
-        self.drained = None  # Background of the drain, while leftover processes hold the pipes
-
-    def run(self, timeout=None):
-        """Pump until the child has exited and its own output is in the log."""
-        import select
-        self.poller = select.poll()
-        for fd in self.fds:
-            self.poller.register(fd, select.POLLIN)
-        deadline = time.time() + timeout if timeout else None
-        while self.exit_code is None:
-            self._wait_for_events()
-            now = time.time()
-            if self.sigchld or now - self.reaped_at > 1.0:
-                self.sigchld, self.reaped_at = False, now
-                self._reap()
-            if self.exit_code is not None:
-                break
-            if deadline and now >= deadline and not self.timed_out:
-                self.timed_out = True
-                self._stop_child(now)
-            self._check_kill(now)
-            self._check_stall(now)
-        self.exited_at, self.bytes_at_exit = time.time(), self.bytes_read
-        self._take_terminal()
-        self._resume_all()
-        self._settle()
-
-    def _wait_for_events(self):
-        if self.fds:
-            self._apply_backpressure()
-            self._read_ready(0.02 if self.paused else POLL_S)
-            self._take_signals(0)
-        else:  # the child closed its outputs but runs on: still relay and time it
-            self._take_signals(POLL_S)
-
-    def _read_ready(self, wait_s):
-        """One poll round; returns how many pipes had data or hung up."""
-        events = self.poller.poll(wait_s * 1000)
-        for fd, _ in events:
-            self._read(fd)
-        return len(events)
-
-    def _apply_backpressure(self):
-        """A full terminal backlog: stop reading that pipe (as tee would block) for now."""
-        import select
-        for fd, copy in list(self.fds.items()):
-            if fd not in self.paused and copy.full():
-                self.poller.unregister(fd)
-                self.paused.add(fd)
-            elif fd in self.paused and not copy.full():
-                self.poller.register(fd, select.POLLIN)
-                self.paused.discard(fd)
-
-    def _resume_all(self):
-        import select
-        for fd in self.paused:
-            self.poller.register(fd, select.POLLIN)
-        self.paused.clear()
-
-    def _read(self, fd):
-        try:
-            data = os.read(fd, READ_CHUNK_BYTES)
-        except OSError:
-            data = b""
-        if not data:
-            self.poller.unregister(fd)
-            del self.fds[fd]
-            os.close(fd)
-            return
-        self.fds[fd].put(data, None if self.exited_at is None else 2 * TERMINAL_BACKLOG_BYTES)
-        self.log.write(data)
-        self._remember(data)
-
-    def _remember(self, data):
-        self.last_output = time.time()
-        self.bytes_read += len(data)
-        if self.drained is not None:  # the tail and line count stay those at the child's exit
+    def add(self, data):
+        self.last_at = time.time()
+        self.bytes += len(data)
+        if self.frozen:  # the tail and line count stay those at the child's exit
             return
         # The reads themselves, not a copy: the log and the terminal copy have the same
         # objects, so the tail costs no memory of its own and nothing is moved as it slides.
-        self._tail.append(data)
-        self._tail_size += len(data)
-        while self._tail_size - len(self._tail[0]) >= TAIL_BYTES:
-            self._tail_size -= len(self._tail.popleft())
-        if len(self._tail) > TAIL_MAX_PIECES:  # many small reads: one piece, not many objects
-            joined = b"".join(self._tail)[-TAIL_BYTES:]
-            self._tail, self._tail_size = collections.deque([joined]), len(joined)
-        self.output_lines += data.count(b"\n")
+        self.pieces.append(data)
+        self.size += len(data)
+        while self.size - len(self.pieces[0]) >= TAIL_BYTES:
+            self.size -= len(self.pieces.popleft())
+        if len(self.pieces) > TAIL_MAX_PIECES:  # many small reads: one piece, not many objects
+            joined = b"".join(self.pieces)[-TAIL_BYTES:]
+            self.pieces, self.size = collections.deque([joined]), len(joined)
+        self.lines += data.count(b"\n")
 
-    @property
-    def tail(self):
-        """The last reads: at least TAIL_BYTES of output (when there was that much), at most
-        about twice that."""
-        return b"".join(self._tail)
-
-    def tail_bytes(self):
-        """The last TAIL_BYTES of the child's output, from a line start when there is one
-        (the classifier's cost grows with its text: it gets the bound)."""
-        whole = self.tail
+    def bounded(self):
+        """The last TAIL_BYTES, from a line start when there is one (the classifier's cost
+        grows with its text: it gets the bound)."""
+        whole = b"".join(self.pieces)
         if len(whole) <= TAIL_BYTES:
             return whole
         tail = whole[-TAIL_BYTES:]
@@ -8161,57 +8014,54 @@ class ChildPump(object):
         cut = tail.find(b"\n") + 1
         return tail[cut:] if 0 < cut < len(tail) else tail
 
-    def _settle(self):
-        """The child's last output into the log, never waiting for a reader: read until no
-        pipe has data now (a leftover process may hold one open and write on; drain() goes on
-        with it), for at most SETTLE_S."""
-        until = self.exited_at + SETTLE_S
-        while self.fds and self._read_ready(0) and time.time() < until:
-            pass
 
-    def finish_terminal(self):
-        """Our outputs get until TERMINAL_GRACE_S after the exit to take what is queued; one
-        that has not is given up, with one line on stderr, so we exit with the child's status."""
-        left = max(0.05, self.exited_at + TERMINAL_GRACE_S - time.time())
-        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left)]
-        for copy in stuck:
-            copy.give_up()
-        if stuck:
-            what = "terminal" if any(_isatty(c.fd) for c in stuck) else "reader of our output"
-            _warn("the %s took no output for %.0fs after the command ended; stopped copying to it "
-                  "(the log has everything)" % (what, max(TERMINAL_GRACE_S, time.time() - self.exited_at)))
-            flush_terminal(0.5)
+class ChildPipes(object):
+    """The child's output pipes (read fd -> TerminalCopy) in one poll set. A pipe whose
+    terminal backlog is full is not read for now, as tee would block."""
 
-    def drain(self, seconds):
-        """Leftover processes (a background uploader) still hold the pipes: keep logging their
-        output in a thread until end of file or `seconds` after the exit. Never blocks."""
-        if self.fds:
-            self.drained = Background(lambda: self._drain(self.exited_at + seconds), report=True)
+    def __init__(self, fds):
+        import select
+        self.copies, self.paused, self.poller = dict(fds), set(), select.poll()
+        for fd in self.copies:
+            self.poller.register(fd, select.POLLIN)
 
-    def _drain(self, until):
-        while self.fds and time.time() < until:
-            self._read_ready(min(POLL_S, max(0.0, until - time.time())))
-        if not self.fds:
-            return False
-        hand_off_pipes(list(self.fds))
-        for fd in list(self.fds):
-            os.close(fd)
-        self.fds.clear()
-        return True
+    def hold_back(self):
+        import select
+        for fd, copy in list(self.copies.items()):
+            if fd not in self.paused and copy.full():
+                self.poller.unregister(fd)
+                self.paused.add(fd)
+            elif fd in self.paused and not copy.full():
+                self.poller.register(fd, select.POLLIN)
+                self.paused.discard(fd)
 
-    def finish_drain(self, seconds):
-        """Wait for the drain (until `seconds` after the exit) and say in the log what it did."""
-        if self.drained is None:
-            return
-        left = self.drained.result(max(0.0, self.exited_at + seconds + 1.0 - time.time()))
-        end = ("still held by processes the command left behind after %.1fs: what they write from "
-               "now on is discarded (they are not killed)" % seconds if left is not False
-               else "end of file")
-        self.log.record("output after the command ended", [
-            ("bytes", self.bytes_read - self.bytes_at_exit),
-            ("drained for", "%.1fs" % (time.time() - self.exited_at)), ("end", end)], sync=False)
+    def resume_all(self):
+        import select
+        for fd in self.paused:
+            self.poller.register(fd, select.POLLIN)
+        self.paused.clear()
 
-    def _take_signals(self, wait_s):
+    def close(self, fd):
+        self.poller.unregister(fd)
+        del self.copies[fd]
+        os.close(fd)
+
+
+class SignalRelay(object):
+    """Signals to us, blocked and collected with sigtimedwait, so the sender is known: one a
+    scheduler daemon sent reached the whole job already, so it is not sent to the child a
+    second time; any other is forwarded once (the child is in a group of its own, so a
+    signal sent to our group did not reach it). After a stop signal or --timeout: when the
+    SIGKILL is due."""
+
+    def __init__(self, pid, grace, kill_wait, stops, on_signal):
+        self.pid, self.grace, self.kill_wait, self.on_signal = pid, grace, kill_wait, on_signal
+        self.stops = stops  # the signal names after which the scheduler's SIGKILL follows
+        self.signals = []  # (name, epoch, sender), as ChildExit.signals
+        self.signal_set, self.sigchld = _signal_set(), True
+        self.term_at = self.kill_at = None
+
+    def take(self, wait_s):
         while True:
             info = signal.sigtimedwait(self.signal_set, wait_s)
             if info is None:
@@ -8232,23 +8082,149 @@ class ChildPump(object):
             self.term_at = now
             kill_wait = self.kill_wait()
             if kill_wait:  # the scheduler's SIGKILL follows: leave time to notify before it
-                self.kill_at = now + min(_grace(self.cfg), kill_wait / 2.0)
+                self.kill_at = now + min(self.grace, kill_wait / 2.0)
         if self.on_signal:
             self.on_signal(name, info)
 
-    def _stop_child(self, now):
+    def stop_child(self, now):
         _send_tree(self.pid, signal.SIGTERM)
         self.term_at = self.term_at or now
-        self.kill_at = now + _grace(self.cfg)
+        self.kill_at = now + self.grace
 
-    def _check_kill(self, now):
-        if self.kill_at and now >= self.kill_at and self.exit_code is None:
+    def check_kill(self, now):
+        if self.kill_at and now >= self.kill_at:
             _send_tree(self.pid, signal.SIGKILL)
             self.kill_at = None
 
+
+class ChildPump(object):
+    """Streams the child's output to the log and our outputs, and relays signals (SignalRelay).
+    After the child exits, its last output is read, a stalled terminal is given up after
+    TERMINAL_GRACE_S, and pipes still held by its leftover processes are drained in a thread
+    (drain()), not closed on them."""
+
+    def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
+                 on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS):
+        self.pid, self.log, self.cfg, self.on_stall = pid, log, cfg, on_stall
+        self.pipes, self.output = ChildPipes(fds), ChildOutput()
+        self.relay = SignalRelay(pid, _grace(cfg), kill_wait, stops, on_signal)
+        self.signals = self.relay.signals
+        self.tty = tty  # our terminal, when the child's group is its foreground job
+        self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
+        self.exit_code, self.rusage, self.timed_out = None, {}, False
+        self.stall_s, self.stall_sent, self.reaped_at = 0.0, False, 0.0
+        self.exited_at, self.bytes_at_exit = None, 0
+        self.drained = None  # Background of the drain, while leftover processes hold the pipes
+
+    def run(self, timeout=None):
+        """Pump until the child has exited and its own output is in the log."""
+        deadline = time.time() + timeout if timeout else None
+        while self.exit_code is None:
+            self._wait_for_events()
+            now = time.time()
+            if self.relay.sigchld or now - self.reaped_at > 1.0:
+                self.relay.sigchld, self.reaped_at = False, now
+                self._reap()
+            if self.exit_code is not None:
+                break
+            if deadline and now >= deadline and not self.timed_out:
+                self.timed_out = True
+                self.relay.stop_child(now)
+            self.relay.check_kill(now)
+            self._check_stall(now)
+        self.exited_at, self.bytes_at_exit = time.time(), self.output.bytes
+        self._take_terminal()
+        self.pipes.resume_all()
+        self._settle()
+
+    def _wait_for_events(self):
+        if self.pipes.copies:
+            self.pipes.hold_back()
+            self._read_ready(0.02 if self.pipes.paused else POLL_S)
+            self.relay.take(0)
+        else:  # the child closed its outputs but runs on: still relay and time it
+            self.relay.take(POLL_S)
+
+    def _read_ready(self, wait_s):
+        """One poll round; returns how many pipes had data or hung up."""
+        events = self.pipes.poller.poll(wait_s * 1000)
+        for fd, _ in events:
+            self._read(fd)
+        return len(events)
+
+    def _read(self, fd):
+        try:
+            data = os.read(fd, READ_CHUNK_BYTES)
+        except OSError:
+            data = b""
+        if not data:
+            self.pipes.close(fd)
+            return
+        self.pipes.copies[fd].put(data, None if self.exited_at is None else 2 * TERMINAL_BACKLOG_BYTES)
+        self.log.write(data)
+        self.output.add(data)
+
+    @property
+    def tail(self):
+        return b"".join(self.output.pieces)
+
+    def tail_bytes(self):
+        return self.output.bounded()
+
+    def _settle(self):
+        """The child's last output into the log, never waiting for a reader: read until no
+        pipe has data now (a leftover process may hold one open and write on; drain() goes on
+        with it), for at most SETTLE_S."""
+        until = self.exited_at + SETTLE_S
+        while self.pipes.copies and self._read_ready(0) and time.time() < until:
+            pass
+
+    def finish_terminal(self):
+        """Our outputs get until TERMINAL_GRACE_S after the exit to take what is queued; one
+        that has not is given up, with one line on stderr, so we exit with the child's status."""
+        left = max(0.05, self.exited_at + TERMINAL_GRACE_S - time.time())
+        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left)]
+        for copy in stuck:
+            copy.give_up()
+        if stuck:
+            what = "terminal" if any(_isatty(c.fd) for c in stuck) else "reader of our output"
+            _warn("the %s took no output for %.0fs after the command ended; stopped copying to it "
+                  "(the log has everything)" % (what, max(TERMINAL_GRACE_S, time.time() - self.exited_at)))
+            flush_terminal(0.5)
+
+    def drain(self, seconds):
+        """Leftover processes (a background uploader) still hold the pipes: keep logging their
+        output in a thread until end of file or `seconds` after the exit. Never blocks."""
+        if self.pipes.copies:
+            self.output.frozen = True
+            self.drained = Background(lambda: self._drain(self.exited_at + seconds), report=True)
+
+    def _drain(self, until):
+        while self.pipes.copies and time.time() < until:
+            self._read_ready(min(POLL_S, max(0.0, until - time.time())))
+        if not self.pipes.copies:
+            return False
+        hand_off_pipes(list(self.pipes.copies))
+        for fd in list(self.pipes.copies):
+            os.close(fd)
+        self.pipes.copies.clear()
+        return True
+
+    def finish_drain(self, seconds):
+        """Wait for the drain (until `seconds` after the exit) and say in the log what it did."""
+        if self.drained is None:
+            return
+        left = self.drained.result(max(0.0, self.exited_at + seconds + 1.0 - time.time()))
+        end = ("still held by processes the command left behind after %.1fs: what they write from "
+               "now on is discarded (they are not killed)" % seconds if left is not False
+               else "end of file")
+        self.log.record("output after the command ended", [
+            ("bytes", self.output.bytes - self.bytes_at_exit),
+            ("drained for", "%.1fs" % (time.time() - self.exited_at)), ("end", end)], sync=False)
+
     def _check_stall(self, now):
         stall = self.cfg.get("stall")
-        silent = now - self.last_output
+        silent = now - self.output.last_at
         if stall and silent >= stall:
             self.stall_s = max(self.stall_s, silent)
             if not self.stall_sent and self.on_stall:
@@ -11353,7 +11329,7 @@ def _not_removable(path):
     return None
 
 
-# ==== Notification policy: ranks, arrays, the hourly cap, early notices ====
+# ==== Notification policy: ranks, arrays, the hourly cap, chat delivery ====
 
 def should_notify(status, policy):
     if policy == "never":
@@ -12173,7 +12149,7 @@ class Run(object):
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric"), signals=child.signals), {})
         evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
-        lines = self.header_lines + (self.pump.output_lines if self.pump else 0)
+        lines = self.header_lines + (self.pump.output.lines if self.pump else 0)
         mapped = _safely(lambda: job_output_map(self.output_mark, self.header_lines, lines), None)
         if mapped and metrics.get("job_output"):
             metrics["job_output_map"] = mapped
@@ -12209,7 +12185,7 @@ class Run(object):
             scheduler=self._scheduler_with_limit(), rank=self.rank, log_path=self.log.path,
             run_dir=self.run_dir, start=self.start, end=end, child=child,
             tail=pump.tail_bytes() if pump else b"",
-            total_lines=self.header_lines + (pump.output_lines if pump else 0),
+            total_lines=self.header_lines + (pump.output.lines if pump else 0),
             mem_before=self.mem_before or {}, mem_after=mem_after or {}, gpu=gpu or {},
             end_reason=end_reason, metrics=metrics, notes=tuple(notes), evidence=tuple(evidence))
 
