@@ -568,9 +568,9 @@ def parse_duration(text):
     text = str(text).strip().lower()
     clock = re.match(r"^(?:(\d+)-)?(\d+):(\d\d)(?::(\d\d))?$", text)
     if clock:
-        d, a, b, c = clock.groups()
-        hms = (int(a), int(b), int(c)) if c is not None else (0, int(a), int(b))
-        return _bounded(float(int(d or 0) * 86400 + hms[0] * 3600 + hms[1] * 60 + hms[2]), text)
+        days, *fields = clock.groups()
+        hours, minutes, secs = ([0] + [int(f) for f in fields if f is not None])[-3:]
+        return _bounded(float(int(days or 0) * 86400 + hours * 3600 + minutes * 60 + secs), text)
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m)" % text)
@@ -607,14 +607,14 @@ def format_duration(seconds):
     """Compact, for subjects: 45s, 12m, 2h13m, 3d04h; None -> '?'."""
     if seconds is None:
         return "?"
-    s = int(max(0, seconds))
-    if s < 60:
-        return "%ds" % s
-    if s < 3600:
-        return "%dm" % (s // 60)
-    if s < 86400:
-        return "%dh%02dm" % (s // 3600, s % 3600 // 60)
-    return "%dd%02dh" % (s // 86400, s % 86400 // 3600)
+    secs = int(max(0, seconds))
+    if secs < 60:
+        return "%ds" % secs
+    if secs < 3600:
+        return "%dm" % (secs // 60)
+    if secs < 86400:
+        return "%dh%02dm" % (secs // 3600, secs % 3600 // 60)
+    return "%dd%02dh" % (secs // 86400, secs % 86400 // 3600)
 
 
 def signal_name(signum):
@@ -1776,16 +1776,16 @@ _CARRY_ON_RE = re.compile(r"(?i)\b(?:continuing|retrying|will retry|skipping|fal
 _FINITE_LOSS_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
 
 
-def clean_line(s, controls=True):
+def clean_line(text, controls=True):
     """Strip ANSI escapes and control bytes; collapse CR redraws to what a terminal shows.
     controls=False skips the search for other control bytes (the caller knows there are none)."""
-    if "\r" in s:
-        s = _collapse_cr(s)
-    if "\x1b" in s:
-        s = _ANSI_RE.sub("", s)
-    if controls or "\x1b" in s:
-        return _CONTROL_RE.sub("", s) if _CONTROL_RE.search(s) else s
-    return s
+    if "\r" in text:
+        text = _collapse_cr(text)
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
+    if controls or "\x1b" in text:
+        return _CONTROL_RE.sub("", text) if _CONTROL_RE.search(text) else text
+    return text
 
 
 def tail_lines(data, count=TAIL_LINES):
@@ -1803,11 +1803,11 @@ def tail_lines(data, count=TAIL_LINES):
             for line in redrawn]
 
 
-def _collapse_cr(s):
+def _collapse_cr(text):
     # Overlay each carriage-return segment onto the previous ones, as a terminal does;
     # an erase-line escape right after the CR clears the line first (rich, tqdm).
     # Only the last segments matter for what remains visible, so long redraw chains are cut.
-    segments = s.split("\r")[-200:]
+    segments = text.split("\r")[-200:]
     shown = ""
     for seg in segments:
         if not seg:
@@ -2731,11 +2731,11 @@ def _cause_before_bare_traceback(log, start):
     return _scan_above(log, lo, start, lambda rule: rule.cls not in GENERIC_CLASSES)
 
 
-def _scan_above(log, lo, start, keep):
-    """The first hit of the rules keep picks in the lines [lo, start), or None."""
-    if lo >= start:
+def _scan_above(log, first, start, keep):
+    """The first hit of the rules keep picks in the lines [first, start), or None."""
+    if first >= start:
         return None
-    return _scan_region(_Region(log.lines[:start], log.kinds[:start], lo, log.first_line),
+    return _scan_region(_Region(log.lines[:start], log.kinds[:start], first, log.first_line),
                         [r for r in log.rules if keep(r)])
 
 
@@ -3062,36 +3062,36 @@ def _with_last_error_line(verdict, raws, first_line):
     return verdict
 
 
-def _with_run_time(c, facts):
+def _with_run_time(verdict, facts):
     """A time limit's hint says how long the run ran and what the limit was, when the
     wrapper knows (facts elapsed_s and time_limit_s, in seconds)."""
-    if c.cls != "walltime":
-        return c
+    if verdict.cls != "walltime":
+        return verdict
     said = []
     for key, words in (("elapsed_s", "It ran %s"), ("time_limit_s", "the limit was %s")):
         value = facts.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
             said.append(words % human_duration(value))
     if not said:
-        return c
-    return c._replace(remediation="%s %s." % (c.remediation, "; ".join(said)))
+        return verdict
+    return verdict._replace(remediation="%s %s." % (verdict.remediation, "; ".join(said)))
 
 
-def _with_memory_limit(c, facts):
+def _with_memory_limit(verdict, facts):
     """A host-memory failure names the limit that bit: the address-space limit (ulimit -v)
     the job inherited, where "request more memory" would not help; else the cgroup's."""
-    if c.cls not in ("ram_oom", "oom_killer"):
-        return c
+    if verdict.cls not in ("ram_oom", "oom_killer"):
+        return verdict
     rlimit_as, cgroup = facts.get("rlimit_as_bytes"), facts.get("memory_limit_bytes")
-    if c.cls == "ram_oom" and _count(facts, "rlimit_as_bytes") > 0:
-        return c._replace(remediation=(
+    if verdict.cls == "ram_oom" and _count(facts, "rlimit_as_bytes") > 0:
+        return verdict._replace(remediation=(
             "The process hit its address-space limit (ulimit -v: %s), not the node's RAM: raise or "
             "remove `ulimit -v` where the job sets it (CUDA and PyTorch map far more address space "
             "than they use); --mem does not change it." % _format_size(rlimit_as)))
     if _count(facts, "memory_limit_bytes") > 0:
-        return c._replace(remediation="%s The limit that bit: the job's cgroup memory limit, %s "
-                                      "(Slurm's --mem)." % (c.remediation, _format_size(cgroup)))
-    return c
+        return verdict._replace(remediation="%s The limit that bit: the job's cgroup memory limit, %s "
+                                      "(Slurm's --mem)." % (verdict.remediation, _format_size(cgroup)))
+    return verdict
 
 
 def _fallback(facts, exc):
@@ -4523,16 +4523,16 @@ def requeue_detail(req, cls):
     return text
 
 
-def _attempt_text(a):
+def _attempt_text(attempt):
     """'1: preempted on vm after 12m, step_3000.pt' for the Attempts row."""
-    text = "%s: %s" % (a.get("attempt") or "?", (a.get("cls") or a.get("status") or "?").lower()
-                       if a.get("status") != "SUCCESS" else "success")
-    if a.get("node"):
-        text += " on %s" % a["node"]
-    if a.get("duration_s") is not None:
-        text += " after %s" % format_duration(a["duration_s"])
-    if a.get("checkpoint"):
-        text += ", %s" % os.path.basename(a["checkpoint"])
+    text = "%s: %s" % (attempt.get("attempt") or "?", (attempt.get("cls") or attempt.get("status") or "?").lower()
+                       if attempt.get("status") != "SUCCESS" else "success")
+    if attempt.get("node"):
+        text += " on %s" % attempt["node"]
+    if attempt.get("duration_s") is not None:
+        text += " after %s" % format_duration(attempt["duration_s"])
+    if attempt.get("checkpoint"):
+        text += ", %s" % os.path.basename(attempt["checkpoint"])
     return text
 
 
@@ -6325,11 +6325,6 @@ def _is_home(path):
         return True
 
 
-def _secret_like(name):
-    import fnmatch
-    return any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_SECRET_PATTERNS)
-
-
 def _glob_artifacts(cwd, globs):
     """Everything the globs name except folders (a dangling link or a FIFO is listed too, so
     the manifest can say why it was not attached)."""
@@ -6384,7 +6379,7 @@ def _consider_entry(entry, depth, cutoff, queue, out):
             return
         name = entry.name.lower()
         if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS) \
-                or name.startswith(".") or _secret_like(name):
+                or name.startswith(".") or any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_SECRET_PATTERNS):
             return
         st = entry.stat()
         if st.st_uid != os.geteuid():  # another user's job wrote it: not ours to mail
@@ -6473,11 +6468,11 @@ _NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+
 
 
 def choose_checkpoint(candidates, metrics, signals=()):
-    """The checkpoint to offer, from this run's candidates (found and named; the named
-    only, when the log named any that exist): the newest,
-    or after a non-finite loss the newest written before it, with "later_nonfinite"
-    counting those skipped; "answer": the first written after a forwarded warning signal
-    (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
+    """The checkpoint to offer, from this run's candidates (found and named; the named only,
+    when the log named any that exist): the newest, or after a non-finite loss the newest
+    written before it, with "later_nonfinite" counting those skipped; "answer": the first
+    written after a forwarded warning signal (SIGUSR1/USR2/TERM), which the job wrote in
+    answer to it. None when there is none."""
     by_path = {}
     for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
         by_path.setdefault(os.path.realpath(c["path"]), dict(c))
@@ -7845,7 +7840,7 @@ def spawn_child(argv, env, out_fd, err_fd, *, tty=None, own_group=True):
             for name in ("SIGPIPE", "SIGXFSZ"):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
             if own_group:
-                _own_group(tty)
+                _own_group(os.getpid(), tty)
             os.dup2(out_fd, 1)
             os.dup2(err_fd, 2)
             os.execvpe(argv[0], argv, env)
@@ -7856,35 +7851,23 @@ def spawn_child(argv, env, out_fd, err_fd, *, tty=None, own_group=True):
         os._exit(EXIT_NOT_EXECUTABLE)
     os.close(err_w)
     if own_group:
-        _own_group_of(pid, tty)  # both sides, as a shell does: whoever runs first wins the race
+        _own_group(pid, tty)
     return _exec_report(pid, err_r, argv)
 
 
-def _own_group(tty):  # pragma: no cover - runs in the forked child
-    try:
-        os.setpgid(0, 0)
-    except OSError:
-        return
-    if tty is not None:
-        _set_foreground(tty, os.getpid())
-
-
-def _own_group_of(pid, tty):
+def _own_group(pid, tty):
+    """pid into a group of its own (the terminal's foreground one with tty): on both sides of
+    the fork, as a shell does, so whoever runs first wins the race."""
     try:
         os.setpgid(pid, pid)
-    except OSError:  # it already did (or exec'd): fine either way
+    except OSError:  # the other side did it already (or the child exec'd): fine either way
         pass
     if tty is not None:
         _set_foreground(tty, pid)
 
 
 def _exec_report(pid, err_r, argv):
-    report = b""
-    while True:
-        chunk = os.read(err_r, 4096)
-        if not chunk:
-            break
-        report += chunk
+    report = b"".join(iter(lambda: os.read(err_r, 4096), b""))
     os.close(err_r)
     if not report:
         return pid, None
@@ -11208,7 +11191,7 @@ def run_end(run_dir, warn=None):
     if header.get("host") != _hostname(short=True) or not pid.isdigit() or _pid_alive(int(pid)) \
             or _child_alive(run_dir):
         return None, "no end record (still running, or its wrapper was killed on another host)"
-    return _newest_mtime(run_dir), None
+    return max([0.0] + [st.st_mtime for _, st in _walk_files(run_dir)]) or None, None
 
 
 def note_child(run_dir, pid, dir_fd=None):
@@ -11252,13 +11235,6 @@ def _log_header(run_dir):
     return {}
 
 
-def _newest_mtime(folder):
-    newest = 0.0
-    for entry in _walk_files(folder):
-        newest = max(newest, entry[1].st_mtime)
-    return newest or None
-
-
 def _walk_files(folder):
     """(path, lstat) of everything under folder, links not followed."""
     for top, dirs, files in os.walk(folder):
@@ -11272,10 +11248,7 @@ def _walk_files(folder):
 
 def disk_usage(folder):
     """Bytes a directory tree takes on disk (du), links not followed."""
-    total = 0
-    for _, st in _walk_files(folder):
-        total += getattr(st, "st_blocks", 0) * 512 or st.st_size
-    return total
+    return sum(getattr(st, "st_blocks", 0) * 512 or st.st_size for _, st in _walk_files(folder))
 
 
 def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
@@ -12893,10 +12866,6 @@ def watched_result(info, verdict, log_dir):
 
 # ==== CLI: configuration ====
 
-def _option_env(key):
-    return ENV_PREFIX + key.upper() if key != "from_addr" else ENV_PREFIX + "FROM"
-
-
 def convert_option(kind, raw):
     """One option value from text; raises ConfigError naming the problem."""
     if kind == "size":
@@ -13007,16 +12976,9 @@ def load_config(flags, environ):
         cfg["config_broken"] = "; ".join(broken)
     bad = configured_channels(cfg)[1]
     if bad:  # the other channels and the e-mail still go; this one is named at start
-        cfg["notify_url"] = [u for u in cfg["notify_url"] if _parses(u)]
+        cfg["notify_url"] = [u for u in cfg["notify_url"] if _safely(lambda: parse_channel(u), None)]
         problems = problems + ["%s (ignored)" % p for p in bad]
     return types.MappingProxyType(cfg), sources, problems
-
-
-def _parses(url):
-    try:
-        return bool(parse_channel(url))
-    except ConfigError:
-        return False
 
 
 class Notice(str):
@@ -13097,9 +13059,10 @@ def _merge_file(cfg, sources, problems, path):
     except ConfigError as exc:
         problems.append(str(exc))
         return
-    if raw.get("smtp_password") and _group_readable(path):
+    shared = _safely(lambda: os.stat(path).st_mode & 0o077, 0)
+    if raw.get("smtp_password") and shared:
         _warn("warning: %s holds a password and is readable by others (chmod 600 it)" % path)
-    elif raw.get("notify_url") and _group_readable(path):
+    elif raw.get("notify_url") and shared:
         _warn("warning: %s holds channel URLs (their tokens) and is readable by others "
               "(chmod 600 it)" % path)
     for key, value in raw.items():
@@ -13112,7 +13075,7 @@ def _merge_file(cfg, sources, problems, path):
 
 def _merge_env(cfg, sources, problems, environ):
     for key, kind in _kinds().items():
-        name = _option_env(key)
+        name = ENV_PREFIX + ("FROM" if key == "from_addr" else key.upper())
         # set but empty (`GPUALERT_TIMEOUT=` in a job script) means unset, as shells use it
         if environ.get(name, "").strip() and key != "config":
             _set_converted((cfg, sources, problems), key, kind, environ[name], "env " + name)
@@ -13133,23 +13096,16 @@ def _set_converted(layers, key, kind, raw, source):
     cfg[key], sources[key] = value, source
 
 
-def _group_readable(path):
-    try:
-        return bool(os.stat(path).st_mode & 0o077)
-    except OSError:
-        return False
-
-
 # ==== CLI: commands ====
 
-def _format_plain(path, c):
-    if c.cls is None:
+def _format_plain(path, verdict):
+    if verdict.cls is None:
         return "%s: success (no failure evidence)" % path
-    where = " line %d" % c.line if c.line else ""
-    out = "%s: %s [%s]%s: %s" % (path, c.cls, c.rule, where, c.detail)
-    if c.evidence:
-        out += "\n    > " + c.evidence
-    return out + "\n    hint: " + c.remediation
+    where = " line %d" % verdict.line if verdict.line else ""
+    out = "%s: %s [%s]%s: %s" % (path, verdict.cls, verdict.rule, where, verdict.detail)
+    if verdict.evidence:
+        out += "\n    > " + verdict.evidence
+    return out + "\n    hint: " + verdict.remediation
 
 
 def cmd_classify(args):
@@ -13255,8 +13211,7 @@ def cmd_test_notify(args, cfg):
 
 def cmd_watch(args, cfg):
     """`gpualert watch JOBID...`: follow Slurm or SGE jobs until they end; classify each job's
-    log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
-    Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
+    log and notify. 0 when every job's end was seen, 1 when some job stayed unknown."""
     return Watch(args.job_ids, cfg, interval=getattr(args, "interval", None),
                  max_wait=getattr(args, "max_wait", None), give_up_s=getattr(args, "give_up", None),
                  scheduler=getattr(args, "scheduler", None)).run()
@@ -13466,18 +13421,11 @@ def _store_option(cli, row, value):
     flag, key, kind = row[0], row[1], row[2]
     target = cli.extra if any(row is r for r in SUB_OPTIONS.get(cli.sub, ())) else cli.flags
     try:
-        if kind == "optpath":
-            converted = value
-        else:
-            converted = convert_option(kind, value)
+        converted = value if kind == "optpath" else convert_option(kind, value)
+        for url in converted if kind == "urls" else ():
+            parse_channel(url)
     except ConfigError as exc:
         raise UsageError("option %s: %s" % (flag, exc))
-    if kind == "urls":
-        for url in converted:
-            try:
-                parse_channel(url)
-            except ConfigError as exc:
-                raise UsageError("option %s: %s" % (flag, exc))
     if kind in ("list", "urls"):
         target[key] = target.get(key, []) + converted
     elif kind == "causes":  # --requeue preempted --requeue walltime: both
@@ -13490,21 +13438,16 @@ def _store_option(cli, row, value):
 _JOB_ID_RE = re.compile(r"^\d+(?:[_.+]\d+|_\[[\d,%-]+\])?$")
 
 
-def _check_job_ids(job_ids):
-    for job_id in job_ids:
-        if not _JOB_ID_RE.match(job_id):
-            raise UsageError("watch: %r is not a job id (Slurm: 4242, 4242_7, 4242_[1-10], "
-                             "4242+1; SGE: 4242, 4242.3)" % _clean(job_id, 40))
-
-
 def _check_positional(cli):
     needs = {"classify": "LOG", "watch": "JOBID"}
     if cli.sub in needs:
         if not cli.positional:
             raise UsageError("%s needs at least one %s" % (cli.sub, needs[cli.sub]))
         cli.extra["logs" if cli.sub == "classify" else "job_ids"] = list(cli.positional)
-        if cli.sub == "watch":
-            _check_job_ids(cli.positional)
+        for job_id in cli.positional if cli.sub == "watch" else ():
+            if not _JOB_ID_RE.match(job_id):
+                raise UsageError("watch: %r is not a job id (Slurm: 4242, 4242_7, 4242_[1-10], "
+                                 "4242+1; SGE: 4242, 4242.3)" % _clean(job_id, 40))
         for key, kind in (("exit_code", None), ("json", False), ("interval", 60.0)):
             cli.extra.setdefault(key, kind)
     elif cli.sub in ("runs", "digest", "prune") and not cli.positional:
@@ -13546,16 +13489,12 @@ def cmd_help(cli, cfg, sources, problems):
 
 
 def _dispatch(cli, cfg, sources, problems):
-    handlers = {"run": cmd_run, "config": cmd_config, "help": cmd_help,
-                "classify": lambda c, *_: cmd_classify(c),
-                "resend": lambda c, cfg, *_: cmd_resend(c, cfg),
-                "test-email": lambda c, cfg, *_: cmd_test_email(c, cfg),
-                "test-notify": lambda c, cfg, *_: cmd_test_notify(c, cfg),
-                "watch": lambda c, cfg, *_: cmd_watch(c, cfg),
-                "runs": lambda c, cfg, *_: cmd_runs(c, cfg),
-                "digest": lambda c, cfg, *_: cmd_digest(c, cfg),
-                "prune": lambda c, cfg, *_: cmd_prune(c, cfg)}
-    return handlers[cli.sub](cli, cfg, sources, problems)
+    handler = {"run": cmd_run, "config": cmd_config, "help": cmd_help, "classify": cmd_classify,
+               "resend": cmd_resend, "test-email": cmd_test_email, "test-notify": cmd_test_notify,
+               "watch": cmd_watch, "runs": cmd_runs, "digest": cmd_digest, "prune": cmd_prune}[cli.sub]
+    if cli.sub in ("run", "config", "help"):
+        return handler(cli, cfg, sources, problems)
+    return handler(cli) if cli.sub == "classify" else handler(cli, cfg)
 
 
 def _open_standard_fds():
