@@ -3699,16 +3699,16 @@ def format_number(value):
     """Short, readable tick and summary numbers: 0.0412, 1.23e-05, 12.5k, 900."""
     if not isinstance(value, (int, float)) or not _finite(value):
         return str(value)
-    a = abs(value)
-    if a == 0:
+    magnitude = abs(value)
+    if magnitude == 0:
         return "0"
-    if a >= 1e12:  # past the largest unit: "1e+06G" would hide the magnitude
+    if magnitude >= 1e12:  # past the largest unit: "1e+06G" would hide the magnitude
         return ("%.3g" % value).replace("e+0", "e+")
-    if a >= 1e5:
+    if magnitude >= 1e5:
         for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-            if a >= div:
+            if magnitude >= div:
                 return ("%.3g" % (value / div)) + unit
-    if a < 1e-3:
+    if magnitude < 1e-3:
         return "%.2e" % value
     if value == int(value):
         return "%d" % value
@@ -12945,14 +12945,6 @@ def read_config_file(path):
     return dict(parser.items("gpualert"))
 
 
-def _config_path(flags, environ):
-    explicit = flags.get("config") or environ.get(ENV_PREFIX + "CONFIG")
-    if explicit:
-        return convert_option("path", explicit), True
-    home = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(home, "gpualert", "config.ini"), False
-
-
 def load_config(flags, environ):
     """defaults < config file < GPUALERT_* < flags -> (cfg, sources, problems); cfg is
     read-only from here on (a run that needs another value makes its own copy).
@@ -12964,7 +12956,9 @@ def load_config(flags, environ):
     """
     cfg, problems = default_config(), []
     sources = dict((key, "default") for key in cfg)
-    path, explicit = _config_path(flags, environ)
+    explicit = flags.get("config") or environ.get(ENV_PREFIX + "CONFIG")
+    home = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = convert_option("path", explicit) if explicit else os.path.join(home, "gpualert", "config.ini")
     cfg["config"] = path
     if explicit or os.path.exists(path):
         _merge_file(cfg, sources, problems, path)
@@ -12983,12 +12977,6 @@ def load_config(flags, environ):
 
 class Notice(str):
     """A configuration problem worth a warning that holds no mail (an unknown key)."""
-
-
-def _nearest_hint(key, known):
-    import difflib
-    near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    return " (did you mean %r?)" % near[0] if near else ""
 
 
 def check_settings(cfg, warn):
@@ -13067,8 +13055,10 @@ def _merge_file(cfg, sources, problems, path):
               "(chmod 600 it)" % path)
     for key, value in raw.items():
         if key not in kinds:  # a typo, or a newer version's key: ignored, never holds mail
+            import difflib
+            near = difflib.get_close_matches(key, list(kinds), n=1, cutoff=0.6)
             problems.append(Notice("config file %s: unknown key %r ignored%s" % (
-                path, key, _nearest_hint(key, kinds))))
+                path, key, " (did you mean %r?)" % near[0] if near else "")))
             continue
         _set_converted((cfg, sources, problems), key, kinds[key], value, "file %s" % path)
 
