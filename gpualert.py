@@ -8090,7 +8090,8 @@ class ChildPump(object):
                  on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS):
         self.pid, self.log, self.cfg, self.on_stall = pid, log, cfg, on_stall
         self.pipes, self.output = ChildPipes(fds), ChildOutput()
-        self.relay = SignalRelay(pid, _grace(cfg), kill_wait, stops, on_signal)
+        grace = GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
+        self.relay = SignalRelay(pid, grace, kill_wait, stops, on_signal)
         self.signals = self.relay.signals
         self.tty = tty  # our terminal, when the child's group is its foreground job
         self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
@@ -8280,10 +8281,6 @@ def _isatty(fd):
         return os.isatty(fd)
     except OSError:
         return False
-
-
-def _grace(cfg):
-    return GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
 
 
 def _send_tree(pid, signum):
