@@ -2826,16 +2826,14 @@ def _fact(cls, rule, detail, evidence="", hint=None):
                           hint or _HINTS.get(cls, "Read the end of the log."))
 
 
+_SCHEDULER_FACTS = {"walltime": ("walltime", "scheduler_walltime", "scheduler time limit"),
+                    "preempted": ("preempted", "scheduler_preempted", "preempted by the scheduler"),
+                    "cancelled": ("interrupted", "scheduler_cancelled", "cancelled via the scheduler")}
+
+
 def _scheduler_fact(facts):
-    reason = facts.get("scheduler_reason")
-    ev = facts.get("scheduler_evidence") or ""
-    if reason == "walltime":
-        return _fact("walltime", "scheduler_walltime", "scheduler time limit", ev)
-    if reason == "preempted":
-        return _fact("preempted", "scheduler_preempted", "preempted by the scheduler", ev)
-    if reason == "cancelled":
-        return _fact("interrupted", "scheduler_cancelled", "cancelled via the scheduler", ev)
-    return None
+    row = _SCHEDULER_FACTS.get(facts.get("scheduler_reason"))
+    return _fact(*row, evidence=facts.get("scheduler_evidence") or "") if row else None
 
 
 def _resolve_signal(sig, log, facts):
