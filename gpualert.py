@@ -4611,12 +4611,6 @@ def stop_signal_names(scheduler):
     return STOP_SIGNALS
 
 
-def stop_signals(child, scheduler=None):
-    """Names of the signals that asked the child to end."""
-    names = stop_signal_names(scheduler)
-    return [name for name, _, _ in child.signals if name in names]
-
-
 def _own_job_ids(scheduler):
     """The ids Slurm's end-of-job lines may give this job: its own and ARRAYID_TASK."""
     sched = scheduler or {}
@@ -4628,9 +4622,10 @@ def _own_job_ids(scheduler):
 def facts_for(outcome):
     """The classifier's facts: what the process, the cgroup, the GPUs and the scheduler say."""
     child, before, after = outcome.child, outcome.mem_before, outcome.mem_after
+    stops = stop_signal_names(outcome.scheduler)
     facts = {"exit_code": child.exit_code, "timed_out": child.timed_out,
              "exec_error": child.exec_error[1] if child.exec_error else None,
-             "received_signals": stop_signals(child, outcome.scheduler),
+             "received_signals": [name for name, _, _ in child.signals if name in stops],
              "total_lines": outcome.total_lines}
     if outcome.evidence:  # decisive-looking lines anywhere in the log, for what the tail lost
         facts["noted_lines"] = list(outcome.evidence)
