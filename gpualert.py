@@ -142,12 +142,12 @@ EVIDENCE_SPLIT_BYTES = 64 << 20  # a rest this long at the end is shared by two 
 #: can be taken for it); it matches the pattern, so its grep -n line number counts that
 #: half's lines. It is never written to the log.
 EVIDENCE_SPLIT_LINE = "gpualert: end of the first half %s (an Error line made to match)"
-SETTLE_S = 0.5
+SETTLE_S = 0.5  # at most this long reading the child's last output before the message is made
 TREE_SAMPLE_S = 1.0  # the process tree's memory and CPU, when the job has no cgroup of its own
 TREE_FIRST_SAMPLE_S = 0.1  # the first sample of the tree, after the child's start
 WARM_DELAY_S = 0.05  # warm_up() starts once the child has run this long (not for `true`)
 #: Launchers whose work runs elsewhere (under slurmstepd): their rusage is their own, not the job's.
-REMOTE_LAUNCHERS = ("srun",)  # at most this long reading the child's last output before the message is made
+REMOTE_LAUNCHERS = ("srun",)
 POLL_S = 0.1
 WORKER_POLL_S = 0.01  # how often the main thread looks whether the post-exit work is done
 END_REASON_WAIT_S = 3.5  # for the scheduler's answer about a SIGTERM (asked when it came): one
@@ -567,9 +567,9 @@ def parse_duration(text):
     text = str(text).strip().lower()
     clock = re.match(r"^(?:(\d+)-)?(\d+):(\d\d)(?::(\d\d))?$", text)
     if clock:
-        d, a, b, c = clock.groups()
-        hms = (int(a), int(b), int(c)) if c is not None else (0, int(a), int(b))
-        return _bounded(float(int(d or 0) * 86400 + hms[0] * 3600 + hms[1] * 60 + hms[2]), text)
+        days, *fields = clock.groups()
+        hours, minutes, secs = ([0] + [int(f) for f in fields if f is not None])[-3:]
+        return _bounded(float(int(days or 0) * 86400 + hours * 3600 + minutes * 60 + secs), text)
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m)" % text)
@@ -606,14 +606,14 @@ def format_duration(seconds):
     """Compact, for subjects: 45s, 12m, 2h13m, 3d04h; None -> '?'."""
     if seconds is None:
         return "?"
-    s = int(max(0, seconds))
-    if s < 60:
-        return "%ds" % s
-    if s < 3600:
-        return "%dm" % (s // 60)
-    if s < 86400:
-        return "%dh%02dm" % (s // 3600, s % 3600 // 60)
-    return "%dd%02dh" % (s // 86400, s % 86400 // 3600)
+    secs = int(max(0, seconds))
+    if secs < 60:
+        return "%ds" % secs
+    if secs < 3600:
+        return "%dm" % (secs // 60)
+    if secs < 86400:
+        return "%dh%02dm" % (secs // 3600, secs % 3600 // 60)
+    return "%dd%02dh" % (secs // 86400, secs % 86400 // 3600)
 
 
 def signal_name(signum):
@@ -763,11 +763,6 @@ def mask_token_shapes(text):
 
 
 
-def _last_redraw(line):
-    segments = [seg for seg in line.split("\r") if seg.strip()]
-    return segments[-1] if segments else ""
-
-
 # ---- small pure helpers ----
 
 def _fit(text, limit, mark="...", head=None, tail=0):
@@ -895,76 +890,50 @@ TRAIL_MAX_LINES = 400             # more useful lines after a traceback: the run
 TRAIL_PROGRESS_LINES = 5          # or this many progress lines (loss reports, "retrying")
 TEARDOWN_MAX_LINES = 10 * TRAIL_MAX_LINES  # a failure's teardown: 64 ranks' watchdog dumps are ~2,600
 
-_H_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
-          "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
-          "helps with fragmentation.")
-_H_CUDA_OOM = ("The GPU ran out of memory.|{reserved_large} is reserved by PyTorch but unallocated "
-               "(fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first.|Reduce the batch "
-               "size or sequence length, use gradient accumulation/checkpointing or mixed precision.")
-
-
-_H_NCCL = ("A collective failed or hung. Look for the rank that failed or straggled first (its own "
-           "traceback, OOM or dead node); rerun with NCCL_DEBUG=INFO; raise the timeout only if a rank "
-           "is legitimately slow (e.g. rank-0-only checkpointing or evaluation).")
-_H_WATCHDOG = ("A collective did not complete in time:|{op}|timed out after {timeout_dur}.|One rank never joined "
-               "it: look for the rank that failed or straggled first (its own traceback, OOM, a dead node, "
-               "rank-0-only checkpointing or evaluation). To see which rank and call: rerun with NCCL_DEBUG=INFO "
-               "TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_NCCL_TRACE_BUFFER_SIZE=2000 for the flight "
-               "recorder); raise init_process_group(timeout=...) only if a rank is legitimately slow.")
-
-
-_H_CUDA = ("A CUDA kernel or library call failed. Rerun with CUDA_LAUNCH_BLOCKING=1 (and "
-           "TORCH_USE_CUDA_DSA) to find the real call; device-side asserts are usually out-of-range "
-           "indices or labels.")
-
-
-_H_HOST = ("Host RAM ran out. Load data lazily or memory-mapped, lower num_workers/prefetch, or "
-           "request more memory (--mem).")
-
-
-_H_KILL = ("The kernel or cgroup OOM killer killed the process (host RAM, not GPU). Request more "
-           "memory (--mem), lower num_workers, or check sacct MaxRSS / dmesg.")
-
-
-_H_HW = ("The GPU or its link reported a hardware fault. Drain/report the node to the admins, "
-         "and resubmit excluding it (--exclude); resume from the last checkpoint.")
-
-
-_H_DISK = "A filesystem is full or over quota. Free space (df -h, quota) or write checkpoints elsewhere."
-_H_TIME_LIMIT = ("The job hit its time limit|({limit_dur}).|It ran {used_dur}.|Resume from the last checkpoint "
-                 "and ask for more time, or checkpoint more often.")
-_H_TIME = ("The job hit its time limit. Resume from the last checkpoint and ask for more time, or "
-           "checkpoint more often.")
-
-
-_H_PREEMPT = ("The scheduler preempted the job. Resubmit or requeue (--requeue) and resume from the "
-              "last checkpoint; checkpoint on SIGTERM/SIGUSR1.")
-
-
-_H_NODE_FAIL = ("A node of the job failed and Slurm ended the job (sacct shows NODE_FAIL; slurmctld's log "
-                "says why). Resubmit, excluding that node if it fails again (--exclude), and resume from the "
-                "last checkpoint; --requeue lets Slurm do it.")
-
-
-_H_INT = "The run was interrupted (Ctrl-C, scancel or a signal). Resume from the last checkpoint if wanted."
-_H_NAN = ("The loss diverged to NaN/Inf. Lower the learning rate, add warm-up and gradient clipping, "
-          "check inputs for NaN, or prefer bf16 over fp16.")
-
-
-_H_FILE = ("A file or directory was missing. Check the path, the working directory and that the data "
-           "is staged on this node.")
-
-
-_H_PERM = ("Access was denied. Check the path's permissions/ownership and that you write to your own "
-           "scratch space.")
-
-
-_H_MOD = ("A Python module or shared library could not be imported. Activate the right environment "
-          "(module load / conda activate) in the job script and install the package.")
-
-
-_H_DEV = ("Tensors or modules are on different devices. Move the model and every input to the same "
-          "device (.to(device)), including tensors created inside forward.")
+HINT_GPU_OOM = ("The GPU ran out of memory. Reduce the batch size or sequence length, use gradient "
+                "accumulation/checkpointing or mixed precision; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+                "helps with fragmentation.")
+HINT_GPU_OOM_FRAGMENTED = ("The GPU ran out of memory.|{reserved_large} is reserved by PyTorch but unallocated "
+                           "(fragmentation): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first.|Reduce the batch "
+                           "size or sequence length, use gradient accumulation/checkpointing or mixed precision.")
+HINT_COLLECTIVE = ("A collective failed or hung. Look for the rank that failed or straggled first (its own "
+                   "traceback, OOM or dead node); rerun with NCCL_DEBUG=INFO; raise the timeout only if a rank "
+                   "is legitimately slow (e.g. rank-0-only checkpointing or evaluation).")
+HINT_COLLECTIVE_TIMEOUT = ("A collective did not complete in time:|{op}|timed out after {timeout_dur}.|One rank never joined "
+                           "it: look for the rank that failed or straggled first (its own traceback, OOM, a dead node, "
+                           "rank-0-only checkpointing or evaluation). To see which rank and call: rerun with NCCL_DEBUG=INFO "
+                           "TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_NCCL_TRACE_BUFFER_SIZE=2000 for the flight "
+                           "recorder); raise init_process_group(timeout=...) only if a rank is legitimately slow.")
+HINT_CUDA_ERROR = ("A CUDA kernel or library call failed. Rerun with CUDA_LAUNCH_BLOCKING=1 (and "
+                   "TORCH_USE_CUDA_DSA) to find the real call; device-side asserts are usually out-of-range "
+                   "indices or labels.")
+HINT_HOST_RAM = ("Host RAM ran out. Load data lazily or memory-mapped, lower num_workers/prefetch, or "
+                 "request more memory (--mem).")
+HINT_OOM_KILLER = ("The kernel or cgroup OOM killer killed the process (host RAM, not GPU). Request more "
+                   "memory (--mem), lower num_workers, or check sacct MaxRSS / dmesg.")
+HINT_GPU_HARDWARE = ("The GPU or its link reported a hardware fault. Drain/report the node to the admins, "
+                     "and resubmit excluding it (--exclude); resume from the last checkpoint.")
+HINT_DISK_FULL = "A filesystem is full or over quota. Free space (df -h, quota) or write checkpoints elsewhere."
+HINT_TIME_LIMIT_USED = ("The job hit its time limit|({limit_dur}).|It ran {used_dur}.|Resume from the last checkpoint "
+                        "and ask for more time, or checkpoint more often.")
+HINT_TIME_LIMIT = ("The job hit its time limit. Resume from the last checkpoint and ask for more time, or "
+                   "checkpoint more often.")
+HINT_PREEMPTED = ("The scheduler preempted the job. Resubmit or requeue (--requeue) and resume from the "
+                  "last checkpoint; checkpoint on SIGTERM/SIGUSR1.")
+HINT_NODE_FAIL = ("A node of the job failed and Slurm ended the job (sacct shows NODE_FAIL; slurmctld's log "
+                  "says why). Resubmit, excluding that node if it fails again (--exclude), and resume from the "
+                  "last checkpoint; --requeue lets Slurm do it.")
+HINT_INTERRUPTED = "The run was interrupted (Ctrl-C, scancel or a signal). Resume from the last checkpoint if wanted."
+HINT_NAN_LOSS = ("The loss diverged to NaN/Inf. Lower the learning rate, add warm-up and gradient clipping, "
+                 "check inputs for NaN, or prefer bf16 over fp16.")
+HINT_FILE_MISSING = ("A file or directory was missing. Check the path, the working directory and that the data "
+                     "is staged on this node.")
+HINT_PERMISSION = ("Access was denied. Check the path's permissions/ownership and that you write to your own "
+                   "scratch space.")
+HINT_MISSING_MODULE = ("A Python module or shared library could not be imported. Activate the right environment "
+                       "(module load / conda activate) in the job script and install the package.")
+HINT_DEVICE_MISMATCH = ("Tensors or modules are on different devices. Move the model and every input to the same "
+                        "device (.to(device)), including tensors created inside forward.")
 
 # (rule_id, class, pattern, detail template, hint) -- first match wins, specific above
 # generic. Patterns are compiled with re.M and searched over the decisive part of the
@@ -974,41 +943,41 @@ FAILURE_RULES = (
     # Scheduler end-of-job lines come after whatever the program printed: decisive.
     ("slurm_time_limit", "walltime",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO TIME LIMIT",
-     "Slurm time limit|job {job}", _H_TIME),
+     "Slurm time limit|job {job}", HINT_TIME_LIMIT),
     # PBS Pro / Torque enforce walltime and cput; Torque's and Moab's job mail say it in words.
     ("pbs_walltime", "walltime",
      r"PBS: job killed: (?P<kind>walltime|cput) (?P<used_s>\d+) exceeded limit (?P<limit_s>\d+)"
      r"|Job exceeded its walltime limit\. Job was aborted|MOAB_INFO: +job exceeded wallclock limit",
-     "PBS {kind} {used_dur} > limit {limit_dur}", _H_TIME_LIMIT),
+     "PBS {kind} {used_dur} > limit {limit_dur}", HINT_TIME_LIMIT_USED),
     ("lsf_runlimit", "walltime",
      r"(?P<term>TERM_RUNLIMIT|TERM_CPULIMIT): job killed after reaching LSF (?:run time|CPU usage) limit",
-     "LSF {term}", _H_TIME),
+     "LSF {term}", HINT_TIME_LIMIT),
     # Grid Engine's h_rt/s_rt enforcement (sge_execd job messages).
     # ... and qacct's failure code 37 (SSTATE_QMASTER_ENFORCED_LIMIT: "ran, but killed due to exceeding
     # run time limit"; qacct's text also lists h_cpu and h_vmem)
     ("sge_wallclock", "walltime",
      r"\bjob (?P<job>[\d.]+) exceeded (?P<kind>hard|soft) wallclock time|\bqmaster enforced h_rt\b",
-     "Grid Engine {kind} wallclock limit (h_rt/s_rt)|job {job}", _H_TIME),
+     "Grid Engine {kind} wallclock limit (h_rt/s_rt)|job {job}", HINT_TIME_LIMIT),
     # A Kubernetes Job past its spec.activeDeadlineSeconds (kube-controller-manager's event).
     ("k8s_deadline", "walltime", r"Job was active longer than specified deadline",
-     "Kubernetes Job deadline (activeDeadlineSeconds)", _H_TIME),
+     "Kubernetes Job deadline (activeDeadlineSeconds)", HINT_TIME_LIMIT),
     ("slurm_preempted", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO (?:PREEMPTION|JOB REQUEUE)",
-     "Slurm preemption|job {job}", _H_PREEMPT),
+     "Slurm preemption|job {job}", HINT_PREEMPTED),
     # slurmstepd's words when another node of the job failed (the job's state becomes NODE_FAIL):
     # the scheduler took the allocation away, as a preemption does, and the remedy is the same.
     ("slurm_node_failure", "preempted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED(?: AT \S+)? DUE TO NODE FAILURE",
-     "Slurm node failure|job {job}", _H_NODE_FAIL),
+     "Slurm node failure|job {job}", HINT_NODE_FAIL),
     ("lsf_preempted", "preempted", r"(?P<lsf>TERM_PREEMPT): [Jj]ob killed after preemption",
-     "LSF preemption ({lsf})", _H_PREEMPT),
+     "LSF preemption ({lsf})", HINT_PREEMPTED),
     # PBS Pro's scheduler names how it preempted a job (pbs_sched: "Job preempted by requeuing",
     # "... by checkpointing", "... by suspension", "... by deletion"); schedulers' notices say
     # "preempted by a higher priority job".
     ("pbs_preempted", "preempted",
      r"\bJob preempted by (?P<how>requeuing|checkpointing|suspension|deletion)\b"
      r"|\b[Jj]ob (?:was |has been )?preempted by (?:an? )?higher[- ]priority job",
-     "PBS preemption|by {how}", _H_PREEMPT),
+     "PBS preemption|by {how}", HINT_PREEMPTED),
     # Clouds and Kubernetes reclaim the machine: a spot/preemptible VM or a node shutdown.
     ("cloud_preempted", "preempted",
      r"Preempted in order to admit critical pod|\bPod (?:\S+ )?was terminated in response to imminent node shutdown"
@@ -1046,60 +1015,60 @@ FAILURE_RULES = (
      "checkpoint before it; resume from the last checkpoint."),
     # Host OOM killer: the kernel, the cgroup or the scheduler says so.
     ("slurm_oom_kill", "oom_killer", r"Detected (?P<n>\d+) oom[-_ ]kill event",
-     "{n} oom-kill event(s) (Slurm cgroup)", _H_KILL),
+     "{n} oom-kill event(s) (Slurm cgroup)", HINT_OOM_KILLER),
     ("kernel_oom_kill", "oom_killer",
      r"(?:Out of memory"
      r"|Memory cgroup out of memory): Kill(?:ed)? process (?P<pid>\d+)(?: \((?P<comm>[^)]*)\))?",
-     "kernel OOM killer|process {comm}|pid {pid}", _H_KILL),
+     "kernel OOM killer|process {comm}|pid {pid}", HINT_OOM_KILLER),
     ("sched_mem_limit", "oom_killer",
      r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|Exceeded job memory limit"
      r"|exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
      r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
      r"|PBS: job killed: (?:p?mem|vmem) (?P<used>\d+kb) exceeded limit (?P<limit>\d+kb)",
-     "", _H_KILL),
+     "", HINT_OOM_KILLER),
     # Ray's memory monitor and Kubernetes kill a worker or a container at its memory limit.
     ("container_oom_kill", "oom_killer",
      r"Task was killed due to the node running low on memory"
      r"|Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|\bOOMKilled\b",
-     "", _H_KILL),
+     "", HINT_OOM_KILLER),
     # A bare cancel line: below the memory-limit kills, which Slurm follows with one.
     ("slurm_cancelled", "interrupted",
      r"\*\*\* (?:JOB|STEP) (?P<job>[\w.+-]+) (?:ON \S+ )?CANCELLED AT \S+ \*\*\*",
-     "cancelled (scancel)|job {job}", _H_INT),
+     "cancelled (scancel)|job {job}", HINT_INTERRUPTED),
     ("lsf_owner_kill", "interrupted",
      r"(?P<term>TERM_(?:FORCE_)?OWNER): [Jj]ob killed by owner|(?P<term2>TERM_(?:FORCE_)?ADMIN): [Jj]ob killed by root",
-     "LSF {term}|LSF {term2}", _H_INT),
+     "LSF {term}|LSF {term2}", HINT_INTERRUPTED),
     ("dataloader_killed", "oom_killer", r"DataLoader worker \(pid[^)]*\) is killed by signal: Killed",
-     "DataLoader worker killed (SIGKILL)", _H_KILL),
+     "DataLoader worker killed (SIGKILL)", HINT_OOM_KILLER),
     ("shell_killed", "oom_killer",
      r"^Killed\s*$|: line \d+: +\d+ Killed\b|: tasks? [\d,-]+: Killed\b",
-     "process killed (SIGKILL), most likely by the OOM killer", _H_KILL),
+     "process killed (SIGKILL), most likely by the OOM killer", HINT_OOM_KILLER),
     ("sigkill_seen", "oom_killer",
      r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|terminated with signal SIGKILL"
      r"|<Signals\.SIGKILL: 9>|exitcode\s*: -9\b|failed \(exitcode: -9\)|exits with return code = -9\b"
      r"|exited on signal 9\b",
-     "a process was killed by SIGKILL, most likely by the OOM killer", _H_KILL),
+     "a process was killed by SIGKILL, most likely by the OOM killer", HINT_OOM_KILLER),
     # GPU hardware: only the Xids NVIDIA documents as hardware/ECC/NVLink/bus faults.
     ("xid_hardware", "gpu_hardware",
      r"\bXid \([^)]*\): (?P<xid>48|61|62|63|64|74|79|92|94|95|119|120|121|123|140)\b",
-     "Xid {xid}", _H_HW),
+     "Xid {xid}", HINT_GPU_HARDWARE),
     ("gpu_off_bus", "gpu_hardware",
      r"GPU has fallen off the bus|GPU is lost|Unable to determine the device handle for GPU",
-     "", _H_HW),
+     "", HINT_GPU_HARDWARE),
     # The driver could not bring a GPU up (the kernel's NVRM line, which job prologues and
     # health checks print): the node's GPU is unusable, whatever CUDA then says.
-    ("gpu_init_failed", "gpu_hardware", r"\bRmInitAdapter failed!", "the GPU failed to initialise", _H_HW),
+    ("gpu_init_failed", "gpu_hardware", r"\bRmInitAdapter failed!", "the GPU failed to initialise", HINT_GPU_HARDWARE),
     ("ecc_uncorrectable", "gpu_hardware",
      r"uncorrectable ECC error encountered|[Uu]ncorrectable ECC error|Double Bit ECC Error"
      r"|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable",
-     "uncorrectable ECC error", _H_HW),
+     "uncorrectable ECC error", HINT_GPU_HARDWARE),
     ("nvlink_uncorrectable", "gpu_hardware",
      r"uncorrectable NVLink error|CUDA_ERROR_NVLINK_UNCORRECTABLE|cudaErrorNvlinkUncorrectable",
-     "uncorrectable NVLink error", _H_HW),
+     "uncorrectable NVLink error", HINT_GPU_HARDWARE),
     # Interrupts (a person or a launcher stopped the run).
     ("keyboard_interrupt", "interrupted",
      r"^\s*KeyboardInterrupt\b|Detected KeyboardInterrupt, attempting graceful shutdown",
-     "KeyboardInterrupt (Ctrl-C)", _H_INT),
+     "KeyboardInterrupt (Ctrl-C)", HINT_INTERRUPTED),
     # A handler that caught the stop signal and exited cleanly: counted on exit-0 runs only
     # (a failed run's exit status or the wrapper's own signal facts already say it).
     # A signal the program says it reloads on or ignores (SIGHUP's daemon idiom) did not stop it.
@@ -1111,10 +1080,10 @@ FAILURE_RULES = (
      # "except KeyboardInterrupt: print('Keyboard interrupt received, saving ...')"
      r"|\b(?P<kbd>[Kk]eyboard ?[Ii]nterrupt(?:ion)?|Ctrl-C)(?: signal)? (?:received|caught|detected)\b"
      r"(?![^\n]*\b(?:[Rr]eload|[Ii]gnor))",
-     "{sig} handled|{sig2} handled|signal {num} handled|{kbd} handled", _H_INT),
+     "{sig} handled|{sig2} handled|signal {num} handled|{kbd} handled", HINT_INTERRUPTED),
     ("launcher_signal", "interrupted",
      r"SignalException: Process (?P<pid>\d+) got signal: (?P<sig>\d+)",
-     "launcher got signal {sig}", _H_INT),
+     "launcher got signal {sig}", HINT_INTERRUPTED),
     # The command could not be started.
     ("cmd_not_found", "exec_failure",
      r"^(?:\S+: line \d+|(?:\S*/)?(?:ba|da|z"
@@ -1156,24 +1125,24 @@ FAILURE_RULES = (
      r"|\s?GPU (?P<gpu2>\d+) has a total capacity of (?P<total2>[\d.]+ [KMGT]iB)"
      r" of which (?P<free>[\d.]+ [KMGT]iB) is free)?"
      r"(?:[^\n]*?and (?P<reserved_mem>[\d.]+ [KMGT]iB) is reserved by PyTorch but unallocated)?",
-     "tried to allocate {size}|GPU {gpu} {total} total|GPU {gpu2} {total2} total, {free} free", _H_CUDA_OOM),
+     "tried to allocate {size}|GPU {gpu} {total} total|GPU {gpu2} {total2} total, {free} free", HINT_GPU_OOM_FRAGMENTED),
     ("cuda_error_oom", "cuda_oom",
      r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
      r"|Cuda failure '?out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
      r"|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL file=\S+ line=\d+ error=2 : out of memory"
      r"|No executable batch size found, reached zero"
      r"|No available memory for the cache blocks|Dst tensor is not initialized",
-     "", _H_OOM),
+     "", HINT_GPU_OOM),
     ("xla_oom", "cuda_oom",
      r"(?:RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhaustedError):? .*?(?:[Oo]ut of memory|Ran out of memory"
      r"|[Ff]ailed to allocate (?:request for|memory)"
      # TPU: "Attempting to reserve 10.51G at the bottom of memory. That was not possible."
      r"|Attempting to (?:reserve|allocate) \S+(?: at the bottom of memory)?\. That was not possible)"
      r"(?: while trying to allocate (?P<alloc_bytes>\d+) bytes)?",
-     "tried to allocate {alloc_size}", _H_OOM),
+     "tried to allocate {alloc_size}", HINT_GPU_OOM),
     ("tf_oom", "cuda_oom",
      r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\])?(?![^\n]*device:CPU:\d+ by allocator)",
-     "OOM allocating tensor|shape [{shape}]", _H_OOM),
+     "OOM allocating tensor|shape [{shape}]", HINT_GPU_OOM),
     # Collectives.
     ("nccl_watchdog", "nccl",
      r"(?:Watchdog caught"
@@ -1182,7 +1151,7 @@ FAILURE_RULES = (
      # the heartbeat monitor and newer watchdog wordings (ProcessGroupNCCL.cpp)
      r"|ProcessGroupNCCL's watchdog got stuck for \d+ seconds|Heartbeat monitor timed out"
      r"|Timeout at NCCL work: \d+|Exception \(either an error or timeout\) detected by watchdog at work",
-     "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", _H_WATCHDOG),
+     "watchdog timeout|{op}|{timeout_ms} ms ({timeout_dur})", HINT_COLLECTIVE_TIMEOUT),
     # NCCL's own report of a failed InfiniBand/RoCE or socket transfer (transport/net_ib.cc,
     # ib_plugin.c; misc/socket.cc) or verbs call (misc/ibvwrap.cc "Call to ibv_... failed with
     # error ..."): printed at WARN level, the first sign of a network fault.
@@ -1190,57 +1159,57 @@ FAILURE_RULES = (
      r"NET/IB ?: Got completion from peer (?P<peer>\S+) with (?:error |status=)(?P<status>\d+)"
      r"|NET/(?:IB|Socket) ?: (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]{0,80})"
      r"|Call to (?P<verb>ibv_\w+) failed(?: with error (?P<err>[^\n]{1,60}))?",
-     "NCCL network transport error|status {status} from peer {peer}|{what}|{verb} failed|{err}", _H_NCCL),
+     "NCCL network transport error|status {status} from peer {peer}|{what}|{verb} failed|{err}", HINT_COLLECTIVE),
     ("nccl_result", "nccl",
      r"\b(?P<code>ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
      r"|ncclInvalidUsage|ncclRemoteError)\b",
-     "{code}", _H_NCCL),
+     "{code}", HINT_COLLECTIVE),
     ("nccl_error", "nccl",
      r"NCCL error in: [^,\n]+, (?P<what>[^,(\n]+?)(?: \(run with NCCL_DEBUG|, NCCL version|$)"
      r"|\bNCCL error: (?P<what2>[^\n]+)"
      r"|NCCL operation \w+\([^\n]*?\) failed: (?P<what3>[^.;(\n]+)|Error invoking NCCL: (?P<what4>[^\n]+)"
      r"|\bNCCL Error \d+: (?P<what5>[^(\n]+)",
-     "NCCL error: {what}|{what2}|{what3}|{what4}|NCCL error: {what5}", _H_NCCL),
+     "NCCL error: {what}|{what2}|{what3}|{what4}|NCCL error: {what5}", HINT_COLLECTIVE),
     ("nccl_aborted", "nccl",
      r"NCCL communicator was aborted|Some NCCL operations have failed or timed out"
      r"|DistBackendError(?:: (?P<msg>.+))?",
-     "DistBackendError: {msg}", _H_NCCL),
+     "DistBackendError: {msg}", HINT_COLLECTIVE),
     ("dist_store", "nccl",
      r"(?P<exc>DistStoreError|DistNetworkError|Rendezvous\w*Error)(?:: (?P<msg>.+))?"
      r"|The client socket has timed out after \d+\w* while trying to connect"
      # c10d's store-based barrier, the NCCL id exchange through the store, TCPStore, gloo's mesh
      r"|Timed out initializing process group in store based barrier"
      r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store|\bSocket Timeout\b|Gloo connectFullMesh failed",
-     "{exc}: {msg}", _H_NCCL),
+     "{exc}: {msg}", HINT_COLLECTIVE),
     # gloo's view of a peer that went away: usually the consequence of another rank's failure.
     # gloo's TCP pair (gloo/transport/tcp/pair.cc): a peer that went away, or "Read error"/"Write
     # error" with the socket's strerror (a reset connection).
     ("gloo_peer_lost", "nccl",
      r"gloo[^\]]*\] (?P<what>Connection closed by peer|Timed out waiting|(?:Read|Write) error \S+: [^\n]{1,80})",
-     "gloo: {what}", _H_NCCL),
+     "gloo: {what}", HINT_COLLECTIVE),
     # Horovod's SHUT_DOWN_ERROR (horovod/common/operations.cc) names no cause: another rank's
     # exception, printed before it, is the root cause when there is one.
     ("horovod_shutdown", "nccl",
      r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the rank"
      r"|Horovod background loop uncaught exception: (?P<what>[^\n]{1,160})",
-     "Horovod shut down|{what}", _H_NCCL),
+     "Horovod shut down|{what}", HINT_COLLECTIVE),
     # Open MPI's TCP transport (opal/mca/btl/tcp: "connect() to ... failed", "readv failed: Connection
     # reset by peer"): a peer that is gone, usually the consequence of another rank's failure.
     # ... its UCX layer (ompi/mca/pml/ucx/pml_ucx.c) and the errhandler's fatal banner in a collective.
     ("mpi_transport", "nccl", r"\[btl_tcp\w*\.c:\d+:\w+\] (?P<what>[^\n]*?(?:failed|[Ee]rror)[^\n]*)"
      r"|\bpml_ucx\.c:\d+ +Error: (?P<ucx>[^\n]+)|\*\*\* An error occurred in (?P<op>MPI_\w+)",
-     "Open MPI TCP transport: {what}|Open MPI UCX: {ucx}|Open MPI error in {op}", _H_NCCL),
+     "Open MPI TCP transport: {what}|Open MPI UCX: {ucx}|Open MPI error in {op}", HINT_COLLECTIVE),
     # CUDA runtime / libraries.
     ("cuda_device_assert", "cuda_runtime",
      r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<cond>[^`]*)` failed",
-     "device-side assert `{cond}`", _H_CUDA),
+     "device-side assert `{cond}`", HINT_CUDA_ERROR),
     ("cuda_error", "cuda_runtime",
      r"CUDA (?P<drv>driver )?error: (?P<err>[^\n]+?)(?:\s*$|\. ?CUDA kernel errors)"
      r"|Triton Error \[CUDA\]: (?P<err2>[^\n]+?)\s*$"
      # PyTorch < 1.0 (THC): "cuda runtime error (59) : device-side assert triggered at ...cu:26"
      r"|\bcuda runtime error \(\d+\) : (?P<err3>[^\n]+?)(?: at \S+)?\s*$"
      r"|THCudaCheck FAIL file=\S+ line=\d+ error=\d+ : (?P<err4>[^\n]+?)\s*$",
-     "CUDA {drv}error: {err}|Triton CUDA error: {err2}|CUDA error: {err3}|CUDA error: {err4}", _H_CUDA),
+     "CUDA {drv}error: {err}|Triton CUDA error: {err2}|CUDA error: {err3}|CUDA error: {err4}", HINT_CUDA_ERROR),
     ("cuda_lib_error", "cuda_runtime",
      r"\b(?P<code>CUDA_ERROR_\w+|cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|CUFFT_\w+|CUSOLVER_STATUS_\w+"
      r"|CUSPARSE_STATUS_\w+|CURAND_STATUS_\w+)"
@@ -1252,7 +1221,7 @@ FAILURE_RULES = (
      r" because cuDNN failed to initialize|Could not create cudnn handle|DNN library is not found)"
      # numba and CuPy raise the driver's or runtime's error as their own exception types
      r"|\b(?P<pyexc>CudaAPIError|CudaSupportError|CUDADriverError|CUDARuntimeError): (?P<pymsg>[^\n]+)",
-     "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}|{tf}|{pyexc}: {pymsg}", _H_CUDA),
+     "{code}|{code2}|{lib} runtime error: {msg}|cuDNN: {engine}|{tf}|{pyexc}: {pymsg}", HINT_CUDA_ERROR),
     ("cuda_unavailable", "cuda_runtime",
      r"Found no NVIDIA driver on your system|No CUDA GPUs are available"
      r"|CUDA driver version is insufficient for CUDA runtime version|CUDA driver initialization failed"
@@ -1278,12 +1247,12 @@ FAILURE_RULES = (
      r"|std::bad_alloc|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(12\)"
      r"|\b(?:fork|vfork|clone|mmap|posix_spawn)(?:\(\))?(?: failed)?: Cannot allocate memory"
      r"|OOM when allocating tensor with shape\s?\[[^\]]*\][^\n]*? on \S*device:CPU:\d+ by allocator",
-     "{msg}|unable to allocate {size}|tried to allocate {alloc_size}", _H_HOST),
+     "{msg}|unable to allocate {size}|tried to allocate {alloc_size}", HINT_HOST_RAM),
     # A full disk (a writer that aborts or crashes after ENOSPC is still a full disk).
     # Go programs (docker, containerd) write strerror in lower case; SQLite says SQLITE_FULL in words.
     ("no_space_left", "disk_full",
      r"[Nn]o space left on device|\[Errno 28\]|\bENOSPC\b|\bdatabase or disk is full\b",
-     "no space left on device", _H_DISK),
+     "no space left on device", HINT_DISK_FULL),
     # A write the device took only part of (tar's "Wrote only 4096 of 10240 bytes"): the
     # file system is full (GNU tar, src/system.c, sys_write_archive_error / write_error_details).
     ("short_write", "disk_full", r"\bWrote only (?P<got>\d+) of (?P<want>\d+) bytes",
@@ -1291,15 +1260,15 @@ FAILURE_RULES = (
      "A write stopped part-way: the file system is most likely full (check df). A per-file size limit "
      "(CephFS's max_file_size, ulimit -f) writes the same words."),
     ("disk_quota", "disk_full", r"Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b",
-     "disk quota exceeded", _H_DISK),
+     "disk quota exceeded", HINT_DISK_FULL),
     # A program that checks free space before writing (datasets, installers, checkpointers).
     ("disk_space_check", "disk_full",
      r"\b(?:[Nn]ot enough|[Ii]nsufficient) (?:free )?disk space\b(?:[^\n]*?[Nn]eeded:? (?P<needed>[\d.]+ ?[KMGTP]i?B))?"
      r"|\b[Oo]ut of disk space\b",
-     "not enough disk space|needed {needed}", _H_DISK),
+     "not enough disk space|needed {needed}", HINT_DISK_FULL),
     ("checkpoint_write", "disk_full",
      r"PytorchStreamWriter failed writing file (?P<file>[^\s:]+)|unexpected pos \d+ vs \d+",
-     "checkpoint write failed|{file}", _H_DISK),
+     "checkpoint write failed|{file}", HINT_DISK_FULL),
     # Native crashes.
     ("segfault", "segfault",
      r"Segmentation fault|(?<!or )\bSIGSEGV\b(?!,| or )|<Signals\.SIGSEGV: 11>|exitcode\s*: -11\b|failed \(exitcode: -11\)"
@@ -1338,7 +1307,7 @@ FAILURE_RULES = (
     # Python-level causes.
     ("missing_module", "missing_module",
      r"(?:ModuleNotFoundError: )?No module named '?(?P<mod>[\w.]+)'?|ModuleNotFoundError",
-     "No module named '{mod}'", _H_MOD),
+     "No module named '{mod}'", HINT_MISSING_MODULE),
     # bitsandbytes' cuda_setup (0.3x-0.41) could not load its CUDA library and says so in its own words.
     ("bnb_cuda_setup", "missing_module",
      r"CUDA Setup failed despite GPU being available|CUDA SETUP: Required library version not found: (?P<lib>\S+)",
@@ -1349,11 +1318,11 @@ FAILURE_RULES = (
      r"ImportError: (?P<msg>.+)|cannot open shared object file|undefined symbol: (?P<sym>\S+)"
      # importlib.metadata and pkg_resources: an installed distribution that is not there
      r"|PackageNotFoundError: No package metadata was found for (?P<pkg>\S+)|The '(?P<dist>[^'\n]+)' distribution was not found",
-     "{msg}|undefined symbol {sym}|no package {pkg}|no distribution {dist}", _H_MOD),
+     "{msg}|undefined symbol {sym}|no package {pkg}|no distribution {dist}", HINT_MISSING_MODULE),
     ("file_not_found", "file_not_found",
      r"(?:FileNotFoundError: )?\[Errno 2\] No such file or directory: '(?P<path>[^']*)'|FileNotFoundError"
      r"|[Nn]o such file or directory",  # Go programs (singularity, docker) write it in lower case
-     "No such file: {path}", _H_FILE),
+     "No such file: {path}", HINT_FILE_MISSING),
     ("hf_not_found", "file_not_found",
      r"does not appear to have a file named (?P<file>[^\s,]+?)\.?(?:\s|$)"
      # a local path that is not there; a Hub id that is not there is an OSError like others
@@ -1362,12 +1331,12 @@ FAILURE_RULES = (
      r"|Can't load the configuration of '(?P<model2>[^'\n]*)'"
      r"|\bEntryNotFoundError\b|Entry Not Found for url: (?P<url>\S+)"  # huggingface_hub: a 404 on the file
      r"|Can't find a valid checkpoint at (?P<ckpt>\S+)",  # transformers Trainer(resume_from_checkpoint=...)
-     "missing {file}|cannot load {model}|cannot load {model2}|not found: {url}|no checkpoint at {ckpt}", _H_FILE),
+     "missing {file}|cannot load {model}|cannot load {model2}|not found: {url}|no checkpoint at {ckpt}", HINT_FILE_MISSING),
     ("permission", "permission",
      r"(?:PermissionError: )?\[Errno 13\] Permission denied: '(?P<path>[^']*)'|PermissionError"
      r"|[Pp]ermission denied"
      r"|\[Errno 1\] Operation not permitted|Read-only file system",
-     "Permission denied: {path}", _H_PERM),
+     "Permission denied: {path}", HINT_PERMISSION),
     # Native code: Linux delivers SIGFPE ("Floating point exception", bash's name for it) for an
     # integer division by zero (FPE_INTDIV); floating-point operations do not trap by default.
     ("div_zero", "div_zero",
@@ -1379,7 +1348,7 @@ FAILURE_RULES = (
     ("device_mismatch", "device_mismatch",
      r"Expected all tensors to be on the same device(?:, but (?:found at least two devices, "
      r"|got \w+ is on )(?P<a>[\w:]+)(?:,? (?:and|different from other tensors on) (?P<b>[\w:]+))?)?",
-     "{a} vs {b}", _H_DEV),
+     "{a} vs {b}", HINT_DEVICE_MISMATCH),
     ("device_mismatch_other", "device_mismatch",
      r"Expected object of (?:device type|backend) \w+ but got (?:device type|backend) \w+"
      r"|is on CPU, but expected (?:it|them) to be on GPU"
@@ -1401,19 +1370,19 @@ FAILURE_RULES = (
      r"|incompatible devices for jitted computation"
      r"|Tensor on device \S+ is not on the expected device \S+|Placeholder storage has not been allocated on MPS device"
      r"|Cannot copy out of meta tensor",
-     "", _H_DEV),
+     "", HINT_DEVICE_MISMATCH),
     ("nan_anomaly", "nan_loss",
      r"Function '(?P<fn>\w+)' returned nan values in its \d+\w* output"
      r"|invalid value \((?:nan|inf)\) encountered in (?P<jit>\S+?)\.?(?:\s|$)"
      r"|Tensor had (?:NaN|Inf|NaN and Inf) values|Detected Infinity or NaN in output"
      r"|found NaN in local (?:grad norm|forward loss)",
-     "{fn} returned NaN|NaN/Inf in {jit} (jax_debug_nans)", _H_NAN),
+     "{fn} returned NaN|NaN/Inf in {jit} (jax_debug_nans)", HINT_NAN_LOSS),
     ("nan_detectron", "nan_loss",
      r"[Ll]oss bec(?:ame|ome) inf(?:inite)? or NaN\b(?: at iteration=(?P<it>\d+))?",
-     "loss became NaN/Inf|iteration {it}", _H_NAN),
+     "loss became NaN/Inf|iteration {it}", HINT_NAN_LOSS),
     ("loss_scale_min", "nan_loss",
      r"Current loss scale already at minimum|Minimum loss scale reached",
-     "fp16 loss scale at its minimum (overflow every step)", _H_NAN),
+     "fp16 loss scale at its minimum (overflow every step)", HINT_NAN_LOSS),
     ("nan_metric_stop", "nan_loss",
      r"Monitored metric (?P<metric>\S+) = \S+ is not finite"
      r"|Invalid loss, terminating training"
@@ -1424,14 +1393,14 @@ FAILURE_RULES = (
      r"|is non-finite, so it cannot be clipped"
      r"|^\s*[\w.]*(?:Error|Exception): [^\n]*?(?:\b[Nn]on-finite (?:loss|gradients?|grad(?:ient)? norm)\b"
      r"|\b(?:[Ll]oss|[Gg]radient norm|[Gg]rad[ _]norm)(?: value)? is (?:not finite|non-finite|nan|inf)\b)",
-     "{metric} is not finite|NaN/Inf in {param}", _H_NAN),
+     "{metric} is not finite|NaN/Inf in {param}", HINT_NAN_LOSS),
     # A printed loss value: counts only when it is the last loss the log reports.
     ("nan_loss_report", "nan_loss",
      r"(?i)\b(?P<key>(?:(?:val|valid|validation|eval|test|dev) )?\w*(?:loss|grad_norm|gnorm))\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?"
      r"(?P<val>[-+]?(?:nan|inf(?:inite|inity)?))\b"
      r"|\b(?:nan|inf(?:inite|inity)?)\b[ \w]{0,20}?\bloss\b"
      r"|\bloss (?:is|became|went to) (?:nan|inf(?:inite|inity)?)\b",
-     "{key} = {val}", _H_NAN),
+     "{key} = {val}", HINT_NAN_LOSS),
     # A CPU-only PyTorch asked for CUDA (torch/cuda/__init__.py _lazy_init raises it as an assert).
     ("torch_cpu_build", "assertion", r"AssertionError: Torch not compiled with CUDA enabled",
      "this PyTorch is a CPU-only build",
@@ -1627,12 +1596,8 @@ def _untriggered_branch(pattern, words):
         branches = items[0][1][1]
     for branch in branches:
         if not _seq_triggered(list(branch), words, consts):
-            return _branch_text(branch, consts)
+            return "".join(chr(av) if op == consts.LITERAL else "." for op, av in list(branch))[:60]
     return None
-
-
-def _branch_text(branch, consts):
-    return "".join(chr(av) if op == consts.LITERAL else "." for op, av in list(branch))[:60]
 
 
 def _seq_triggered(items, words, consts, prefix=""):
@@ -1810,16 +1775,16 @@ _CARRY_ON_RE = re.compile(r"(?i)\b(?:continuing|retrying|will retry|skipping|fal
 _FINITE_LOSS_RE = re.compile(r"(?i)\b\w*loss\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
 
 
-def clean_line(s, controls=True):
+def clean_line(text, controls=True):
     """Strip ANSI escapes and control bytes; collapse CR redraws to what a terminal shows.
     controls=False skips the search for other control bytes (the caller knows there are none)."""
-    if "\r" in s:
-        s = _collapse_cr(s)
-    if "\x1b" in s:
-        s = _ANSI_RE.sub("", s)
-    if controls or "\x1b" in s:
-        return _CONTROL_RE.sub("", s) if _CONTROL_RE.search(s) else s
-    return s
+    if "\r" in text:
+        text = _collapse_cr(text)
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
+    if controls or "\x1b" in text:
+        return _CONTROL_RE.sub("", text) if _CONTROL_RE.search(text) else text
+    return text
 
 
 def tail_lines(data, count=TAIL_LINES):
@@ -1832,15 +1797,16 @@ def tail_lines(data, count=TAIL_LINES):
     if lines and lines[-1] == "":
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
-    return [_fit(mask_token_shapes(clean_line(_last_redraw(line))), TAIL_LINE_MAX_CHARS, " [...]",
-                 head=TAIL_LINE_MAX_CHARS) for line in lines[-count:]]
+    redrawn = [([seg for seg in line.split("\r") if seg.strip()] or [""])[-1] for line in lines[-count:]]
+    return [_fit(mask_token_shapes(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...]", head=TAIL_LINE_MAX_CHARS)
+            for line in redrawn]
 
 
-def _collapse_cr(s):
+def _collapse_cr(text):
     # Overlay each carriage-return segment onto the previous ones, as a terminal does;
     # an erase-line escape right after the CR clears the line first (rich, tqdm).
     # Only the last segments matter for what remains visible, so long redraw chains are cut.
-    segments = s.split("\r")[-200:]
+    segments = text.split("\r")[-200:]
     shown = ""
     for seg in segments:
         if not seg:
@@ -2113,12 +2079,6 @@ def _rank_tag(display, end):
     return None
 
 
-def _rank_tags(lines):
-    """Per line, the rank prefix it carries (as printed), or None."""
-    return [_rank_tag(display, len(display) - len(body)) if len(display) != len(body) else None
-            for display, body in lines]
-
-
 def _look_back(bodies, kinds, start):
     """Include the lines printed just before a traceback by the same failure (CUDA kernel
     asserts, NCCL watchdog errors, dmesg excerpts), up to the last sign of progress."""
@@ -2223,17 +2183,6 @@ def _render_template(template, groups, sep):
     return sep.join(shown)
 
 
-def _render_detail(rule, m):
-    groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
-    detail = _render_template(rule.detail, groups, ", ") or m.group(0)
-    return re.sub(r"\s+", " ", detail).strip()[:200]
-
-
-def _render_hint(rule, m):
-    groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
-    return _render_template(rule.hint, groups, " ") or rule.hint
-
-
 def _evidence(display, body, m_start_in_line):
     offset = max(0, len(display) - len(body))  # the rank prefix length
     pos = offset + max(0, m_start_in_line)
@@ -2306,8 +2255,10 @@ class _Region(object):
         offsets = self._end_offsets if text is self._end_text else self.offsets
         display, body = self.lines[idx]
         col = pos - offsets[idx - self.start]
-        return Classification(rule.cls, rule.rule_id, _render_detail(rule, m), self.first_line + idx,
-                              _evidence(display, body, col), _render_hint(rule, m))
+        groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
+        detail = re.sub(r"\s+", " ", _render_template(rule.detail, groups, ", ") or m.group(0)).strip()[:200]
+        return Classification(rule.cls, rule.rule_id, detail, self.first_line + idx, _evidence(display, body, col),
+                              _render_template(rule.hint, groups, " ") or rule.hint)
 
 
 _FINITE_GRAD_RE = re.compile(r"(?i)\b(?:grad_norm|gnorm)\b['\"]?\s*[=:]?\s*['\"]?(?:tensor\()?[-+]?\d")
@@ -2499,7 +2450,8 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     _mark_ignored(bodies, kinds, tbs)
     _mark_step_teardown(bodies, kinds, tbs)
     reraised = _mark_reraises(bodies, kinds, tbs)
-    tags = _rank_tags(lines)
+    tags = [_rank_tag(display, len(display) - len(body)) if len(display) != len(body) else None
+            for display, body in lines]  # per line, the rank prefix it carries (as printed), or None
     start = _decisive_start(bodies, kinds, tbs, tags)
     hide = [exc for _, exc, kind in tbs if kind == "wrapper" and exc is not None]
     hide += [header for header, _, kind in tbs if kind == "wrapper"]
@@ -2537,7 +2489,7 @@ def _classify_lines(lines, rules, first_line, success, code=None):
     if hit is not None and hit.rule == "py_traceback":
         hit = _cause_before_bare_traceback(log, start) or hit
     if hit is not None and code in EXEC_EXIT_CODES and hit.cls in _EXEC_LOOKALIKE \
-            and not _inside_traceback(tbs, hit.line - first_line):
+            and not any(h <= hit.line - first_line <= (e if e is not None else h) for h, e, _ in tbs):
         hit = _as_exec_failure(hit, code)
     return _name_the_source(_first_nan(log, _first_line_of_message(log, hit)), first_line, ranks, root_rank,
                             reraised)
@@ -2618,14 +2570,10 @@ def _mark_reraises(bodies, kinds, tbs):
     return where
 
 
-def _rank_number(tag):
-    return rank_prefix(tag.strip() + " ")[0] if tag else None
-
-
 def _line_ranks(bodies, tags):
     """Per line, the rank it belongs to: its prefix's rank, or inside torchrun's failure summary
     the rank of the entry ("rank      : 1 (local_rank: 1)") up to the next entry or rule line."""
-    ranks = [_rank_number(t) for t in tags]
+    ranks = [rank_prefix(t.strip() + " ")[0] if t else None for t in tags]
     entry = None
     for i, body in enumerate(bodies):
         if entry is not None and _SUMMARY_EDGE_RE.match(body):
@@ -2782,11 +2730,11 @@ def _cause_before_bare_traceback(log, start):
     return _scan_above(log, lo, start, lambda rule: rule.cls not in GENERIC_CLASSES)
 
 
-def _scan_above(log, lo, start, keep):
-    """The first hit of the rules keep picks in the lines [lo, start), or None."""
-    if lo >= start:
+def _scan_above(log, first, start, keep):
+    """The first hit of the rules keep picks in the lines [first, start), or None."""
+    if first >= start:
         return None
-    return _scan_region(_Region(log.lines[:start], log.kinds[:start], lo, log.first_line),
+    return _scan_region(_Region(log.lines[:start], log.kinds[:start], first, log.first_line),
                         [r for r in log.rules if keep(r)])
 
 
@@ -2830,10 +2778,6 @@ def _root_cause_before(log, start):
     return root if root is not None and root.cls != "nccl" else None
 
 
-def _inside_traceback(tbs, idx):
-    return any(h <= idx <= (e if e is not None else h) for h, e, _ in tbs)
-
-
 def _as_exec_failure(hit, code):
     return hit._replace(cls="exec_failure", rule="exec_exit_code",
                         detail=("exit code %d, %s" % (code, hit.detail))[:200],
@@ -2851,8 +2795,9 @@ _SIGNAL_CLASS = {1: "interrupted", 2: "interrupted", 3: "interrupted", 15: "inte
 _TERMINAL = frozenset(("walltime", "preempted", "interrupted", "oom_killer", "gpu_hardware"))
 _NATIVE = frozenset(("segfault", "native_abort", "cuda_runtime", "cuda_oom", "nccl", "ram_oom", "disk_full"))
 _HINTS = {"segfault": _HINT_BY_ID["segfault"], "native_abort": _HINT_BY_ID["native_abort"],
-          "interrupted": _H_INT, "walltime": _H_TIME, "disk_full": _H_DISK, "oom_killer": _H_KILL,
-          "preempted": _H_PREEMPT, "gpu_hardware": _H_HW, "div_zero": _HINT_BY_ID["div_zero"]}
+          "interrupted": HINT_INTERRUPTED, "walltime": HINT_TIME_LIMIT, "disk_full": HINT_DISK_FULL,
+          "oom_killer": HINT_OOM_KILLER, "preempted": HINT_PREEMPTED, "gpu_hardware": HINT_GPU_HARDWARE,
+          "div_zero": _HINT_BY_ID["div_zero"]}
 
 
 def signal_of(exit_code):
@@ -2880,16 +2825,14 @@ def _fact(cls, rule, detail, evidence="", hint=None):
                           hint or _HINTS.get(cls, "Read the end of the log."))
 
 
+_SCHEDULER_FACTS = {"walltime": ("walltime", "scheduler_walltime", "scheduler time limit"),
+                    "preempted": ("preempted", "scheduler_preempted", "preempted by the scheduler"),
+                    "cancelled": ("interrupted", "scheduler_cancelled", "cancelled via the scheduler")}
+
+
 def _scheduler_fact(facts):
-    reason = facts.get("scheduler_reason")
-    ev = facts.get("scheduler_evidence") or ""
-    if reason == "walltime":
-        return _fact("walltime", "scheduler_walltime", "scheduler time limit", ev)
-    if reason == "preempted":
-        return _fact("preempted", "scheduler_preempted", "preempted by the scheduler", ev)
-    if reason == "cancelled":
-        return _fact("interrupted", "scheduler_cancelled", "cancelled via the scheduler", ev)
-    return None
+    row = _SCHEDULER_FACTS.get(facts.get("scheduler_reason"))
+    return _fact(*row, evidence=facts.get("scheduler_evidence") or "") if row else None
 
 
 def _resolve_signal(sig, log, facts):
@@ -3116,36 +3059,36 @@ def _with_last_error_line(verdict, raws, first_line):
     return verdict
 
 
-def _with_run_time(c, facts):
+def _with_run_time(verdict, facts):
     """A time limit's hint says how long the run ran and what the limit was, when the
     wrapper knows (facts elapsed_s and time_limit_s, in seconds)."""
-    if c.cls != "walltime":
-        return c
+    if verdict.cls != "walltime":
+        return verdict
     said = []
     for key, words in (("elapsed_s", "It ran %s"), ("time_limit_s", "the limit was %s")):
         value = facts.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
             said.append(words % human_duration(value))
     if not said:
-        return c
-    return c._replace(remediation="%s %s." % (c.remediation, "; ".join(said)))
+        return verdict
+    return verdict._replace(remediation="%s %s." % (verdict.remediation, "; ".join(said)))
 
 
-def _with_memory_limit(c, facts):
+def _with_memory_limit(verdict, facts):
     """A host-memory failure names the limit that bit: the address-space limit (ulimit -v)
     the job inherited, where "request more memory" would not help; else the cgroup's."""
-    if c.cls not in ("ram_oom", "oom_killer"):
-        return c
+    if verdict.cls not in ("ram_oom", "oom_killer"):
+        return verdict
     rlimit_as, cgroup = facts.get("rlimit_as_bytes"), facts.get("memory_limit_bytes")
-    if c.cls == "ram_oom" and _count(facts, "rlimit_as_bytes") > 0:
-        return c._replace(remediation=(
+    if verdict.cls == "ram_oom" and _count(facts, "rlimit_as_bytes") > 0:
+        return verdict._replace(remediation=(
             "The process hit its address-space limit (ulimit -v: %s), not the node's RAM: raise or "
             "remove `ulimit -v` where the job sets it (CUDA and PyTorch map far more address space "
             "than they use); --mem does not change it." % _format_size(rlimit_as)))
     if _count(facts, "memory_limit_bytes") > 0:
-        return c._replace(remediation="%s The limit that bit: the job's cgroup memory limit, %s "
-                                      "(Slurm's --mem)." % (c.remediation, _format_size(cgroup)))
-    return c
+        return verdict._replace(remediation="%s The limit that bit: the job's cgroup memory limit, %s "
+                                      "(Slurm's --mem)." % (verdict.remediation, _format_size(cgroup)))
+    return verdict
 
 
 def _fallback(facts, exc):
@@ -3305,14 +3248,6 @@ def _direction_cached(name):
     return direction
 
 
-def _is_step_key(key):
-    return key in _STEP_KEYS or key.rsplit("/", 1)[-1] in _STEP_KEYS
-
-
-def _is_epoch_key(key):
-    return key.rsplit("/", 1)[-1].endswith("epoch")
-
-
 def parse_metric_line(line):
     """One output line -> (rank or None, {name: float}) of the metric-like pairs on it."""
     rank, end = rank_prefix(line)
@@ -3438,9 +3373,9 @@ class MetricParser(object):
             if m and 0 < int(m.group(2)):
                 self.bar = (int(m.group(1)), int(m.group(2)))
         for key in list(pairs):
-            if _is_step_key(key):
+            if key in _STEP_KEYS or key.rsplit("/", 1)[-1] in _STEP_KEYS:
                 step = pairs.pop(key)
-            elif _is_epoch_key(key):
+            elif key.rsplit("/", 1)[-1].endswith("epoch"):
                 self._epoch, self._epoch_one_based = pairs.pop(key), False
         if self._epoch is not None:
             epoch = self._epoch_with_fraction(line)
@@ -3761,16 +3696,16 @@ def format_number(value):
     """Short, readable tick and summary numbers: 0.0412, 1.23e-05, 12.5k, 900."""
     if not isinstance(value, (int, float)) or not _finite(value):
         return str(value)
-    a = abs(value)
-    if a == 0:
+    magnitude = abs(value)
+    if magnitude == 0:
         return "0"
-    if a >= 1e12:  # past the largest unit: "1e+06G" would hide the magnitude
+    if magnitude >= 1e12:  # past the largest unit: "1e+06G" would hide the magnitude
         return ("%.3g" % value).replace("e+0", "e+")
-    if a >= 1e5:
+    if magnitude >= 1e5:
         for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-            if a >= div:
+            if magnitude >= div:
                 return ("%.3g" % (value / div)) + unit
-    if a < 1e-3:
+    if magnitude < 1e-3:
         return "%.2e" % value
     if value == int(value):
         return "%d" % value
@@ -4568,16 +4503,16 @@ def requeue_detail(req, cls):
     return text
 
 
-def _attempt_text(a):
+def _attempt_text(attempt):
     """'1: preempted on vm after 12m, step_3000.pt' for the Attempts row."""
-    text = "%s: %s" % (a.get("attempt") or "?", (a.get("cls") or a.get("status") or "?").lower()
-                       if a.get("status") != "SUCCESS" else "success")
-    if a.get("node"):
-        text += " on %s" % a["node"]
-    if a.get("duration_s") is not None:
-        text += " after %s" % format_duration(a["duration_s"])
-    if a.get("checkpoint"):
-        text += ", %s" % os.path.basename(a["checkpoint"])
+    text = "%s: %s" % (attempt.get("attempt") or "?", (attempt.get("cls") or attempt.get("status") or "?").lower()
+                       if attempt.get("status") != "SUCCESS" else "success")
+    if attempt.get("node"):
+        text += " on %s" % attempt["node"]
+    if attempt.get("duration_s") is not None:
+        text += " after %s" % format_duration(attempt["duration_s"])
+    if attempt.get("checkpoint"):
+        text += ", %s" % os.path.basename(attempt["checkpoint"])
     return text
 
 
@@ -4658,12 +4593,6 @@ def stop_signal_names(scheduler):
     return STOP_SIGNALS
 
 
-def stop_signals(child, scheduler=None):
-    """Names of the signals that asked the child to end."""
-    names = stop_signal_names(scheduler)
-    return [name for name, _, _ in child.signals if name in names]
-
-
 def _own_job_ids(scheduler):
     """The ids Slurm's end-of-job lines may give this job: its own and ARRAYID_TASK."""
     sched = scheduler or {}
@@ -4675,9 +4604,10 @@ def _own_job_ids(scheduler):
 def facts_for(outcome):
     """The classifier's facts: what the process, the cgroup, the GPUs and the scheduler say."""
     child, before, after = outcome.child, outcome.mem_before, outcome.mem_after
+    stops = stop_signal_names(outcome.scheduler)
     facts = {"exit_code": child.exit_code, "timed_out": child.timed_out,
              "exec_error": child.exec_error[1] if child.exec_error else None,
-             "received_signals": stop_signals(child, outcome.scheduler),
+             "received_signals": [name for name, _, _ in child.signals if name in stops],
              "total_lines": outcome.total_lines}
     if outcome.evidence:  # decisive-looking lines anywhere in the log, for what the tail lost
         facts["noted_lines"] = list(outcome.evidence)
@@ -4927,7 +4857,8 @@ def make_digest(runs, now, since_s, undelivered=0):
     groups = collections.OrderedDict()
     for r in runs:  # newest first: a group's first run is its newest example
         groups.setdefault((r["status"], r["class"]), []).append(r)
-    order = sorted(groups, key=lambda k: (k[0] in OK_STATUSES, _status_rank(k[0]), -len(groups[k])))
+    order = sorted(groups, key=lambda k: (k[0] in OK_STATUSES, STATUSES.index(k[0]) if k[0] in STATUSES else 0,
+                                          -len(groups[k])))
     lost = sum(r["duration_s"] or 0.0 for r in failed)
     known = [r for r in failed if r["gpus"] and r["duration_s"]]
     return {"since_s": since_s, "from": now - since_s, "to": now, "runs": len(runs),
@@ -4938,10 +4869,6 @@ def make_digest(runs, now, since_s, undelivered=0):
             "lost_s": lost, "gpu_hours": sum(r["duration_s"] * r["gpus"] for r in known) / 3600.0,
             "gpu_runs": len(known), "nodes": nodes, "undelivered": undelivered,
             "requeues": _count_by(runs, "requeued")}
-
-
-def _status_rank(status):
-    return STATUSES.index(status) if status in STATUSES else 0
 
 
 def _count_by(runs, key):
@@ -6351,11 +6278,6 @@ def _is_home(path):
         return True
 
 
-def _secret_like(name):
-    import fnmatch
-    return any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_SECRET_PATTERNS)
-
-
 def _glob_artifacts(cwd, globs):
     """Everything the globs name except folders (a dangling link or a FIFO is listed too, so
     the manifest can say why it was not attached)."""
@@ -6410,7 +6332,7 @@ def _consider_entry(entry, depth, cutoff, queue, out):
             return
         name = entry.name.lower()
         if not entry.is_file() or not any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_PATTERNS) \
-                or name.startswith(".") or _secret_like(name):
+                or name.startswith(".") or any(fnmatch.fnmatchcase(name, p) for p in ARTIFACT_SECRET_PATTERNS):
             return
         st = entry.stat()
         if st.st_uid != os.geteuid():  # another user's job wrote it: not ours to mail
@@ -6499,11 +6421,11 @@ _NAME_STEP_RE = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step)[-_=]?(\d+
 
 
 def choose_checkpoint(candidates, metrics, signals=()):
-    """The checkpoint to offer, from this run's candidates (found and named; the named
-    only, when the log named any that exist): the newest,
-    or after a non-finite loss the newest written before it, with "later_nonfinite"
-    counting those skipped; "answer": the first written after a forwarded warning signal
-    (SIGUSR1/USR2/TERM), which the job wrote in answer to it. None when there is none."""
+    """The checkpoint to offer, from this run's candidates (found and named; the named only,
+    when the log named any that exist): the newest, or after a non-finite loss the newest
+    written before it, with "later_nonfinite" counting those skipped; "answer": the first
+    written after a forwarded warning signal (SIGUSR1/USR2/TERM), which the job wrote in
+    answer to it. None when there is none."""
     by_path = {}
     for c in sorted(candidates, key=lambda c: not c.get("named")):  # a named one's facts win
         by_path.setdefault(os.path.realpath(c["path"]), dict(c))
@@ -7871,7 +7793,7 @@ def spawn_child(argv, env, out_fd, err_fd, *, tty=None, own_group=True):
             for name in ("SIGPIPE", "SIGXFSZ"):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
             if own_group:
-                _own_group(tty)
+                _own_group(os.getpid(), tty)
             os.dup2(out_fd, 1)
             os.dup2(err_fd, 2)
             os.execvpe(argv[0], argv, env)
@@ -7882,35 +7804,23 @@ def spawn_child(argv, env, out_fd, err_fd, *, tty=None, own_group=True):
         os._exit(EXIT_NOT_EXECUTABLE)
     os.close(err_w)
     if own_group:
-        _own_group_of(pid, tty)  # both sides, as a shell does: whoever runs first wins the race
+        _own_group(pid, tty)
     return _exec_report(pid, err_r, argv)
 
 
-def _own_group(tty):  # pragma: no cover - runs in the forked child
-    try:
-        os.setpgid(0, 0)
-    except OSError:
-        return
-    if tty is not None:
-        _set_foreground(tty, os.getpid())
-
-
-def _own_group_of(pid, tty):
+def _own_group(pid, tty):
+    """pid into a group of its own (the terminal's foreground one with tty): on both sides of
+    the fork, as a shell does, so whoever runs first wins the race."""
     try:
         os.setpgid(pid, pid)
-    except OSError:  # it already did (or exec'd): fine either way
+    except OSError:  # the other side did it already (or the child exec'd): fine either way
         pass
     if tty is not None:
         _set_foreground(tty, pid)
 
 
 def _exec_report(pid, err_r, argv):
-    report = b""
-    while True:
-        chunk = os.read(err_r, 4096)
-        if not chunk:
-            break
-        report += chunk
+    report = b"".join(iter(lambda: os.read(err_r, 4096), b""))
     os.close(err_r)
     if not report:
         return pid, None
@@ -8003,141 +7913,35 @@ def flush_terminal(seconds):
         copy.wait_idle(max(0.0, deadline - time.time()))
 
 
-class ChildPump(object):
-    """Streams the child's output to the log and our outputs, and relays signals.
+class ChildOutput(object):
+    """What the pump keeps of the child's output: bytes read, when the last came, and, until
+    frozen (the drain after the exit), the lines counted and the last reads: at least
+    TAIL_BYTES of output (when there was that much), at most about twice that."""
 
-    Signals are blocked and collected with sigtimedwait, so the sender is known: one a
-    scheduler daemon sent reached the whole job already, so it is not sent to the child a
-    second time; any other is forwarded once (the child is in a group of its own, so a
-    signal sent to our group did not reach it). After the child exits, its last output is
-    read, a stalled terminal is given up after TERMINAL_GRACE_S, and pipes still held by
-    its leftover processes are drained in a thread (drain()), not closed on them.
-    """
+    def __init__(self):
+        self.pieces, self.size, self.lines, self.bytes = collections.deque(), 0, 0, 0
+        self.last_at, self.frozen = time.time(), False
 
-    def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
-                 on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS):
-        self.pid, self.log, self.cfg, self.kill_wait = pid, log, cfg, kill_wait
-        self.stops = stops  # the signal names after which the scheduler's SIGKILL follows
-        self.fds = dict(fds)  # read fd -> TerminalCopy
-        self.tty = tty  # our terminal, when the child's group is its foreground job
-        self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
-        self._tail = collections.deque()  # the last reads, TAIL_BYTES and a little more
-        self._tail_size = 0
-        self.output_lines = 0
-        self.signals = []  # (name, epoch, sender), as ChildExit.signals
-        self.exit_code = None
-        self.rusage = {}
-        self.timed_out = False
-        self.on_stall, self.on_signal = on_stall, on_signal
-        self.last_output = time.time()
-        self.stall_s = 0.0
-        self.stall_sent = False
-        self.kill_at = None
-        self.term_at = None
-        self.signal_set = _signal_set()
-        self.sigchld, self.reaped_at = True, 0.0
-        self.exited_at = None
-        self.bytes_read = self.bytes_at_exit = 0
-        self.paused = set()
-        self.drained = None  # Background of the drain, while leftover processes hold the pipes
-
-    def run(self, timeout=None):
-        """Pump until the child has exited and its own output is in the log."""
-        import select
-        self.poller = select.poll()
-        for fd in self.fds:
-            self.poller.register(fd, select.POLLIN)
-        deadline = time.time() + timeout if timeout else None
-        while self.exit_code is None:
-            self._wait_for_events()
-            now = time.time()
-            if self.sigchld or now - self.reaped_at > 1.0:
-                self.sigchld, self.reaped_at = False, now
-                self._reap()
-            if self.exit_code is not None:
-                break
-            if deadline and now >= deadline and not self.timed_out:
-                self.timed_out = True
-                self._stop_child(now)
-            self._check_kill(now)
-            self._check_stall(now)
-        self.exited_at, self.bytes_at_exit = time.time(), self.bytes_read
-        self._take_terminal()
-        self._resume_all()
-        self._settle()
-
-    def _wait_for_events(self):
-        if self.fds:
-            self._apply_backpressure()
-            self._read_ready(0.02 if self.paused else POLL_S)
-            self._take_signals(0)
-        else:  # the child closed its outputs but runs on: still relay and time it
-            self._take_signals(POLL_S)
-
-    def _read_ready(self, wait_s):
-        """One poll round; returns how many pipes had data or hung up."""
-        events = self.poller.poll(wait_s * 1000)
-        for fd, _ in events:
-            self._read(fd)
-        return len(events)
-
-    def _apply_backpressure(self):
-        """A full terminal backlog: stop reading that pipe (as tee would block) for now."""
-        import select
-        for fd, copy in list(self.fds.items()):
-            if fd not in self.paused and copy.full():
-                self.poller.unregister(fd)
-                self.paused.add(fd)
-            elif fd in self.paused and not copy.full():
-                self.poller.register(fd, select.POLLIN)
-                self.paused.discard(fd)
-
-    def _resume_all(self):
-        import select
-        for fd in self.paused:
-            self.poller.register(fd, select.POLLIN)
-        self.paused.clear()
-
-    def _read(self, fd):
-        try:
-            data = os.read(fd, READ_CHUNK_BYTES)
-        except OSError:
-            data = b""
-        if not data:
-            self.poller.unregister(fd)
-            del self.fds[fd]
-            os.close(fd)
-            return
-        self.fds[fd].put(data, None if self.exited_at is None else 2 * TERMINAL_BACKLOG_BYTES)
-        self.log.write(data)
-        self._remember(data)
-
-    def _remember(self, data):
-        self.last_output = time.time()
-        self.bytes_read += len(data)
-        if self.drained is not None:  # the tail and line count stay those at the child's exit
+    def add(self, data):
+        self.last_at = time.time()
+        self.bytes += len(data)
+        if self.frozen:  # the tail and line count stay those at the child's exit
             return
         # The reads themselves, not a copy: the log and the terminal copy have the same
         # objects, so the tail costs no memory of its own and nothing is moved as it slides.
-        self._tail.append(data)
-        self._tail_size += len(data)
-        while self._tail_size - len(self._tail[0]) >= TAIL_BYTES:
-            self._tail_size -= len(self._tail.popleft())
-        if len(self._tail) > TAIL_MAX_PIECES:  # many small reads: one piece, not many objects
-            joined = b"".join(self._tail)[-TAIL_BYTES:]
-            self._tail, self._tail_size = collections.deque([joined]), len(joined)
-        self.output_lines += data.count(b"\n")
+        self.pieces.append(data)
+        self.size += len(data)
+        while self.size - len(self.pieces[0]) >= TAIL_BYTES:
+            self.size -= len(self.pieces.popleft())
+        if len(self.pieces) > TAIL_MAX_PIECES:  # many small reads: one piece, not many objects
+            joined = b"".join(self.pieces)[-TAIL_BYTES:]
+            self.pieces, self.size = collections.deque([joined]), len(joined)
+        self.lines += data.count(b"\n")
 
-    @property
-    def tail(self):
-        """The last reads: at least TAIL_BYTES of output (when there was that much), at most
-        about twice that."""
-        return b"".join(self._tail)
-
-    def tail_bytes(self):
-        """The last TAIL_BYTES of the child's output, from a line start when there is one
-        (the classifier's cost grows with its text: it gets the bound)."""
-        whole = self.tail
+    def bounded(self):
+        """The last TAIL_BYTES, from a line start when there is one (the classifier's cost
+        grows with its text: it gets the bound)."""
+        whole = b"".join(self.pieces)
         if len(whole) <= TAIL_BYTES:
             return whole
         tail = whole[-TAIL_BYTES:]
@@ -8146,57 +7950,54 @@ class ChildPump(object):
         cut = tail.find(b"\n") + 1
         return tail[cut:] if 0 < cut < len(tail) else tail
 
-    def _settle(self):
-        """The child's last output into the log, never waiting for a reader: read until no
-        pipe has data now (a leftover process may hold one open and write on; drain() goes on
-        with it), for at most SETTLE_S."""
-        until = self.exited_at + SETTLE_S
-        while self.fds and self._read_ready(0) and time.time() < until:
-            pass
 
-    def finish_terminal(self):
-        """Our outputs get until TERMINAL_GRACE_S after the exit to take what is queued; one
-        that has not is given up, with one line on stderr, so we exit with the child's status."""
-        left = max(0.05, self.exited_at + TERMINAL_GRACE_S - time.time())
-        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left)]
-        for copy in stuck:
-            copy.give_up()
-        if stuck:
-            what = "terminal" if any(_isatty(c.fd) for c in stuck) else "reader of our output"
-            _warn("the %s took no output for %.0fs after the command ended; stopped copying to it "
-                  "(the log has everything)" % (what, max(TERMINAL_GRACE_S, time.time() - self.exited_at)))
-            flush_terminal(0.5)
+class ChildPipes(object):
+    """The child's output pipes (read fd -> TerminalCopy) in one poll set. A pipe whose
+    terminal backlog is full is not read for now, as tee would block."""
 
-    def drain(self, seconds):
-        """Leftover processes (a background uploader) still hold the pipes: keep logging their
-        output in a thread until end of file or `seconds` after the exit. Never blocks."""
-        if self.fds:
-            self.drained = Background(lambda: self._drain(self.exited_at + seconds), report=True)
+    def __init__(self, fds):
+        import select
+        self.copies, self.paused, self.poller = dict(fds), set(), select.poll()
+        for fd in self.copies:
+            self.poller.register(fd, select.POLLIN)
 
-    def _drain(self, until):
-        while self.fds and time.time() < until:
-            self._read_ready(min(POLL_S, max(0.0, until - time.time())))
-        if not self.fds:
-            return False
-        hand_off_pipes(list(self.fds))
-        for fd in list(self.fds):
-            os.close(fd)
-        self.fds.clear()
-        return True
+    def hold_back(self):
+        import select
+        for fd, copy in list(self.copies.items()):
+            if fd not in self.paused and copy.full():
+                self.poller.unregister(fd)
+                self.paused.add(fd)
+            elif fd in self.paused and not copy.full():
+                self.poller.register(fd, select.POLLIN)
+                self.paused.discard(fd)
 
-    def finish_drain(self, seconds):
-        """Wait for the drain (until `seconds` after the exit) and say in the log what it did."""
-        if self.drained is None:
-            return
-        left = self.drained.result(max(0.0, self.exited_at + seconds + 1.0 - time.time()))
-        end = ("still held by processes the command left behind after %.1fs: what they write from "
-               "now on is discarded (they are not killed)" % seconds if left is not False
-               else "end of file")
-        self.log.record("output after the command ended", [
-            ("bytes", self.bytes_read - self.bytes_at_exit),
-            ("drained for", "%.1fs" % (time.time() - self.exited_at)), ("end", end)], sync=False)
+    def resume_all(self):
+        import select
+        for fd in self.paused:
+            self.poller.register(fd, select.POLLIN)
+        self.paused.clear()
 
-    def _take_signals(self, wait_s):
+    def close(self, fd):
+        self.poller.unregister(fd)
+        del self.copies[fd]
+        os.close(fd)
+
+
+class SignalRelay(object):
+    """Signals to us, blocked and collected with sigtimedwait, so the sender is known: one a
+    scheduler daemon sent reached the whole job already, so it is not sent to the child a
+    second time; any other is forwarded once (the child is in a group of its own, so a
+    signal sent to our group did not reach it). After a stop signal or --timeout: when the
+    SIGKILL is due."""
+
+    def __init__(self, pid, grace, kill_wait, stops, on_signal):
+        self.pid, self.grace, self.kill_wait, self.on_signal = pid, grace, kill_wait, on_signal
+        self.stops = stops  # the signal names after which the scheduler's SIGKILL follows
+        self.signals = []  # (name, epoch, sender), as ChildExit.signals
+        self.signal_set, self.sigchld = _signal_set(), True
+        self.term_at = self.kill_at = None
+
+    def take(self, wait_s):
         while True:
             info = signal.sigtimedwait(self.signal_set, wait_s)
             if info is None:
@@ -8217,23 +8018,150 @@ class ChildPump(object):
             self.term_at = now
             kill_wait = self.kill_wait()
             if kill_wait:  # the scheduler's SIGKILL follows: leave time to notify before it
-                self.kill_at = now + min(_grace(self.cfg), kill_wait / 2.0)
+                self.kill_at = now + min(self.grace, kill_wait / 2.0)
         if self.on_signal:
             self.on_signal(name, info)
 
-    def _stop_child(self, now):
+    def stop_child(self, now):
         _send_tree(self.pid, signal.SIGTERM)
         self.term_at = self.term_at or now
-        self.kill_at = now + _grace(self.cfg)
+        self.kill_at = now + self.grace
 
-    def _check_kill(self, now):
-        if self.kill_at and now >= self.kill_at and self.exit_code is None:
+    def check_kill(self, now):
+        if self.kill_at and now >= self.kill_at:
             _send_tree(self.pid, signal.SIGKILL)
             self.kill_at = None
 
+
+class ChildPump(object):
+    """Streams the child's output to the log and our outputs, and relays signals (SignalRelay).
+    After the child exits, its last output is read, a stalled terminal is given up after
+    TERMINAL_GRACE_S, and pipes still held by its leftover processes are drained in a thread
+    (drain()), not closed on them."""
+
+    def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
+                 on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS):
+        self.pid, self.log, self.cfg, self.on_stall = pid, log, cfg, on_stall
+        self.pipes, self.output = ChildPipes(fds), ChildOutput()
+        grace = GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
+        self.relay = SignalRelay(pid, grace, kill_wait, stops, on_signal)
+        self.signals = self.relay.signals
+        self.tty = tty  # our terminal, when the child's group is its foreground job
+        self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
+        self.exit_code, self.rusage, self.timed_out = None, {}, False
+        self.stall_s, self.stall_sent, self.reaped_at = 0.0, False, 0.0
+        self.exited_at, self.bytes_at_exit = None, 0
+        self.drained = None  # Background of the drain, while leftover processes hold the pipes
+
+    def run(self, timeout=None):
+        """Pump until the child has exited and its own output is in the log."""
+        deadline = time.time() + timeout if timeout else None
+        while self.exit_code is None:
+            self._wait_for_events()
+            now = time.time()
+            if self.relay.sigchld or now - self.reaped_at > 1.0:
+                self.relay.sigchld, self.reaped_at = False, now
+                self._reap()
+            if self.exit_code is not None:
+                break
+            if deadline and now >= deadline and not self.timed_out:
+                self.timed_out = True
+                self.relay.stop_child(now)
+            self.relay.check_kill(now)
+            self._check_stall(now)
+        self.exited_at, self.bytes_at_exit = time.time(), self.output.bytes
+        self._take_terminal()
+        self.pipes.resume_all()
+        self._settle()
+
+    def _wait_for_events(self):
+        if self.pipes.copies:
+            self.pipes.hold_back()
+            self._read_ready(0.02 if self.pipes.paused else POLL_S)
+            self.relay.take(0)
+        else:  # the child closed its outputs but runs on: still relay and time it
+            self.relay.take(POLL_S)
+
+    def _read_ready(self, wait_s):
+        """One poll round; returns how many pipes had data or hung up."""
+        events = self.pipes.poller.poll(wait_s * 1000)
+        for fd, _ in events:
+            self._read(fd)
+        return len(events)
+
+    def _read(self, fd):
+        try:
+            data = os.read(fd, READ_CHUNK_BYTES)
+        except OSError:
+            data = b""
+        if not data:
+            self.pipes.close(fd)
+            return
+        self.pipes.copies[fd].put(data, None if self.exited_at is None else 2 * TERMINAL_BACKLOG_BYTES)
+        self.log.write(data)
+        self.output.add(data)
+
+    @property
+    def tail(self):
+        return b"".join(self.output.pieces)
+
+    def tail_bytes(self):
+        return self.output.bounded()
+
+    def _settle(self):
+        """The child's last output into the log, never waiting for a reader: read until no
+        pipe has data now (a leftover process may hold one open and write on; drain() goes on
+        with it), for at most SETTLE_S."""
+        until = self.exited_at + SETTLE_S
+        while self.pipes.copies and self._read_ready(0) and time.time() < until:
+            pass
+
+    def finish_terminal(self):
+        """Our outputs get until TERMINAL_GRACE_S after the exit to take what is queued; one
+        that has not is given up, with one line on stderr, so we exit with the child's status."""
+        left = max(0.05, self.exited_at + TERMINAL_GRACE_S - time.time())
+        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left)]
+        for copy in stuck:
+            copy.give_up()
+        if stuck:
+            what = "terminal" if any(_isatty(c.fd) for c in stuck) else "reader of our output"
+            _warn("the %s took no output for %.0fs after the command ended; stopped copying to it "
+                  "(the log has everything)" % (what, max(TERMINAL_GRACE_S, time.time() - self.exited_at)))
+            flush_terminal(0.5)
+
+    def drain(self, seconds):
+        """Leftover processes (a background uploader) still hold the pipes: keep logging their
+        output in a thread until end of file or `seconds` after the exit. Never blocks."""
+        if self.pipes.copies:
+            self.output.frozen = True
+            self.drained = Background(lambda: self._drain(self.exited_at + seconds), report=True)
+
+    def _drain(self, until):
+        while self.pipes.copies and time.time() < until:
+            self._read_ready(min(POLL_S, max(0.0, until - time.time())))
+        if not self.pipes.copies:
+            return False
+        hand_off_pipes(list(self.pipes.copies))
+        for fd in list(self.pipes.copies):
+            os.close(fd)
+        self.pipes.copies.clear()
+        return True
+
+    def finish_drain(self, seconds):
+        """Wait for the drain (until `seconds` after the exit) and say in the log what it did."""
+        if self.drained is None:
+            return
+        left = self.drained.result(max(0.0, self.exited_at + seconds + 1.0 - time.time()))
+        end = ("still held by processes the command left behind after %.1fs: what they write from "
+               "now on is discarded (they are not killed)" % seconds if left is not False
+               else "end of file")
+        self.log.record("output after the command ended", [
+            ("bytes", self.output.bytes - self.bytes_at_exit),
+            ("drained for", "%.1fs" % (time.time() - self.exited_at)), ("end", end)], sync=False)
+
     def _check_stall(self, now):
         stall = self.cfg.get("stall")
-        silent = now - self.last_output
+        silent = now - self.output.last_at
         if stall and silent >= stall:
             self.stall_s = max(self.stall_s, silent)
             if not self.stall_sent and self.on_stall:
@@ -8306,10 +8234,6 @@ def _isatty(fd):
         return os.isatty(fd)
     except OSError:
         return False
-
-
-def _grace(cfg):
-    return GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
 
 
 def _send_tree(pid, signum):
@@ -11471,7 +11395,7 @@ def run_end(run_dir, warn=None):
     if header.get("host") != _hostname(short=True) or not pid.isdigit() or _pid_alive(int(pid)) \
             or _child_alive(run_dir):
         return None, "no end record (still running, or its wrapper was killed on another host)"
-    return _newest_mtime(run_dir), None
+    return max([0.0] + [st.st_mtime for _, st in _walk_files(run_dir)]) or None, None
 
 
 def note_child(run_dir, pid, dir_fd=None):
@@ -11515,13 +11439,6 @@ def _log_header(run_dir):
     return {}
 
 
-def _newest_mtime(folder):
-    newest = 0.0
-    for entry in _walk_files(folder):
-        newest = max(newest, entry[1].st_mtime)
-    return newest or None
-
-
 def _walk_files(folder):
     """(path, lstat) of everything under folder, links not followed."""
     for top, dirs, files in os.walk(folder):
@@ -11535,10 +11452,7 @@ def _walk_files(folder):
 
 def disk_usage(folder):
     """Bytes a directory tree takes on disk (du), links not followed."""
-    total = 0
-    for _, st in _walk_files(folder):
-        total += getattr(st, "st_blocks", 0) * 512 or st.st_size
-    return total
+    return sum(getattr(st, "st_blocks", 0) * 512 or st.st_size for _, st in _walk_files(folder))
 
 
 def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
@@ -11592,7 +11506,7 @@ def _not_removable(path):
     return None
 
 
-# ==== Notification policy: ranks, arrays, the hourly cap, early notices ====
+# ==== Notification policy: ranks, arrays, the hourly cap, chat delivery ====
 
 def should_notify(status, policy):
     if policy == "never":
@@ -12369,7 +12283,7 @@ class Run(object):
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric"), signals=child.signals), {})
         evidence = _safely(lambda: scan.result(min(EVIDENCE_SCAN_S, self.left() / 3.0)), []) if scan else []
-        lines = self.header_lines + (self.pump.output_lines if self.pump else 0)
+        lines = self.header_lines + (self.pump.output.lines if self.pump else 0)
         mapped = _safely(lambda: job_output_map(self.output_mark, self.header_lines, lines), None)
         if mapped and metrics.get("job_output"):
             metrics["job_output_map"] = mapped
@@ -12405,7 +12319,7 @@ class Run(object):
             scheduler=self._scheduler_with_limit(), rank=self.rank, log_path=self.log.path,
             run_dir=self.run_dir, start=self.start, end=end, child=child,
             tail=pump.tail_bytes() if pump else b"",
-            total_lines=self.header_lines + (pump.output_lines if pump else 0),
+            total_lines=self.header_lines + (pump.output.lines if pump else 0),
             mem_before=self.mem_before or {}, mem_after=mem_after or {}, gpu=gpu or {},
             end_reason=end_reason, metrics=metrics, notes=tuple(notes), evidence=tuple(evidence))
 
@@ -12997,10 +12911,6 @@ def watched_result(info, verdict, log_dir):
 
 # ==== CLI: configuration ====
 
-def _option_env(key):
-    return ENV_PREFIX + key.upper() if key != "from_addr" else ENV_PREFIX + "FROM"
-
-
 def convert_option(kind, raw):
     """One option value from text; raises ConfigError naming the problem."""
     if kind == "size":
@@ -13080,14 +12990,6 @@ def read_config_file(path):
     return dict(parser.items("gpualert"))
 
 
-def _config_path(flags, environ):
-    explicit = flags.get("config") or environ.get(ENV_PREFIX + "CONFIG")
-    if explicit:
-        return convert_option("path", explicit), True
-    home = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(home, "gpualert", "config.ini"), False
-
-
 def load_config(flags, environ):
     """defaults < config file < GPUALERT_* < flags -> (cfg, sources, problems); cfg is
     read-only from here on (a run that needs another value makes its own copy).
@@ -13099,7 +13001,9 @@ def load_config(flags, environ):
     """
     cfg, problems = default_config(), []
     sources = dict((key, "default") for key in cfg)
-    path, explicit = _config_path(flags, environ)
+    explicit = flags.get("config") or environ.get(ENV_PREFIX + "CONFIG")
+    home = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = convert_option("path", explicit) if explicit else os.path.join(home, "gpualert", "config.ini")
     cfg["config"] = path
     if explicit or os.path.exists(path):
         _merge_file(cfg, sources, problems, path)
@@ -13111,26 +13015,13 @@ def load_config(flags, environ):
         cfg["config_broken"] = "; ".join(broken)
     bad = configured_channels(cfg)[1]
     if bad:  # the other channels and the e-mail still go; this one is named at start
-        cfg["notify_url"] = [u for u in cfg["notify_url"] if _parses(u)]
+        cfg["notify_url"] = [u for u in cfg["notify_url"] if _safely(lambda: parse_channel(u), None)]
         problems = problems + ["%s (ignored)" % p for p in bad]
     return types.MappingProxyType(cfg), sources, problems
 
 
-def _parses(url):
-    try:
-        return bool(parse_channel(url))
-    except ConfigError:
-        return False
-
-
 class Notice(str):
     """A configuration problem worth a warning that holds no mail (an unknown key)."""
-
-
-def _nearest_hint(key, known):
-    import difflib
-    near = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    return " (did you mean %r?)" % near[0] if near else ""
 
 
 def check_settings(cfg, warn):
@@ -13201,22 +13092,25 @@ def _merge_file(cfg, sources, problems, path):
     except ConfigError as exc:
         problems.append(str(exc))
         return
-    if raw.get("smtp_password") and _group_readable(path):
+    shared = _safely(lambda: os.stat(path).st_mode & 0o077, 0)
+    if raw.get("smtp_password") and shared:
         _warn("warning: %s holds a password and is readable by others (chmod 600 it)" % path)
-    elif raw.get("notify_url") and _group_readable(path):
+    elif raw.get("notify_url") and shared:
         _warn("warning: %s holds channel URLs (their tokens) and is readable by others "
               "(chmod 600 it)" % path)
     for key, value in raw.items():
         if key not in kinds:  # a typo, or a newer version's key: ignored, never holds mail
+            import difflib
+            near = difflib.get_close_matches(key, list(kinds), n=1, cutoff=0.6)
             problems.append(Notice("config file %s: unknown key %r ignored%s" % (
-                path, key, _nearest_hint(key, kinds))))
+                path, key, " (did you mean %r?)" % near[0] if near else "")))
             continue
         _set_converted((cfg, sources, problems), key, kinds[key], value, "file %s" % path)
 
 
 def _merge_env(cfg, sources, problems, environ):
     for key, kind in _kinds().items():
-        name = _option_env(key)
+        name = ENV_PREFIX + ("FROM" if key == "from_addr" else key.upper())
         # set but empty (`GPUALERT_TIMEOUT=` in a job script) means unset, as shells use it
         if environ.get(name, "").strip() and key != "config":
             _set_converted((cfg, sources, problems), key, kind, environ[name], "env " + name)
@@ -13237,23 +13131,16 @@ def _set_converted(layers, key, kind, raw, source):
     cfg[key], sources[key] = value, source
 
 
-def _group_readable(path):
-    try:
-        return bool(os.stat(path).st_mode & 0o077)
-    except OSError:
-        return False
-
-
 # ==== CLI: commands ====
 
-def _format_plain(path, c):
-    if c.cls is None:
+def _format_plain(path, verdict):
+    if verdict.cls is None:
         return "%s: success (no failure evidence)" % path
-    where = " line %d" % c.line if c.line else ""
-    out = "%s: %s [%s]%s: %s" % (path, c.cls, c.rule, where, c.detail)
-    if c.evidence:
-        out += "\n    > " + c.evidence
-    return out + "\n    hint: " + c.remediation
+    where = " line %d" % verdict.line if verdict.line else ""
+    out = "%s: %s [%s]%s: %s" % (path, verdict.cls, verdict.rule, where, verdict.detail)
+    if verdict.evidence:
+        out += "\n    > " + verdict.evidence
+    return out + "\n    hint: " + verdict.remediation
 
 
 def cmd_classify(args):
@@ -13359,8 +13246,7 @@ def cmd_test_notify(args, cfg):
 
 def cmd_watch(args, cfg):
     """`gpualert watch JOBID...`: follow Slurm or SGE jobs until they end; classify each job's
-    log and notify. args: job_ids (list), interval (s, default 60), max_wait (s or None).
-    Returns 0 when every job's end was seen, 1 when some job stayed unknown."""
+    log and notify. 0 when every job's end was seen, 1 when some job stayed unknown."""
     return Watch(args.job_ids, cfg, interval=getattr(args, "interval", None),
                  max_wait=getattr(args, "max_wait", None), give_up_s=getattr(args, "give_up", None),
                  scheduler=getattr(args, "scheduler", None)).run()
@@ -13570,18 +13456,11 @@ def _store_option(cli, row, value):
     flag, key, kind = row[0], row[1], row[2]
     target = cli.extra if any(row is r for r in SUB_OPTIONS.get(cli.sub, ())) else cli.flags
     try:
-        if kind == "optpath":
-            converted = value
-        else:
-            converted = convert_option(kind, value)
+        converted = value if kind == "optpath" else convert_option(kind, value)
+        for url in converted if kind == "urls" else ():
+            parse_channel(url)
     except ConfigError as exc:
         raise UsageError("option %s: %s" % (flag, exc))
-    if kind == "urls":
-        for url in converted:
-            try:
-                parse_channel(url)
-            except ConfigError as exc:
-                raise UsageError("option %s: %s" % (flag, exc))
     if kind in ("list", "urls"):
         target[key] = target.get(key, []) + converted
     elif kind == "causes":  # --requeue preempted --requeue walltime: both
@@ -13594,21 +13473,16 @@ def _store_option(cli, row, value):
 _JOB_ID_RE = re.compile(r"^\d+(?:[_.+]\d+|_\[[\d,%-]+\])?$")
 
 
-def _check_job_ids(job_ids):
-    for job_id in job_ids:
-        if not _JOB_ID_RE.match(job_id):
-            raise UsageError("watch: %r is not a job id (Slurm: 4242, 4242_7, 4242_[1-10], "
-                             "4242+1; SGE: 4242, 4242.3)" % _clean(job_id, 40))
-
-
 def _check_positional(cli):
     needs = {"classify": "LOG", "watch": "JOBID"}
     if cli.sub in needs:
         if not cli.positional:
             raise UsageError("%s needs at least one %s" % (cli.sub, needs[cli.sub]))
         cli.extra["logs" if cli.sub == "classify" else "job_ids"] = list(cli.positional)
-        if cli.sub == "watch":
-            _check_job_ids(cli.positional)
+        for job_id in cli.positional if cli.sub == "watch" else ():
+            if not _JOB_ID_RE.match(job_id):
+                raise UsageError("watch: %r is not a job id (Slurm: 4242, 4242_7, 4242_[1-10], "
+                                 "4242+1; SGE: 4242, 4242.3)" % _clean(job_id, 40))
         for key, kind in (("exit_code", None), ("json", False), ("interval", 60.0)):
             cli.extra.setdefault(key, kind)
     elif cli.sub in ("runs", "digest", "prune") and not cli.positional:
@@ -13650,16 +13524,12 @@ def cmd_help(cli, cfg, sources, problems):
 
 
 def _dispatch(cli, cfg, sources, problems):
-    handlers = {"run": cmd_run, "config": cmd_config, "help": cmd_help,
-                "classify": lambda c, *_: cmd_classify(c),
-                "resend": lambda c, cfg, *_: cmd_resend(c, cfg),
-                "test-email": lambda c, cfg, *_: cmd_test_email(c, cfg),
-                "test-notify": lambda c, cfg, *_: cmd_test_notify(c, cfg),
-                "watch": lambda c, cfg, *_: cmd_watch(c, cfg),
-                "runs": lambda c, cfg, *_: cmd_runs(c, cfg),
-                "digest": lambda c, cfg, *_: cmd_digest(c, cfg),
-                "prune": lambda c, cfg, *_: cmd_prune(c, cfg)}
-    return handlers[cli.sub](cli, cfg, sources, problems)
+    handler = {"run": cmd_run, "config": cmd_config, "help": cmd_help, "classify": cmd_classify,
+               "resend": cmd_resend, "test-email": cmd_test_email, "test-notify": cmd_test_notify,
+               "watch": cmd_watch, "runs": cmd_runs, "digest": cmd_digest, "prune": cmd_prune}[cli.sub]
+    if cli.sub in ("run", "config", "help"):
+        return handler(cli, cfg, sources, problems)
+    return handler(cli) if cli.sub == "classify" else handler(cli, cfg)
 
 
 def _open_standard_fds():

@@ -335,15 +335,15 @@ def test_the_follower_gives_up_at_its_deadline_with_what_it_has(tmp_path):
 
 def test_the_classifier_gets_the_tail_bound_from_a_line_start():
     pump = G.ChildPump(0, {}, None, {})
-    pump._remember(b"first line\n" + b"x" * 100 + b"\n" + b"y" * (G.TAIL_BYTES + 5) + b"\n" + b"last\n")
+    pump.output.add(b"first line\n" + b"x" * 100 + b"\n" + b"y" * (G.TAIL_BYTES + 5) + b"\n" + b"last\n")
     tail = pump.tail_bytes()
     assert tail == b"last\n"  # the partial line before it is dropped, not half-shown
     pump = G.ChildPump(0, {}, None, {})
-    pump._remember(b"a\n" * (G.TAIL_BYTES // 2 + 10))
+    pump.output.add(b"a\n" * (G.TAIL_BYTES // 2 + 10))
     assert pump.tail_bytes().startswith(b"a\n") and len(pump.tail_bytes()) <= G.TAIL_BYTES
     pump = G.ChildPump(0, {}, None, {})  # the window starts exactly at a line start: kept whole
     window = b"w" * 10 + b"\n" + b"v" * (G.TAIL_BYTES - 12) + b"\n"
-    pump._remember(b"z" * 99 + b"\n" + window)
+    pump.output.add(b"z" * 99 + b"\n" + window)
     assert pump.tail_bytes() == window
 
 
@@ -459,16 +459,16 @@ def test_the_tail_keeps_the_reads_themselves_and_stays_bounded_for_tiny_reads():
     pump = G.ChildPump(0, {}, None, {})
     reads = [b"line %d\n" % i for i in range(300000)]  # a slow writer: one line per read
     for data in reads:
-        pump._remember(data)
+        pump.output.add(data)
     whole = b"".join(reads)
-    assert len(pump._tail) <= G.TAIL_MAX_PIECES + 1  # joined, not 300,000 objects
+    assert len(pump.output.pieces) <= G.TAIL_MAX_PIECES + 1  # joined, not 300,000 objects
     assert whole.endswith(pump.tail) and len(pump.tail) <= 2 * G.TAIL_BYTES
     assert pump.tail_bytes() == whole[-G.TAIL_BYTES:][whole[-G.TAIL_BYTES:].find(b"\n") + 1:]
     big = G.ChildPump(0, {}, None, {})
     chunk = b"x" * 1000 + b"\n"
     for _ in range(5000):
-        big._remember(chunk)
-    assert big._tail[-1] is chunk  # the read object itself, no copy
+        big.output.add(chunk)
+    assert big.output.pieces[-1] is chunk  # the read object itself, no copy
     assert G.TAIL_BYTES <= len(big.tail) <= 2 * G.TAIL_BYTES
 
 
