@@ -393,6 +393,16 @@ RunResult = collections.namedtuple(
 # requeue: what --requeue decided and did, a JSON-ready dict (requeue_record), or None
 RunResult.__new__.__defaults__ = (None, None, None, None)
 
+# What a transport (SMTP, sendmail, a chat service, apprise) says of one attempt; detail:
+# one line. size_rejected: too big as it is (the slim retry may pass); transport_down: no
+# use trying the next message now; permanent: refused for good (5xx, 4xx of a webhook), not
+# worth a retry; refused: {address: (code, text)} of the recipients the relay refused at
+# RCPT while it accepted the message for the others.
+SendResult = collections.namedtuple(
+    "SendResult", "ok detail size_rejected transport_down permanent refused")
+SendResult.__new__.__defaults__ = (False, False, False, None)
+
+
 # What --requeue decides for one ended attempt (decide_requeue). action: "requeue" (the same
 # job again), "resubmit" (a new job without the node) or None; cause: the --requeue cause of
 # the verdict, or None; reason: why nothing is done (None when an action is); budget:
@@ -4977,13 +4987,6 @@ def _node_item(node):
 
 # ==== Pure core: rendering ====
 
-SendResult = collections.namedtuple("SendResult",
-                                    "ok detail size_rejected transport_down permanent refused")
-# permanent: refused for good (5xx), not worth a retry; refused: {address: (code, text)} of
-# the recipients the relay refused at RCPT while it accepted the message for the others
-SendResult.__new__.__defaults__ = (False, None)
-
-
 def array_subject(summary):
     """'array 41: 30 ok, 10 failed (cuda_runtime 8, nan_loss 2)' - counts first."""
     status = summary.get("by_status") or {}
@@ -9156,12 +9159,12 @@ def _refusals(refused):
     return ", ".join("%s (%d %s)" % (a, code, text) for a, (code, text) in sorted(refused.items()))
 
 
-def _held_claims(place):
-    """The messages in `place` claimed by an owner that is alive or whose lease has not
-    lapsed (a running job's stand-in, a message being sent elsewhere): not sendable now."""
-    ready = set(ready_items(place))
+def _held_claims(place, kind):
+    """The items of `kind` in `place` claimed by an owner that is alive or whose lease has
+    not lapsed (a running job's stand-in, a message being sent elsewhere): not sendable now."""
+    ready = set(ready_items(place, kinds=(kind,)))
     claims = [n for n in _listdir(place) if CLAIM_MARK in n and not n.startswith(".")
-              and _claim_parts(n)[0].endswith(".eml")]
+              and _claim_parts(n)[0].endswith("." + kind)]
     return [os.path.join(place, n) for n in claims if os.path.join(place, n) not in ready]
 
 
@@ -9209,10 +9212,11 @@ class RateLimiter(object):
         return allowed
 
 
-def _limiter(cfg):
+def _limiter(cfg, key="messages"):
+    """The hourly cap of one kind of message (e-mail "messages", chat "channels"), or None."""
     if not cfg.get("max_per_hour"):
         return None
-    return RateLimiter(_state_dir(), cfg["max_per_hour"])
+    return RateLimiter(_state_dir(), cfg["max_per_hour"], key=key)
 
 
 def untold_dead_letters(cfg):
@@ -9339,11 +9343,6 @@ def _channel_from_record(data):
     return channel, summary._replace(fields=[tuple(f) for f in summary.fields or []])
 
 
-def channel_record_count(cfg):
-    """Records waiting (claimed or not) in every place of the spool; dead ones excluded."""
-    return len(waiting_items(cfg, (CHANNEL_KIND,)))
-
-
 def waiting_items(cfg, kinds=("eml", CHANNEL_KIND)):
     """Paths of the items not delivered yet (claimed or not) in every place of the spool;
     dead ones excluded."""
@@ -9427,14 +9426,14 @@ def _send_with_slim_retry(msg, data, cfg, transport, deadline, *, on_accepted=No
     try:
         slim = _slim_message(msg, data, reason)
     except Exception as exc:
-        return SendResult(False, "%s; slim message failed: %s" % (res.detail, _describe(exc)),
-                          True, False)
+        return SendResult(ok=False, detail="%s; slim message failed: %s" % (res.detail, _describe(exc)),
+                          size_rejected=True)
     again = _send_bytes(slim, cfg, transport, deadline, on_accepted)
     if again.ok:
         return again._replace(detail="%s; sent WITHOUT attachments (%s)" % (again.detail, reason))
-    return SendResult(False, "%s; retry without attachments also failed: %s" % (
-        res.detail, again.detail), True, again.transport_down,
-        again.permanent or again.size_rejected)  # even the slim one is too big: for good
+    return SendResult(ok=False, detail="%s; retry without attachments also failed: %s" % (
+        res.detail, again.detail), size_rejected=True, transport_down=again.transport_down,
+        permanent=again.permanent or again.size_rejected)  # even the slim one is too big: for good
 
 
 def _slim_message(msg, data, reason):
@@ -9492,8 +9491,8 @@ def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
     if not _safely(lambda: _envelope(data, cfg)[1], None):
         # An empty, torn or foreign file in the outbox: no relay will ever take it. Said as
         # "the transport is down", it stopped every resend before the messages behind it.
-        return SendResult(False, "the message names no recipient (To/Cc/Bcc): it cannot be sent",
-                          False, False, True)
+        return SendResult(ok=False, permanent=True,
+                          detail="the message names no recipient (To/Cc/Bcc): it cannot be sent")
     if kind == "smtp":
         return _send_smtp_bounded(data, cfg, deadline, on_accepted)
     only = _envelope(data, cfg)[1] if data.startswith(RCPT_HEADER.encode("ascii")) else None
@@ -9542,8 +9541,8 @@ def _send_smtp_bounded(data, cfg, deadline, on_accepted=None):
     if worker.is_alive() or state["result"] is None:
         state["cancelled"] = True
         _abort_conn(state["conn"])
-        return SendResult(False, "SMTP %s: timed out during %s (smtp_timeout %gs)" % (
-            cfg["smtp"], state["stage"], _mail_timeout(cfg)), False, True)
+        return SendResult(ok=False, detail="SMTP %s: timed out during %s (smtp_timeout %gs)" % (
+            cfg["smtp"], state["stage"], _mail_timeout(cfg)), transport_down=True)
     return state["result"]
 
 
@@ -9602,7 +9601,7 @@ def _smtp_session(data, cfg, deadline, state):
     try:
         _smtp_prepare(conn, cfg, mode, state)
         if state["cancelled"]:
-            return SendResult(False, "cancelled", False, True)
+            return SendResult(ok=False, detail="cancelled", transport_down=True)
         state["stage"] = "MAIL/RCPT/DATA"
         refused = conn.sendmail(sender, rcpts, _to_crlf(data))
         if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
@@ -9613,7 +9612,7 @@ def _smtp_session(data, cfg, deadline, state):
                    for a, (code, text) in (refused or {}).items())
     detail = "SMTP %s accepted it for %s" % (cfg["smtp"],
                                              ", ".join(a for a in rcpts if a not in refused))
-    return SendResult(True, detail, False, False, False, refused or None)
+    return SendResult(ok=True, detail=detail, refused=refused or None)
 
 
 def _smtp_prepare(conn, cfg, mode, state):
@@ -9659,14 +9658,14 @@ def _smtp_failure(exc, cfg, stage):
     code, text = _smtp_code(exc)
     mixed = _mixed_refusals(exc)
     if mixed:  # every recipient refused, some for now, some for good: each gets its due
-        return SendResult(False, "%s refused every recipient: %s" % (where, _refusals(mixed)),
-                          False, False, False, mixed)
+        return SendResult(ok=False, refused=mixed,
+                          detail="%s refused every recipient: %s" % (where, _refusals(mixed)))
     if code is not None:
         size = code == 552 or (500 <= code < 600 and "size" in text.lower())
         size = size or "5.3.4" in text
         down = isinstance(exc, (smtplib.SMTPAuthenticationError, smtplib.SMTPHeloError))
-        return SendResult(False, "%s rejected during %s: %d %s" % (where, stage, code, text),
-                          size, down, code >= 500 and not down)
+        return SendResult(ok=False, detail="%s rejected during %s: %d %s" % (where, stage, code, text),
+                          size_rejected=size, transport_down=down, permanent=code >= 500 and not down)
     if isinstance(exc, ssl.SSLError) or isinstance(exc, ssl.CertificateError):
         why = "TLS failed during %s: %s" % (stage, _describe(exc))
     elif isinstance(exc, socket.gaierror):
@@ -9679,7 +9678,7 @@ def _smtp_failure(exc, cfg, stage):
         why = "relay closed the connection during %s" % stage
     else:
         why = "failed during %s: %s" % (stage, _describe(exc))
-    return SendResult(False, "%s: %s" % (where, why), False, True)
+    return SendResult(ok=False, detail="%s: %s" % (where, why), transport_down=True)
 
 
 def _mixed_refusals(exc):
@@ -9728,20 +9727,21 @@ def _send_sendmail(data, path, deadline, only=None):
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                     stderr=errors, start_new_session=True)
         except OSError as exc:
-            return SendResult(False, "cannot run %s: %s" % (path, exc.strerror or exc), False, True)
+            return SendResult(ok=False, transport_down=True,
+                              detail="cannot run %s: %s" % (path, exc.strerror or exc))
         try:
             proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             _kill_session(proc)
-            return SendResult(False, "%s -t -oi timed out" % path, False, True)
+            return SendResult(ok=False, detail="%s -t -oi timed out" % path, transport_down=True)
         errors.seek(max(0, os.fstat(errors.fileno()).st_size - 4096))
         err = errors.read()
     if proc.returncode != 0:
         last = _clean(_text(err).strip().splitlines()[-1] if err.strip() else "", 200)
-        return SendResult(False, "%s -t -oi exited with status %d%s" % (
-            path, proc.returncode, (": " + last) if last else ""), _sendmail_size(last),
-            False, proc.returncode in SENDMAIL_PERMANENT_EXITS)
-    return SendResult(True, "handed to %s -t -oi" % path, False, False)
+        return SendResult(ok=False, detail="%s -t -oi exited with status %d%s" % (
+            path, proc.returncode, (": " + last) if last else ""), size_rejected=_sendmail_size(last),
+            permanent=proc.returncode in SENDMAIL_PERMANENT_EXITS)
+    return SendResult(ok=True, detail="handed to %s -t -oi" % path)
 
 
 def _sendmail_size(text):
@@ -9756,7 +9756,6 @@ def _sendmail_size(text):
 # HTTP_PROXY and NO_PROXY honoured, no redirect followed (a webhook that answers 3xx would
 # otherwise get a GET without the message). Every line that leaves here is masked.
 
-ChannelResult = collections.namedtuple("ChannelResult", "ok permanent detail")
 CHANNEL_BODY_MAX_BYTES = 4096      # of a service's answer, read for the error line
 RETRY_AFTER_MAX_S = 60.0           # a 429's Retry-After is honoured up to this, within the deadline
 
@@ -9801,13 +9800,14 @@ def _read_bounded(resp):
 
 
 def classify_http(status, body):
-    """A service's answer -> ChannelResult(ok, permanent, detail) (detail not yet masked).
+    """A service's answer -> SendResult (detail not yet masked).
     4xx other than 408/429 is permanent: sending again cannot help."""
     text = _clean(_text(body), 200)
     if 200 <= status < 300:
-        return ChannelResult(True, False, "HTTP %d" % status)
+        return SendResult(ok=True, detail="HTTP %d" % status)
     permanent = 400 <= status < 500 and status not in (408, 429) or 300 <= status < 400
-    return ChannelResult(False, permanent, "HTTP %d%s" % (status, (": " + text) if text else ""))
+    return SendResult(ok=False, permanent=permanent,
+                      detail="HTTP %d%s" % (status, (": " + text) if text else ""))
 
 
 def retry_after_s(headers, now=None):
@@ -9841,7 +9841,7 @@ def post_channel(channel, summary, deadline, *, record=None, txn_id=None, opener
             res = res._replace(detail=res.detail + "; picture: " + _post_picture(
                 channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener=opener))
     except Exception as exc:  # noqa: BLE001 - a channel never breaks the run
-        res = ChannelResult(False, False, _transport_reason(exc))
+        res = SendResult(ok=False, detail=_transport_reason(exc))
     return res._replace(detail=mask_text("%s %s: %s" % (channel.service, channel.masked, res.detail),
                                          channel.secrets))
 
@@ -9854,7 +9854,7 @@ def _post_picture(channel, summary, png, deadline, txn_id, *, opener=None):
         else:
             res = _post_with_retry(build_picture_request(channel, summary, png), deadline, opener)
     except Exception as exc:  # noqa: BLE001
-        res = ChannelResult(False, False, _transport_reason(exc))
+        res = SendResult(ok=False, detail=_transport_reason(exc))
     return "sent" if res.ok else "not sent (%s)" % res.detail
 
 
@@ -9884,9 +9884,10 @@ def _post_with_retry(request, deadline, opener=None):
         try:
             status, headers, body = send_http(request, deadline, opener)
         except (UnicodeError, ValueError) as exc:  # a header or host that cannot be sent, ever
-            return ChannelResult(False, True, "cannot be sent as it is: %s" % _describe(exc))
-        except Exception as exc:  # noqa: BLE001
-            return ChannelResult(False, False, _transport_reason(exc))
+            return SendResult(ok=False, permanent=True,
+                              detail="cannot be sent as it is: %s" % _describe(exc))
+        except Exception as exc:  # noqa: BLE001 - no answer: the service is out of reach now
+            return SendResult(ok=False, detail=_transport_reason(exc), transport_down=True)
         res = classify_http(status, body)
         if status != 429:
             return res
@@ -9939,7 +9940,7 @@ def _post_matrix(channel, summary, deadline, txn_id, opener=None):
 
 
 def _matrix_room_id(channel, deadline, opener=None):
-    """(room id, None) or (None, ChannelResult why not): an alias is looked up in the
+    """(room id, None) or (None, SendResult why not): an alias is looked up in the
     directory; one without ':server' takes the server of the token's own user."""
     parts = channel.parts
     auth = {"Authorization": "Bearer " + parts["token"]}
@@ -9961,7 +9962,7 @@ def _matrix_room_id(channel, deadline, opener=None):
         return None, res._replace(detail="room alias %s: %s" % (room, res.detail))
     room_id = _json_field(body, "room_id")
     if not room_id:
-        return None, ChannelResult(False, False, "room alias %s: no room_id in the answer" % room)
+        return None, SendResult(ok=False, detail="room alias %s: no room_id in the answer" % room)
     return room_id, None
 
 
@@ -9982,7 +9983,7 @@ def _post_apprise(channel, summary, deadline):
     import tempfile
     path = shutil.which("apprise")
     if not path:
-        return ChannelResult(False, False, "unknown scheme and `apprise` is not installed here "
+        return SendResult(ok=False, detail="unknown scheme and `apprise` is not installed here "
                                            "(pip install --user apprise, or use a native URL); "
                                            "kept for a resend where it is")
     folder = tempfile.mkdtemp(prefix="gpualert-apprise-")  # 0700
@@ -10003,23 +10004,23 @@ def _run_apprise(argv, deadline, body):
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as exc:
-        return ChannelResult(False, False, "cannot run apprise: %s" % (exc.strerror or exc))
+        return SendResult(ok=False, detail="cannot run apprise: %s" % (exc.strerror or exc))
     try:
         out, _ = proc.communicate(body, timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill_session(proc)
-        return ChannelResult(False, False, "apprise timed out (delivery deadline)")
+        return SendResult(ok=False, detail="apprise timed out (delivery deadline)")
     if proc.returncode == 0:
-        return ChannelResult(True, False, "handed to apprise")
+        return SendResult(ok=True, detail="handed to apprise")
     last = _clean(_text(out).strip().splitlines()[-1] if out.strip() else "", 200)
-    return ChannelResult(False, False, "apprise exited with status %d%s" % (
+    return SendResult(ok=False, detail="apprise exited with status %d%s" % (
         proc.returncode, (": " + last) if last else ""))
 
 
 def deliver_channels(channels, summary, deadline, *, record=None, opener=None, txn_ids=None,
                      picture=None):
     """Post to every channel at once, each in a daemon thread; what has not answered by the
-    deadline counts as failed (not permanent). Returns [(channel, ChannelResult)] in order."""
+    deadline counts as failed (not permanent). Returns [(channel, SendResult)] in order."""
     import threading
     results = [None] * len(channels)
     txn_ids = txn_ids or [None] * len(channels)
@@ -10036,8 +10037,8 @@ def deliver_channels(channels, summary, deadline, *, record=None, opener=None, t
         threads.append(thread)
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
-    return [(ch, res if res is not None else ChannelResult(
-        False, False, "%s %s: no answer before the delivery deadline" % (ch.service, ch.masked)))
+    return [(ch, res if res is not None else SendResult(
+        ok=False, detail="%s %s: no answer before the delivery deadline" % (ch.service, ch.masked)))
         for ch, res in zip(channels, results)]
 
 
@@ -10197,130 +10198,149 @@ def keep_refused(claimed, data, refused, cfg):
     return lines
 
 
-def resend_outbox(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS, capped=True):
-    """Send the spooled messages in every place (search_places), oldest first, each claimed
-    first so no other process sends it too. Stops when the transport is down, after max_s
-    (default RESEND_MAX_S) or max_items sends tried, or at the hourly cap (capped).
-    skip_held: leave messages held back on purpose (hourly cap, broken config) to `resend`.
-    Returns {"sent", "failed", "dead", "remaining", "outbox", "found": [(place, n)],
-    "details": [str]}."""
+class MailResend(object):
+    """What resend does with a spooled e-mail: every one goes by the one configured transport
+    (so a transport found down stops them all), a stand-in its run's full message replaced
+    is dropped, and the relay's partial refusals are split (send_claimed)."""
+    kind, limiter_key = "eml", "messages"
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.transport = _choose_transport(cfg)
+
+    def unusable(self):
+        return self.transport[1] if self.transport[0] in ("outbox", "missing") else None
+
+    @staticmethod
+    def held(path):
+        return _was_held(path)
+
+    def send(self, claimed, stop_at, places, down):
+        """-> (what to count: ("sent",), ("failed",), ("dead",)...; a line to tell, or None;
+        the transport found down: this kind's (all its items), a channel's URL, or None)."""
+        name = _claim_parts(os.path.basename(claimed))[0]
+        if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
+            return (), "%s: a stand-in its run's full message replaces; dropped" % name, None
+        try:
+            with open(claimed, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            release_item(claimed)
+            return ("failed",), "%s: %s" % (name, _describe(exc)), None
+        if data.startswith(b"X-Gpualert-Outbox-Reason:"):  # the spool's own note, not the message's
+            data = data.split(b"\n", 1)[-1]
+        deadline = min(stop_at, time.monotonic() + _mail_timeout(self.cfg))
+        state, res, _ = send_claimed(claimed, data, data, self.cfg, transport=self.transport,
+                                     deadline=deadline)
+        counted = ("failed",) if state == "waiting" else (state,)
+        if state != "dead" and any(code >= 500 for code, _ in (res.refused or {}).values()):
+            counted += ("dead",)  # a copy for the recipients refused for good went to dead/
+        return (counted, None if state == "sent" else "%s: %s" % (name, res.detail),
+                self.kind if res.transport_down else None)
+
+
+class ChannelResend(object):
+    """What resend does with a spooled chat post: each goes to its own channel (one found
+    down is skipped for the rest of the pass, the others go on); a record that cannot be
+    read as one is a dead letter."""
+    kind, limiter_key = CHANNEL_KIND, "channels"
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    @staticmethod
+    def unusable():
+        return None
+
+    @staticmethod
+    def held(path):
+        return _record_held(path)
+
+    def send(self, claimed, stop_at, places, down):  # as MailResend.send
+        name = _claim_parts(os.path.basename(claimed))[0]
+        try:
+            data = read_channel_record(claimed)
+            channel, summary = _channel_from_record(data)
+        except OSError as exc:  # unreadable now (permissions, a full disk): maybe not later
+            release_item(claimed)
+            return ("failed",), "%s: %s" % (name, _describe(exc)), None
+        except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as exc:
+            why = "unusable record: %s" % _describe(exc)  # sending again cannot help
+            return ("dead",), "dead letter: %s -> %s" % (why, bury_item(claimed, why)), None
+        if channel.masked in down:
+            release_item(claimed)
+            return (), None, None
+        deadline = min(stop_at, time.monotonic() + _mail_timeout(self.cfg))
+        # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
+        [(_, res)] = deliver_channels([channel], summary, deadline, record=data.get("record"),
+                                      txn_ids=[data.get("txn_id")])
+        state, detail = _settle_record(claimed, res)
+        return (state,), detail, channel.masked if res.transport_down else None
+
+
+def resend(cfg, kinds=(MailResend, ChannelResend), *, max_s=None, skip_held=False,
+           max_items=RESEND_MAX_ITEMS, capped=True):
+    """Send what waits in every place of the spool (search_places), oldest first, e-mail then
+    chat, each item claimed first so no other process sends it too. One policy for every
+    kind: at most max_s seconds in all (default: RESEND_MAX_S, or four mail timeouts if
+    longer) and max_items tries of each kind; the hourly cap (capped), counted per kind as a
+    run counts it; items held back on purpose (the cap, a broken config) left to `resend`
+    (skip_held: a run's flush); a transport found down is not tried again in this pass.
+    -> {"found": [(place, n)], "details": [str], "outbox": dir, and per kind ("eml",
+    "json") a tally: {"sent", "failed", "dead", "remaining", "held"}}."""
     places, refused = search_places(cfg)
-    adopted = [line for place in places for line in adopt_orphans(place)]
-    found = [(place, ready_items(place)) for place in places]
-    counts = {"sent": 0, "failed": 0, "dead": 0, "outbox": _outbox_dir(cfg),
-              "found": [(p, len(items)) for p, items in found if items],
-              "details": ["ignored %s" % line for line in refused] + adopted}
-    files = [f for _, items in found for f in items if not (skip_held and _was_held(f))]
-    kind, where = _choose_transport(cfg)
-    if files and kind in ("outbox", "missing"):
-        counts["details"].append(where)
-    elif files:
-        _resend_files(files, cfg, (kind, where), counts, max_s=max_s, max_items=max_items,
-                      capped=capped, places=places)
-    counts["remaining"] = sum(len(ready_items(p)) for p in places)
-    counts["held"] = sum(len(_held_claims(p)) for p in places)
-    return counts
-
-
-def _resend_files(files, cfg, transport, counts, *, max_s, max_items, capped, places):
+    report = {"outbox": _outbox_dir(cfg), "found": [],
+              "details": ["ignored %s" % line for line in refused]
+              + [line for place in places for line in adopt_orphans(place)]}
     stop_at = time.monotonic() + (max_s if max_s is not None
                                   else max(RESEND_MAX_S, 4 * _mail_timeout(cfg)))
-    limiter = _limiter(cfg) if capped else None
-    for n, path in enumerate(files):
-        if time.monotonic() >= stop_at or n >= max_items:
-            counts["details"].append("stopped: the time or count limit of one resend")
-            return
-        why = _send_one(path, cfg, transport, counts, stop_at=stop_at, limiter=limiter,
-                        places=places)
+    down = set()  # the transports found down (the mail relay, a chat URL)
+    for resender in [make(cfg) for make in kinds]:
+        found = [(place, ready_items(place, kinds=(resender.kind,))) for place in places]
+        report["found"] += [(place, len(items)) for place, items in found if items]
+        items = [path for _, paths in found for path in paths
+                 if not (skip_held and resender.held(path))]
+        tally = report[resender.kind] = {"sent": 0, "failed": 0, "dead": 0}
+        why = resender.unusable() if items else None
+        why = why or _resend_items(items, resender, tally, report["details"],
+                                   limits=(stop_at, max_items, capped, down, places))
         if why:
-            counts["details"].append("stopped: %s" % why)
-            return
+            report["details"].append(why)
+        tally["remaining"] = sum(len(ready_items(place, kinds=(resender.kind,))) for place in places)
+        tally["held"] = sum(len(_held_claims(place, resender.kind)) for place in places)
+    return report
 
 
-def _send_one(path, cfg, transport, counts, *, stop_at, limiter, places=()):
-    """Claim, send, settle one spooled message. -> a reason to stop, or None."""
-    try:
-        claimed = claim_item(path)
-    except OSError as exc:
-        counts["failed"] += 1
-        counts["details"].append("%s: cannot claim it (%s); left as it is" % (path, _describe(exc)))
-        return None
-    if claimed is None:
-        return None  # another process is sending it
-    if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
-        counts["details"].append("%s: a stand-in its run's full message replaces; dropped"
-                                 % os.path.basename(path))
-        return None
-    if limiter is not None and not limiter.allow():
-        release_item(claimed)
-        return "more than %d messages this hour (--max-per-hour; 0 lifts it)" % cfg["max_per_hour"]
-    try:
-        with open(claimed, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        release_item(claimed)
-        counts["failed"] += 1
-        counts["details"].append("%s: %s" % (path, _describe(exc)))
-        return None
-    if data.startswith(b"X-Gpualert-Outbox-Reason:"):  # the spool's own note, not the message's
-        data = data.split(b"\n", 1)[-1]
-    deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
-    state, res, where = send_claimed(claimed, data, data, cfg, transport=transport, deadline=deadline)
-    if state != "dead" and any(code >= 500 for code, _ in (res.refused or {}).values()):
-        counts["dead"] += 1  # a copy for the recipients refused for good went to dead/
-    if state == "sent":
-        counts["sent"] += 1
-        return None
-    counts["dead" if state == "dead" else "failed"] += 1
-    counts["details"].append("%s: %s" % (os.path.basename(path), res.detail))
-    return "the transport is not usable now" if res.transport_down else None
-
-
-def _resend_record(path, cfg, stop_at):
-    """('sent'|'failed'|'dead'|None, detail) for one record; None: another process has it."""
-    try:
-        claimed = claim_item(path)
-    except OSError as exc:
-        return "failed", "%s: %s" % (os.path.basename(path), _describe(exc))
-    if claimed is None:
-        return None, None
-    try:
-        data = read_channel_record(claimed)
-        channel, summary = _channel_from_record(data)
-    except OSError as exc:  # unreadable now (permissions, a full disk): maybe not later
-        release_item(claimed)
-        return "failed", "%s: %s" % (os.path.basename(path), _describe(exc))
-    except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as exc:
-        why = "unusable record: %s" % _describe(exc)  # sending again cannot help
-        return "dead", "dead letter: %s -> %s" % (why, bury_item(claimed, why))
-    deadline = min(stop_at, time.monotonic() + _mail_timeout(cfg))
-    # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
-    [(_, res)] = deliver_channels([channel], summary, deadline, record=data.get("record"),
-                                  txn_ids=[data.get("txn_id")])
-    return _settle_record(claimed, res)
-
-
-def resend_channel_records(cfg, max_s=None, skip_held=False, max_items=RESEND_MAX_ITEMS):
-    """Post every spooled channel message nobody else holds; finish the delivered, bury the
-    refused. skip_held: leave records held back on purpose (the hourly cap) to `resend`.
-    -> {"sent", "failed", "dead", "remaining", "details"}."""
-    places, refused = search_places(cfg)
-    counts = {"sent": 0, "failed": 0, "dead": 0, "remaining": 0, "details": list(refused)}
-    counts["details"] += [line for place in places for line in adopt_orphans(place)]
-    stop_at = time.monotonic() + (RESEND_MAX_S if max_s is None else max_s)
-    paths = [p for place in places for p in ready_items(place, kinds=(CHANNEL_KIND,))
-             if not (skip_held and _record_held(p))]
-    for path in paths[:max_items]:
-        if time.monotonic() >= stop_at:
-            counts["details"].append("stopped: resend time limit reached")
-            break
-        state, detail = _resend_record(path, cfg, stop_at)
-        if state:
-            counts[state] += 1
+def _resend_items(items, resender, tally, details, *, limits):
+    """The one resend loop: claim, send, count. -> why it stopped early, or None."""
+    stop_at, max_items, capped, down, places = limits
+    cfg = resender.cfg
+    limiter = _limiter(cfg, resender.limiter_key) if capped else None
+    for n, path in enumerate(items):
+        if time.monotonic() >= stop_at or n >= max_items:
+            return "stopped: the time or count limit of one resend"
+        try:
+            claimed = claim_item(path)
+        except OSError as exc:
+            tally["failed"] += 1
+            details.append("%s: cannot claim it (%s); left as it is" % (path, _describe(exc)))
+            continue
+        if claimed is None:
+            continue  # another process is sending it
+        if limiter is not None and not limiter.allow():
+            release_item(claimed)
+            return "stopped: more than %d messages this hour (--max-per-hour; 0 lifts it)" \
+                % cfg["max_per_hour"]
+        counted, detail, went_down = resender.send(claimed, stop_at, places, down)
+        for state in counted:
+            tally[state] += 1
         if detail:
-            counts["details"].append(detail)
-    counts["remaining"] = channel_record_count(cfg)
-    return counts
+            details.append(detail)
+        if went_down == resender.kind:  # the one transport of every item of this kind
+            return "stopped: the transport is not usable now"
+        if went_down:
+            down.add(went_down)
+    return None
 
 
 # ==== Edges: scheduler queries ====
@@ -11816,11 +11836,8 @@ def _channel_picture(result, cfg, channels):
 def _channel_cap_reason(cfg):
     """--max-per-hour counts channel messages too (one per run, whatever the channel count),
     so a thousand failing array tasks cannot flood a chat."""
-    if not cfg.get("max_per_hour"):
-        return None
-    limiter = RateLimiter(_state_dir(), cfg["max_per_hour"],
-                          key="channels")
-    if limiter.allow():
+    limiter = _limiter(cfg, "channels")
+    if limiter is None or limiter.allow():
         return None
     return "held: more than %d messages this hour (--max-per-hour)" % cfg["max_per_hour"]
 
@@ -11862,6 +11879,154 @@ def _settle_channel(channel, res, path):
 
 # ==== Orchestrator: the run ====
 
+LAUNCH_STAND_IN = "held: the job's end was not told yet"
+EXIT_STAND_IN = "held: provisional, in case SIGKILL came first"
+
+
+class RunDelivery(object):
+    """How a run's messages are kept, whatever Run decides to send: the thread of
+    Message-IDs they share; the stand-in, a message kept claimed in the outbox from before
+    the launch (renewed while the child runs, written over at the exit, then by the full
+    message in one step, so a SIGKILL never leaves two to send or none); and the messages
+    built but not spooled yet, saved if a deadline or a signal cuts their delivery off."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.thread_ids = []  # Message-IDs of this run's messages, in order (one thread)
+        self.pending = []  # messages built but not spooled yet
+        self.spool_lock = threading.Lock()  # one of the two saves a pending message, never both
+        self.spooled = threading.Event()  # the run's own message is on disk (or will never be)
+        self.provisional = None  # the claimed stand-in's path
+        self.provisional_id = None  # its Message-ID, which the full message reuses
+        self.apart = None  # the folder of a full message spooled apart from the stand-in
+        self.replacing = None  # the message built to replace the stand-in
+        self.lease_lock = threading.Lock()  # the renewal never writes over the exit's stand-in
+        self.lease_stop = threading.Event()
+
+    def thread(self):
+        """The thread's Message-IDs, the stand-in's reserved one included (the next attempt's)."""
+        return list(self.thread_ids) + [i for i in (self.provisional_id,) if i and i not in self.thread_ids]
+
+    def spool_stand_in(self, msg, reason):
+        """msg as the stand-in, claimed by this process (`resend` sends it only once we are
+        gone from this host or our lease lapsed), over the one before. The first reserves
+        the Message-ID the full message takes too."""
+        if self.provisional_id:
+            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
+        else:
+            self.provisional_id = self._reserve_id(msg)
+        self.provisional = spool_message(msg, self.cfg, reason, claimed=True, over=self.provisional)[0]
+
+    def renew(self, make_message):
+        """The lease: every LEASE_RENEW_S while the child runs, the stand-in is written over
+        with make_message() (the job's latest lines and the time; also a sign of life: see
+        _unrenewed). The first renewals come sooner (1, 2, 4 ... s): a job that dies early
+        has its lines too."""
+        wait = 1.0
+        while not self.lease_stop.wait(wait):
+            wait = min(2 * wait, LEASE_RENEW_S)
+            with self.lease_lock:
+                if self.lease_stop.is_set():
+                    return
+                path = _safely(lambda: self._rewrite_stand_in(make_message()), None)
+                if path is None and self.provisional:  # not rewritten (a full disk, a quota):
+                    renew_claim(self.provisional)  # renewed all the same, or a resend thinks us dead
+                elif path != self.provisional:  # taken over: a resend thought us dead; the
+                    self.provisional = path     # message written apart supersedes it
+                    self.apart = os.path.dirname(path)
+
+    def _rewrite_stand_in(self, msg):
+        if self.provisional_id:
+            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
+        return spool_message(msg, self.cfg, LAUNCH_STAND_IN, claimed=True, over=self.provisional)[0]
+
+    def stop_renewing(self):
+        with self.lease_lock:  # a renewal under way ends before the exit's stand-in is written
+            self.lease_stop.set()
+
+    def drop_stand_in(self):
+        path, self.provisional = self.provisional, None
+        if path:
+            finish_item(path)
+        if path and self.apart and not os.path.lexists(path):  # its mark is not needed now
+            base = _claim_parts(os.path.basename(path))[0]
+            for mark in _superseded_marks(base, [self.apart]):
+                _remove_quietly(mark)
+
+    def save_pending(self, reason):
+        """The deadline or a signal cut a delivery off before its message was spooled."""
+        got = self.spool_lock.acquire(timeout=1.0)
+        try:
+            for msg in list(self.pending):  # never lose the message
+                saved = _outbox_result(msg, self.cfg, reason, "outbox").get("outbox_path")
+                if saved and msg is self.replacing:  # an early notice's is no stand-in's substitute
+                    _safely(self.drop_stand_in, None)
+            del self.pending[:]
+        finally:
+            if got:
+                self.spool_lock.release()
+
+    def deliver(self, result, deadline, capped=True, replaces=False):
+        """The one place a message of this run leaves: built, then delivered (or held, or
+        saved) by `deadline`, a time.monotonic() value; capped=False: past the hourly cap
+        (an array's one summary); replaces: the message takes the stand-in's place on disk
+        in one step (never two spooled messages for one run). -> (delivery, manifest)."""
+        over = self.provisional if replaces else None
+        dead = _safely(lambda: untold_dead_letters(self.cfg), []) if not self.cfg["dry_run"] else []
+        if dead:
+            result = _with_note(result, dead_letter_note(dead))
+        msg, manifest = build_message(result, self.cfg)
+        _safely(lambda: self._thread(msg, self.provisional_id if over else None), None)
+        self.pending.append(msg)  # save_pending saves it if the deadline cuts this thread off
+        if over:
+            self.replacing = msg
+        delivery = deliver_capped(msg, self.cfg, deadline, capped=capped, over=over,
+                                  on_spooled=lambda path: self._on_spooled(msg, path, bool(over)))
+        self._on_spooled(msg, None)
+        if dead and delivery.get("outcome") == "sent":
+            mark_told(dead)
+        return delivery, manifest
+
+    def _on_spooled(self, msg, path, replaces=False):
+        """Called with the spool lock free: from now on the message is safe on disk.
+        replaces: msg is the one that replaces the stand-in; only then does the stand-in go
+        (an early notice spooled after the exit says nothing of how the job ended)."""
+        with self.spool_lock:
+            if msg in self.pending:
+                self.pending.remove(msg)
+            if path and replaces and path == self.provisional:  # written over it: the message now
+                self.provisional = None
+            elif path and replaces and self.provisional:  # apart from it: marked there (spool_message)
+                self.apart = os.path.dirname(path)
+        if path and replaces:
+            _safely(self.drop_stand_in, None)
+        self.spooled.set()
+
+    def _reserve_id(self, msg):
+        """The stand-in's Message-ID, which the full message that replaces it takes too (so
+        receivers keep one if both ever arrive); not in the thread until that one is sent.
+        -> the Message-ID, or None."""
+        from email.utils import make_msgid
+        message_id = make_msgid("gpualert", domain=_hostname())
+        try:
+            set_thread(msg, message_id, list(self.thread_ids))
+        except Exception as exc:  # the stand-in keeps the Message-ID it was built with
+            self.notes.append("the stand-in message kept its own Message-ID: %s" % _describe(exc))
+            return None
+        return message_id
+
+    def _thread(self, msg, reuse=None):
+        """Give msg the next Message-ID of this run's thread, referring to the earlier ones.
+        Early notices are built in their own threads: list.append is atomic, and each
+        message refers to those appended before its own. reuse: the stand-in's reserved
+        Message-ID, for the full message that replaces it."""
+        from email.utils import make_msgid
+        message_id = reuse or make_msgid("gpualert", domain=_hostname())
+        self.thread_ids.append(message_id)
+        earlier = self.thread_ids[:self.thread_ids.index(message_id)]
+        set_thread(msg, message_id, earlier)
+
+
 class Run(object):
     """One wrapped command, from its log header to its message; cmd_run is Run(...).execute().
 
@@ -11872,9 +12037,9 @@ class Run(object):
     --notify) and deliver(result, deadline) is the one place a message leaves.
     """
 
-    def __init__(self, argv, cfg, problems=()):
-        import threading
+    def __init__(self, argv, cfg, problems=(), notify_explicit=False):
         self.argv, self.cfg, self.start = list(argv), cfg, time.time()
+        self.notify_explicit = notify_explicit  # --notify was given (not the default)
         self.host, self.cwd, self.notes = _hostname(short=True), _getcwd(), list(problems)
         self.scheduler = _safely(lambda: detect_scheduler(os.environ), {})
         self.rank = _safely(lambda: job_rank(os.environ), None)
@@ -11890,22 +12055,13 @@ class Run(object):
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
         self.interactive = _isatty(0)  # a person at a terminal started it
-        self.thread_ids = []  # Message-IDs of this run's messages, in order (one thread)
-        self.pending = []  # messages built but not spooled yet: saved if the deadline cuts them off
-        self.spool_lock = threading.Lock()  # one of the two saves a pending message, never both
-        self.spooled = threading.Event()  # the run's own message is on disk (or will never be)
+        self.delivery = RunDelivery(cfg)  # the run's messages: their thread, stand-ins, spooling
         self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
-        self.provisional = None  # the claimed stand-in spooled at the exit (see _save_provisional)
-        self.provisional_id = None  # its Message-ID, which the full message reuses
-        self.apart = None  # the folder of a full message spooled apart from the stand-in
-        self.replacing = None  # the message built to replace the stand-in
         self.attempts = self.attempt = self.chain = None  # --requeue: the earlier attempts' records
         self.requeue_last = None  # set by conclude when the job is to be requeued: done last
         self.final = self.final_record = None  # conclude's result, (delivery, manifest)
         if cfg.get("requeue"):
             self._find_attempts()
-        self.lease_lock = threading.Lock()  # the renewal never writes over the exit's stand-in
-        self.lease_stop = threading.Event()
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -11917,23 +12073,24 @@ class Run(object):
         self.mem_before["rlimit_as"] = _safely(address_space_limit, None)
         # Spool before the launch: whenever we die from now on (kill -9, the OOM killer, the
         # node), a stand-in that says so waits in the outbox; renewed while we live.
-        self.provisional = _safely(self._spool_launch_stand_in, None)
+        if self._stand_in_wanted():
+            _safely(lambda: self.delivery.spool_stand_in(self._silent_message(), LAUNCH_STAND_IN), None)
         child = self._run_child()
         end = time.time()
-        self._stop_renewing()
+        self.delivery.stop_renewing()
         # Not fsync'd yet: the written bytes survive our own death; the cause record syncs both.
         # Over the launch stand-in: from here on a SIGKILL leaves at least the exit's facts.
-        self.provisional = _safely(lambda: self._save_provisional(child, end), self.provisional)
+        _safely(lambda: self._save_provisional(child, end), None)
         self.log.record("command ended", footer_fields(child, self.start, end, self.log),
                         sync=False)
         bound = self._post_exit_bound(child)
         self.deadline = time.monotonic() + bound
-        self.spooled.clear()  # an early notice may have set it
+        self.delivery.spooled.clear()  # an early notice may have set it
         worker = Background(lambda: self.conclude(child, end), report=not self.cfg["quiet"])
         stop = _wait_interruptible(worker, bound)
         if stop:  # Ctrl-C or SIGTERM after the exit: stop delivering, the message is spooled
-            self.spooled.wait(min(1.0, self.left()) * 0.8)
-            self._save_pending("gpualert was interrupted (%s) while delivering" % stop)
+            self.delivery.spooled.wait(min(1.0, self.left()) * 0.8)
+            self.delivery.save_pending("gpualert was interrupted (%s) while delivering" % stop)
             _warn("%s: delivery stopped; the message waits in the outbox (gpualert resend)" % stop)
             if self.requeue_last:  # the message is saved: the requeue it announces still goes
                 _safely(self.requeue_last, None, report=True)
@@ -11942,25 +12099,12 @@ class Run(object):
             _warn("notification did not finish within %.0fs; the run itself is unaffected" % bound)
         for notice in self.early:  # a stalled/warning notice still on its way
             notice.result(self.left())
-        self._save_pending("notification ran out of time")
+        self.delivery.save_pending("notification ran out of time")
         if self.requeue_last:  # before the drain: Slurm's SIGKILL may follow its SIGTERM soon
             _safely(self.requeue_last, None, report=True)
         self._finish_output()
         self.log.close()
         return exit_status_for(child.exit_code, child.exec_error)
-
-    def _save_pending(self, reason):
-        """The deadline or a signal cut a delivery off before its message was spooled."""
-        got = self.spool_lock.acquire(timeout=1.0)
-        try:
-            for msg in list(self.pending):  # never lose the message
-                saved = _outbox_result(msg, self.cfg, reason, "outbox").get("outbox_path")
-                if saved and msg is self.replacing:  # an early notice's is no stand-in's substitute
-                    _safely(self._drop_provisional, None)
-            del self.pending[:]
-        finally:
-            if got:
-                self.spool_lock.release()
 
     def left(self):
         """Seconds to the deadline (0 once passed)."""
@@ -12024,8 +12168,8 @@ class Run(object):
         exited = threading.Event()
         mail = self.cfg["notify"] != "never" or bool(self.cfg.get("notify_url"))
         Background(lambda: warm_up(exited, mail))
-        if self.provisional:  # started here, as the threads above, with the signals blocked
-            Background(self._renew_stand_in)
+        if self.delivery.provisional:  # started here, as the threads above, with the signals blocked
+            Background(lambda: self.delivery.renew(self._silent_message))
         self.pump.run(self.cfg["timeout"])
         exited.set()
         self.pump.drain(self._drain_s())  # leftover processes' output: while the message goes
@@ -12103,7 +12247,7 @@ class Run(object):
             posts = _start_channels(result, self.cfg, deadline)
             delivery = {"outcome": "skipped", "detail": "--notify never"}
             if self.cfg["notify"] != "never":
-                delivery, _ = self.deliver(result, deadline)
+                delivery, _ = self.delivery.deliver(result, deadline)
             delivery = _with_channels(delivery, posts, deadline)
             if not self.cfg["quiet"]:
                 _warn("%s notice: %s" % (status, delivery.get("detail") or delivery.get("outcome")))
@@ -12156,12 +12300,12 @@ class Run(object):
         # takes about half a second, and reads of the log (the metrics) wait for it meanwhile.
         self.log.sync()
         if delivery.get("outcome") != "outbox" or delivery.get("outbox_path"):
-            self._drop_provisional()  # the full message is out or safe: the stand-in goes
+            self.delivery.drop_stand_in()  # the full message is out or safe: the stand-in goes
         _write_run_json(self._with_thread(result), delivery, manifest, dir_fd=self.run_dir_fd)
         self.final_record = (delivery, manifest)
         if not self.cfg["quiet"]:
             _warn(_summary_line(result, delivery))
-        self.spooled.set()
+        self.delivery.spooled.set()
         posted = any(c.get("outcome") == "sent" for c in delivery.get("channels") or ())
         if delivery.get("outcome") == "sent" or posted:
             _flush_outbox(self.cfg, self.left() - KILL_MARGIN_S, mail=delivery.get("outcome") == "sent",
@@ -12184,7 +12328,7 @@ class Run(object):
         self.attempt = len(self.attempts) - len(own) + 1 + max(
             len(own), int(restarts) if restarts.isdigit() else 0)
         if self.attempts:  # one thread across attempts: the newest record lists it whole
-            self.thread_ids = list((self.attempts[-1].get("requeue") or {}).get("thread") or [])
+            self.delivery.thread_ids[:] = (self.attempts[-1].get("requeue") or {}).get("thread") or []
 
     def _node(self):
         """This node as the scheduler names it (for an exclusion): Slurm's node name, SGE's
@@ -12241,14 +12385,13 @@ class Run(object):
         self.log.record("requeue", [("refused", why)])
         _warn("requeue refused: %s" % why)
         if self.cfg["notify"] != "never" and not self.cfg["dry_run"]:
-            self.deliver(result, time.monotonic() + min(_mail_timeout(self.cfg), REQUEUE_TELL_S))
+            self.delivery.deliver(result, time.monotonic() + min(_mail_timeout(self.cfg), REQUEUE_TELL_S))
 
     def _with_thread(self, result):
         """The result whose requeue record names this run's thread, for the next attempt."""
         if not result.requeue:
             return result
-        ids = list(self.thread_ids) + [i for i in (self.provisional_id,) if i and i not in self.thread_ids]
-        return result._replace(requeue=dict(result.requeue, thread=ids))
+        return result._replace(requeue=dict(result.requeue, thread=self.delivery.thread()))
 
     def _follow_run_dir(self):
         """The run directory renamed under us (a link or another folder at its path): the log
@@ -12341,19 +12484,8 @@ class Run(object):
         return not (cfg["notify"] == "never" or cfg["dry_run"] or
                     not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True))
 
-    def _spool_launch_stand_in(self):
-        """The run's stand-in from before the launch: it says the job's end was never told.
-        Claimed by this process and renewed while it lives (_renew_stand_in), so `resend`
-        sends it only once we are gone from this host or our lease lapsed; the exit's
-        stand-in, then the full message, are written over it. -> its claimed path or None."""
-        if not self._stand_in_wanted():
-            return None
-        msg = self._silent_message()
-        self.provisional_id = self._reserve_id(msg)
-        return spool_message(msg, self.cfg, "held: the job's end was not told yet",
-                             claimed=True)[0]
-
     def _silent_message(self):
+        """The stand-in before the exit: it says the job's end was never told."""
         alive = time.time()
         note = ("no end was reported: gpualert or its node died while the job ran (last sign "
                 "of life at %s; it renews this message every %ds while it lives)"
@@ -12364,33 +12496,7 @@ class Run(object):
             start=self.start, classification=make_verdict(None, silent),
             log_path=self.log.path, run_dir=self.run_dir, scheduler=self.scheduler,
             tail=tail_lines(self.pump.tail) if self.pump else [], notes=[note])
-        msg = _assemble(result, self.cfg, [], [], html=False)
-        if self.provisional_id:
-            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
-        return msg
-
-    def _renew_stand_in(self):
-        """The lease: every LEASE_RENEW_S while the child runs, the stand-in is written over
-        with the job's latest lines and the time (also a sign of life: see _unrenewed). The
-        first renewals come sooner (1, 2, 4 ... s): a job that dies early has its lines too."""
-        wait = 1.0
-        while not self.lease_stop.wait(wait):
-            wait = min(2 * wait, LEASE_RENEW_S)
-            with self.lease_lock:
-                if self.lease_stop.is_set():
-                    return
-                path = _safely(lambda: spool_message(
-                    self._silent_message(), self.cfg, "held: the job's end was not told yet",
-                    claimed=True, over=self.provisional)[0], None)
-                if path is None and self.provisional:  # not rewritten (a full disk, a quota):
-                    renew_claim(self.provisional)  # renewed all the same, or a resend thinks us dead
-                elif path != self.provisional:  # taken over: a resend thought us dead; the
-                    self.provisional = path     # message written apart supersedes it
-                    self.apart = os.path.dirname(path)
-
-    def _stop_renewing(self):
-        with self.lease_lock:  # a renewal under way ends before the exit's stand-in is written
-            self.lease_stop.set()
+        return _assemble(result, self.cfg, [], [], html=False)
 
     def _save_provisional(self, child, end):
         """Over the launch stand-in, from the child's exit on: a SIGKILL (the scheduler's
@@ -12399,34 +12505,18 @@ class Run(object):
         still claimed by this process so nobody sends it while we live; the full message is
         written over that in one step (spool_over), so a SIGKILL never leaves two to send.
         If we die first, `resend` finds the dead owner's claim and sends it. A run that
-        sends nothing for this end (--notify failure and a success) drops the launch one.
-        Returns its claimed path or None."""
+        sends nothing for this end (--notify failure and a success) drops the launch one."""
         cfg = self.cfg
         if not self._stand_in_wanted():
-            return None
+            return
         outcome = self._outcome(child, end)
         result = _with_note(result_for(outcome, classify_text("", facts_for(outcome))),
                             "provisional message, saved when the command ended: gpualert was "
                             "stopped before it could send the full one")
         if not should_notify(result.status, cfg["notify"]):
-            self._drop_provisional()
-            return None
-        msg = _assemble(result, cfg, [], [], html=False)
-        if self.provisional_id:
-            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
-        else:
-            self.provisional_id = self._reserve_id(msg)
-        return spool_message(msg, cfg, "held: provisional, in case SIGKILL came first",
-                             claimed=True, over=self.provisional)[0]
-
-    def _drop_provisional(self):
-        path, self.provisional = self.provisional, None
-        if path:
-            finish_item(path)
-        if path and self.apart and not os.path.lexists(path):  # its mark is not needed now
-            base = _claim_parts(os.path.basename(path))[0]
-            for mark in _superseded_marks(base, [self.apart]):
-                _remove_quietly(mark)
+            self.delivery.drop_stand_in()
+            return
+        self.delivery.spool_stand_in(_assemble(result, cfg, [], [], html=False), EXIT_STAND_IN)
 
     def notify(self, result):
         """The policy: which rank sends, one summary per array, --notify. -> (delivery, manifest)."""
@@ -12434,7 +12524,7 @@ class Run(object):
         if not _safely(lambda: should_notify_rank(os.environ, cfg["all_ranks"]), True):
             return {"outcome": "skipped", "detail": "rank %s: only rank 0 notifies" % self.rank}, []
         if own_ctrl_c(result.status, self.pump.signals if self.pump else (), self.interactive) \
-                and not (getattr(self, "notify_explicit", False) and cfg["notify"] == "always"):
+                and not (self.notify_explicit and cfg["notify"] == "always"):
             return {"outcome": "skipped", "detail": "your own Ctrl-C at a terminal "
                     "(--notify always sends a message for it too)"}, []
         capped = True
@@ -12446,7 +12536,7 @@ class Run(object):
                     "the array summary had already been sent when this task reported"])
             elif summary is not None:  # this task completed the array: one summary for all,
                 if cfg["array_summary"] == "each" and should_notify(result.status, cfg["notify"]):
-                    self.deliver(result, self.deadline - 1.0)
+                    self.delivery.deliver(result, self.deadline - 1.0)
                 result, capped = summary, False  # never held by the hourly cap
             elif cfg["array_summary"] != "each":
                 return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
@@ -12454,68 +12544,9 @@ class Run(object):
         posts = _start_channels(result, cfg, deadline)  # at once with the e-mail, same deadline
         delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
         if should_notify(result.status, cfg["notify"]):
-            delivery, manifest = self.deliver(result, deadline, capped=capped,
-                                              over=self.provisional)
+            delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True)
         return _with_channels(delivery, posts, deadline), manifest
 
-    def deliver(self, result, deadline, capped=True, over=None):
-        """The one place a message of this run leaves: built, then delivered (or held, or
-        saved) by `deadline`, a time.monotonic() value; capped=False: past the hourly cap
-        (an array's one summary); over: the provisional stand-in the message replaces on
-        disk in one step (never two spooled messages for one run). -> (delivery, manifest)."""
-        dead = _safely(lambda: untold_dead_letters(self.cfg), []) if not self.cfg["dry_run"] else []
-        if dead:
-            result = _with_note(result, dead_letter_note(dead))
-        msg, manifest = build_message(result, self.cfg)
-        _safely(lambda: self._thread(msg, self.provisional_id if over else None), None)
-        self.pending.append(msg)  # execute() saves it if the deadline cuts this thread off
-        if over:
-            self.replacing = msg
-        delivery = deliver_capped(msg, self.cfg, deadline, capped=capped, over=over,
-                                  on_spooled=lambda path: self._on_spooled(msg, path, bool(over)))
-        self._on_spooled(msg, None)
-        if dead and delivery.get("outcome") == "sent":
-            mark_told(dead)
-        return delivery, manifest
-
-    def _on_spooled(self, msg, path, replaces=False):
-        """Called with the spool lock free: from now on the message is safe on disk.
-        replaces: msg is the one that replaces the stand-in; only then does the stand-in go
-        (an early notice spooled after the exit says nothing of how the job ended)."""
-        with self.spool_lock:
-            if msg in self.pending:
-                self.pending.remove(msg)
-            if path and replaces and path == self.provisional:  # written over it: the message now
-                self.provisional = None
-            elif path and replaces and self.provisional:  # apart from it: marked there (spool_message)
-                self.apart = os.path.dirname(path)
-        if path and replaces:
-            _safely(self._drop_provisional, None)
-        self.spooled.set()
-
-    def _reserve_id(self, msg):
-        """The stand-in's Message-ID, which the full message that replaces it takes too (so
-        receivers keep one if both ever arrive); not in the thread until that one is sent.
-        -> the Message-ID, or None."""
-        from email.utils import make_msgid
-        message_id = make_msgid("gpualert", domain=_hostname())
-        try:
-            set_thread(msg, message_id, list(self.thread_ids))
-        except Exception as exc:  # the stand-in keeps the Message-ID it was built with
-            self.notes.append("the stand-in message kept its own Message-ID: %s" % _describe(exc))
-            return None
-        return message_id
-
-    def _thread(self, msg, reuse=None):
-        """Give msg the next Message-ID of this run's thread, referring to the earlier ones.
-        Early notices are built in their own threads: list.append is atomic, and each
-        message refers to those appended before its own. reuse: the stand-in's reserved
-        Message-ID, for the full message that replaces it."""
-        from email.utils import make_msgid
-        message_id = reuse or make_msgid("gpualert", domain=_hostname())
-        self.thread_ids.append(message_id)
-        earlier = self.thread_ids[:self.thread_ids.index(message_id)]
-        set_thread(msg, message_id, earlier)
 
 
 #: Modules the message's making imports; warm_up() loads them while the child runs.
@@ -12559,14 +12590,12 @@ def _flush_outbox(cfg, seconds, *, mail=True, channels=False):
     """The transport works now (the e-mail, a chat channel): deliver what earlier runs could
     not, within `seconds` and RUN_FLUSH_MAX_S, and at most RUN_FLUSH_MAX_ITEMS of each: a full
     outbox never delays a job's end. Messages held back on purpose wait for `resend`."""
-    stop_at = time.monotonic() + min(seconds, RUN_FLUSH_MAX_S)
-    sent = 0
-    if mail and stop_at - time.monotonic() >= 0.5:
-        sent += resend_outbox(cfg, max_s=stop_at - time.monotonic(), skip_held=True,
-                              max_items=RUN_FLUSH_MAX_ITEMS)["sent"]
-    if channels and stop_at - time.monotonic() >= 0.5:
-        sent += resend_channel_records(cfg, max_s=stop_at - time.monotonic(), skip_held=True,
-                                       max_items=RUN_FLUSH_MAX_ITEMS)["sent"]
+    kinds = [kind for kind, wanted in ((MailResend, mail), (ChannelResend, channels)) if wanted]
+    seconds = min(seconds, RUN_FLUSH_MAX_S)
+    if not kinds or seconds < 0.5:
+        return
+    report = resend(cfg, kinds, max_s=seconds, skip_held=True, max_items=RUN_FLUSH_MAX_ITEMS)
+    sent = sum(report[kind.kind]["sent"] for kind in kinds)
     if sent and not cfg["quiet"]:
         _warn("also delivered %d earlier message(s) from the outbox" % sent)
 
@@ -13186,11 +13215,11 @@ def _classify_any(path, facts):
 def cmd_resend(args, cfg):
     """`gpualert resend`: flush the outbox (e-mail and channel messages). 0 if nothing is
     left, else 1 (dead letters in outbox/dead/ do not count)."""
-    counts = resend_outbox(cfg)
-    posts = resend_channel_records(cfg)
+    report = resend(cfg)
+    counts, posts = report[MailResend.kind], report[ChannelResend.kind]
     if cfg["quiet"]:  # a cron line: the exit status says it; dead letters go in the next message
         return 0 if counts["remaining"] == 0 and posts["remaining"] == 0 else 1
-    for place, n in counts["found"]:
+    for place, n in report["found"]:
         print("gpualert: resend: found %d in %s" % (n, place))
     print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (
         counts["sent"], counts["failed"], counts["dead"], counts["remaining"]))
@@ -13201,7 +13230,7 @@ def cmd_resend(args, cfg):
     if posts["sent"] or posts["failed"] or posts["dead"] or posts["remaining"]:
         print("gpualert: resend: channels: %d sent, %d failed, %d dead, %d remaining" % (
             posts["sent"], posts["failed"], posts["dead"], posts["remaining"]))
-    for line in (counts["details"] + posts["details"])[:20]:
+    for line in report["details"][:20]:
         sys.stderr.write("gpualert:   %s\n" % line)
     return 0 if counts["remaining"] == 0 and posts["remaining"] == 0 else 1
 
@@ -13330,8 +13359,7 @@ def cmd_prune(args, cfg):
 
 def cmd_run(cli, cfg, sources, problems):
     """Run the command; return its exit status whatever happens to the notification."""
-    run = Run(cli.command, cfg, problems)
-    run.notify_explicit = sources.get("notify", "default") != "default"
+    run = Run(cli.command, cfg, problems, notify_explicit=sources.get("notify", "default") != "default")
     return run.execute()
 
 

@@ -602,9 +602,9 @@ def test_a_runs_flush_leaves_posts_held_by_the_hourly_cap_to_resend(servers, tmp
     held = gpualert.channel_record(gpualert.parse_channel(url), gpualert.brief_for(make_result()))
     gpualert.spool_channel_record(dict(held, held="held: hourly cap"), cfg)
     gpualert.spool_channel_record(dict(held, held=None), cfg)
-    counts = gpualert.resend_channel_records(cfg, skip_held=True)
+    counts = gpualert.resend(cfg, skip_held=True)["json"]
     assert counts["sent"] == 1 and len(server.requests) == 1 and len(spooled(tmp_path)) == 1
-    assert gpualert.resend_channel_records(cfg)["sent"] == 1 and spooled(tmp_path) == []
+    assert gpualert.resend(cfg)["json"]["sent"] == 1 and spooled(tmp_path) == []
 
 
 def test_resend_moves_a_refused_post_to_dead_letters(servers, tmp_path):
@@ -615,6 +615,36 @@ def test_resend_moves_a_refused_post_to_dead_letters(servers, tmp_path):
     assert spooled(tmp_path) == [] and len(spooled(tmp_path, dead=True)) == 1
     run_wrapper(tmp_path, ["resend"], child=None)
     assert len(server.requests) == 2
+
+
+def _spool_posts(tmp_path, urls):
+    """One spooled chat record per URL, as a run that could not post leaves them."""
+    cfg, _, _ = gpualert.load_config({"outbox": str(state_dir(tmp_path) / "outbox"),
+                                      "sendmail": "none"}, {})
+    for url in urls:
+        record = gpualert.channel_record(gpualert.parse_channel(url), gpualert.brief_for(make_result()))
+        gpualert.spool_channel_record(record, cfg)
+
+
+def test_resend_counts_chat_posts_against_the_hourly_cap_as_it_counts_mail(servers, tmp_path):
+    """One retry policy: resend stopped e-mail at --max-per-hour, but posted every chat record."""
+    server = servers(tls=False)
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % server.port] * 3)
+    proc, _ = run_wrapper(tmp_path, ["resend", "--max-per-hour", "2"], child=None)
+    assert "channels: 2 sent, 0 failed, 0 dead, 1 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert "stopped: more than 2 messages this hour" in proc.stderr
+    assert len(server.requests) == 2 and len(spooled(tmp_path)) == 1
+
+
+def test_a_chat_service_found_down_is_tried_once_per_resend_and_the_others_still_go(servers, tmp_path):
+    """One rule for a transport that is down: mail stopped at a dead relay, but every record
+    for an unreachable chat service waited its own connection attempt."""
+    server = servers(tls=False)
+    down = "json://127.0.0.1:%d/h" % refused_port()
+    _spool_posts(tmp_path, [down, down, down, "json://127.0.0.1:%d/h" % server.port])
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "channels: 1 sent, 1 failed, 0 dead, 3 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert len(server.requests) == 1 and len(spooled(tmp_path)) == 3
 
 
 def test_test_notify_reports_each_channel_and_spools_nothing(servers, tmp_path):

@@ -842,9 +842,9 @@ def test_outbox_then_resend_delivers_oldest_first(tmp_path, cfg, refusing_port, 
 
 def test_resend_without_transport_keeps_messages(tmp_path, cfg):
     N.save_to_outbox(N.build_message(make_result(tmp_path), cfg)[0], cfg["outbox"], "x")
-    counts = N.resend_outbox(cfg)
-    assert counts["sent"] == 0 and counts["remaining"] == 1
-    assert "no mail transport" in counts["details"][0]
+    report = N.resend(cfg)
+    assert report["eml"]["sent"] == 0 and report["eml"]["remaining"] == 1
+    assert "no mail transport" in report["details"][0]
 
 
 def test_relay_down_then_resend_delivers_and_empties_the_outbox(tmp_path, refusing_port, smtp_plain):
