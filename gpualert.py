@@ -10215,7 +10215,11 @@ class MailResend(object):
     def held(path):
         return _was_held(path)
 
-    def send(self, claimed, stop_at, places, down):
+    @staticmethod
+    def target(claimed):  # every e-mail goes by the one transport: when down, all stop
+        return None
+
+    def send(self, claimed, stop_at, places):
         """-> (what to count: ("sent",), ("failed",), ("dead",)...; a line to tell, or None;
         the transport found down: this kind's (all its items), a channel's URL, or None)."""
         name = _claim_parts(os.path.basename(claimed))[0]
@@ -10256,7 +10260,12 @@ class ChannelResend(object):
     def held(path):
         return _record_held(path)
 
-    def send(self, claimed, stop_at, places, down):  # as MailResend.send
+    @staticmethod
+    def target(claimed):
+        """The masked URL the record goes to (None when unreadable: send says why)."""
+        return _safely(lambda: _channel_from_record(read_channel_record(claimed))[0].masked, None)
+
+    def send(self, claimed, stop_at, places):  # as MailResend.send
         name = _claim_parts(os.path.basename(claimed))[0]
         try:
             data = read_channel_record(claimed)
@@ -10267,9 +10276,6 @@ class ChannelResend(object):
         except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as exc:
             why = "unusable record: %s" % _describe(exc)  # sending again cannot help
             return ("dead",), "dead letter: %s -> %s" % (why, bury_item(claimed, why)), None
-        if channel.masked in down:
-            release_item(claimed)
-            return (), None, None
         deadline = min(stop_at, time.monotonic() + _mail_timeout(self.cfg))
         # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
         [(_, res)] = deliver_channels([channel], summary, deadline, record=data.get("record"),
@@ -10327,11 +10333,14 @@ def _resend_items(items, resender, tally, details, *, limits):
             continue
         if claimed is None:
             continue  # another process is sending it
+        if resender.target(claimed) in down:  # not tried, so not counted against the cap
+            release_item(claimed)
+            continue
         if limiter is not None and not limiter.allow():
             release_item(claimed)
             return "stopped: more than %d messages this hour (--max-per-hour; 0 lifts it)" \
                 % cfg["max_per_hour"]
-        counted, detail, went_down = resender.send(claimed, stop_at, places, down)
+        counted, detail, went_down = resender.send(claimed, stop_at, places)
         for state in counted:
             tally[state] += 1
         if detail:

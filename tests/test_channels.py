@@ -647,6 +647,16 @@ def test_a_chat_service_found_down_is_tried_once_per_resend_and_the_others_still
     assert len(server.requests) == 1 and len(spooled(tmp_path)) == 3
 
 
+def test_a_post_skipped_because_its_service_is_down_does_not_use_up_the_hourly_cap(servers, tmp_path):
+    """Only a post tried counts against --max-per-hour: one left for a down service is not sent."""
+    server = servers(tls=False)
+    down = "json://127.0.0.1:%d/h" % refused_port()
+    _spool_posts(tmp_path, [down, down, down, "json://127.0.0.1:%d/h" % server.port])
+    proc, _ = run_wrapper(tmp_path, ["resend", "--max-per-hour", "2"], child=None)
+    assert "channels: 1 sent, 1 failed, 0 dead, 3 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert len(server.requests) == 1 and "more than 2 messages" not in proc.stderr
+
+
 def test_test_notify_reports_each_channel_and_spools_nothing(servers, tmp_path):
     good = servers(tls=False)
     args = ["test-notify", "json://127.0.0.1:%d/t" % good.port]
