@@ -6913,15 +6913,20 @@ def _thinned(result, keep, budget, manifest):
     return _with_note(result._replace(tail=tail[-keep:] if keep else []), note)
 
 
+def new_message_id():
+    from email.utils import make_msgid
+    return make_msgid("gpualert", domain=_hostname())  # domain given: no DNS lookup
+
+
 def _set_headers(msg, result, cfg):
-    from email.utils import formatdate, make_msgid
+    from email.utils import formatdate
     host = _hostname()
     c = _classification(result)
     msg["From"] = _from_addr(cfg, host)
     msg["To"] = ", ".join(_recipients(cfg))
     msg["Subject"] = render_subject(result)
     msg["Date"] = formatdate(localtime=True)
-    msg["Message-ID"] = make_msgid("gpualert", domain=host)  # domain given: no DNS lookup
+    msg["Message-ID"] = new_message_id()
     msg["Auto-Submitted"] = "auto-generated"
     msg["X-Gpualert-Status"] = _clean(result.status, 20) or "UNKNOWN"
     msg["X-Gpualert-Class"] = _clean(c.cls, 40) or "none"
@@ -11899,8 +11904,8 @@ class RunDelivery(object):
     message in one step, so a SIGKILL never leaves two to send or none); and the messages
     built but not spooled yet, saved if a deadline or a signal cuts their delivery off."""
 
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, notes):
+        self.cfg, self.notes = cfg, notes  # notes: the run's, for its message
         self.thread_ids = []  # Message-IDs of this run's messages, in order (one thread)
         self.pending = []  # messages built but not spooled yet
         self.spool_lock = threading.Lock()  # one of the two saves a pending message, never both
@@ -11920,11 +11925,15 @@ class RunDelivery(object):
         """msg as the stand-in, claimed by this process (`resend` sends it only once we are
         gone from this host or our lease lapsed), over the one before. The first reserves
         the Message-ID the full message takes too."""
+        self.provisional = self._write_stand_in(msg, reason)
+
+    def _write_stand_in(self, msg, reason):
+        """-> the path msg is spooled at, claimed, over the stand-in before (if any)."""
         if self.provisional_id:
             _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
         else:
             self.provisional_id = self._reserve_id(msg)
-        self.provisional = spool_message(msg, self.cfg, reason, claimed=True, over=self.provisional)[0]
+        return spool_message(msg, self.cfg, reason, claimed=True, over=self.provisional)[0]
 
     def renew(self, make_message):
         """The lease: every LEASE_RENEW_S while the child runs, the stand-in is written over
@@ -11937,17 +11946,12 @@ class RunDelivery(object):
             with self.lease_lock:
                 if self.lease_stop.is_set():
                     return
-                path = _safely(lambda: self._rewrite_stand_in(make_message()), None)
+                path = _safely(lambda: self._write_stand_in(make_message(), LAUNCH_STAND_IN), None)
                 if path is None and self.provisional:  # not rewritten (a full disk, a quota):
                     renew_claim(self.provisional)  # renewed all the same, or a resend thinks us dead
                 elif path != self.provisional:  # taken over: a resend thought us dead; the
                     self.provisional = path     # message written apart supersedes it
                     self.apart = os.path.dirname(path)
-
-    def _rewrite_stand_in(self, msg):
-        if self.provisional_id:
-            _safely(lambda: set_thread(msg, self.provisional_id, list(self.thread_ids)), None)
-        return spool_message(msg, self.cfg, LAUNCH_STAND_IN, claimed=True, over=self.provisional)[0]
 
     def stop_renewing(self):
         with self.lease_lock:  # a renewal under way ends before the exit's stand-in is written
@@ -12015,8 +12019,7 @@ class RunDelivery(object):
         """The stand-in's Message-ID, which the full message that replaces it takes too (so
         receivers keep one if both ever arrive); not in the thread until that one is sent.
         -> the Message-ID, or None."""
-        from email.utils import make_msgid
-        message_id = make_msgid("gpualert", domain=_hostname())
+        message_id = new_message_id()
         try:
             set_thread(msg, message_id, list(self.thread_ids))
         except Exception as exc:  # the stand-in keeps the Message-ID it was built with
@@ -12029,8 +12032,7 @@ class RunDelivery(object):
         Early notices are built in their own threads: list.append is atomic, and each
         message refers to those appended before its own. reuse: the stand-in's reserved
         Message-ID, for the full message that replaces it."""
-        from email.utils import make_msgid
-        message_id = reuse or make_msgid("gpualert", domain=_hostname())
+        message_id = reuse or new_message_id()
         self.thread_ids.append(message_id)
         earlier = self.thread_ids[:self.thread_ids.index(message_id)]
         set_thread(msg, message_id, earlier)
@@ -12064,7 +12066,7 @@ class Run(object):
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
         self.interactive = _isatty(0)  # a person at a terminal started it
-        self.delivery = RunDelivery(cfg)  # the run's messages: their thread, stand-ins, spooling
+        self.delivery = RunDelivery(cfg, self.notes)  # the run's messages: their thread, stand-ins, spooling
         self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
         self.attempts = self.attempt = self.chain = None  # --requeue: the earlier attempts' records
         self.requeue_last = None  # set by conclude when the job is to be requeued: done last

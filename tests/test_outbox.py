@@ -1125,3 +1125,20 @@ def test_a_read_only_outbox_is_never_sent_from_twice(tmp_path, ordinary_user, sh
     outs = [ordinary_user.run(argv, env=env, cwd=home) for _ in range(2)]
     assert all(b"cannot claim" in o.stderr for o in outs), [o.stderr for o in outs]
     assert smtp_plain.messages == []  # the server records a message before its 250, so before resend exits
+
+
+def test_a_stand_in_whose_message_id_cannot_be_set_is_still_spooled_and_the_run_says_why(tmp_path):
+    """The stand-in is kept even when its thread's Message-ID cannot be given to it; the run's
+    notes say it kept its own (the note went to an attribute RunDelivery lacked, and the
+    AttributeError dropped the stand-in)."""
+    import email.message
+    N = load_gpualert()
+    cfg, _, _ = N.load_config({"outbox": str(tmp_path / "outbox"), "sendmail": "none"}, {})
+    msg = email.message.EmailMessage()  # no Message-ID header: set_thread cannot replace it
+    msg["Subject"], msg["To"] = "stand-in", "ana@example.org"
+    msg.set_content("the job is running")
+    notes = []
+    delivery = N.RunDelivery(cfg, notes)
+    delivery.spool_stand_in(msg, N.LAUNCH_STAND_IN)
+    assert delivery.provisional and os.path.exists(delivery.provisional)
+    assert any("kept its own Message-ID" in note for note in notes), notes
