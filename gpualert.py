@@ -7609,9 +7609,9 @@ def header_fields(run):
             run.scheduler.items()) if k not in ("dir_tag", "label"))))
     if run.rank is not None:
         fields.append(("rank", run.rank))
-    if getattr(run, "attempt", None):  # --requeue
-        fields.append(("attempt", "%d (%s=%s)" % (run.attempt, RESUME_ENV,
-                                                  run._attempt_env().get(RESUME_ENV, ""))))
+    if run.attempts:  # --requeue
+        fields.append(("attempt", "%d (%s=%s)" % (run.attempts.number, RESUME_ENV,
+                                                  run.attempts.child_env()[RESUME_ENV])))
     return fields
 
 
@@ -12038,6 +12038,59 @@ class RunDelivery(object):
         set_thread(msg, message_id, earlier)
 
 
+class RunAttempts(object):
+    """--requeue, for one run: this job's earlier attempts (their run records, read before
+    the child), this one's number, the chain of earlier job ids (a resubmission's), and
+    what to do when it ends (decide)."""
+
+    def __init__(self, cfg, scheduler, run_dir, rank):
+        self.cfg, self.scheduler, self.rank, env = cfg, scheduler, rank, os.environ
+        self.chain = [j for j in (env.get(REQUEUED_FROM_ENV) or "").split(",") if j]
+        label = scheduler.get("label")
+        self.records = _safely(lambda: read_attempts(
+            os.path.dirname(run_dir), scheduler["kind"], self.chain + [label], run_dir),
+            []) if label else []
+        own = [r for r in self.records if (r.get("scheduler") or {}).get("label") == label]
+        # the records may be on another node's disk: Slurm counts restarts, SGE says whether
+        restarts = scheduler_named(scheduler.get("kind")).restarts(env)
+        self.number = len(self.records) - len(own) + 1 + max(
+            len(own), int(restarts) if restarts.isdigit() else 0)
+
+    def thread(self):
+        """The Message-IDs of the job's thread so far: the newest record lists them all."""
+        return ((self.records[-1].get("requeue") or {}).get("thread") or []) if self.records else []
+
+    def child_env(self):
+        """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child."""
+        ckpt = resume_checkpoint(self.records)
+        return {ATTEMPT_ENV: str(self.number), RESUME_ENV: ckpt["path"] if ckpt else ""}
+
+    def decide(self, result, node, run_dir, log):
+        """From the verdict and the budgets -> (result with its requeue record, the requeue to
+        do last or None). A hardware fault's resubmission is done now (the message names the
+        new job); a requeue is checked now and returned to be done last. Only rank 0 acts."""
+        cls = None if result.status == "SUCCESS" else result.classification.cls
+        earlier = [attempt_summary(r) for r in self.records]
+        resume = resume_checkpoint(self.records)
+        req = {"attempt": self.number, "asked": list(self.cfg["requeue"]), "earlier": earlier,
+               "node": node, "chain": self.chain,
+               "resume": resume["path"] if resume else None, "exclude": sorted(set(
+                   n for a in earlier for n in a.get("exclude") or ()))}
+        decision = decide_requeue(cls, self.cfg["requeue"], earlier, self.cfg["max_requeues"],
+                                  self.scheduler.get("kind", ""))
+        if decision is not None and decision.action and self.rank not in (None, 0):
+            decision = decision._replace(action=None, reason="not requeued by rank %d: rank 0 "
+                                         "requeues the job" % self.rank)
+        last = None
+        if decision is not None:
+            ckpt = resume_checkpoint(self.records + [{"metrics": result.metrics}])
+            req.update(decision._asdict(), next_resume=ckpt["path"] if ckpt else None)
+            last = decision.action and scheduler_named(self.scheduler["kind"]).plan_requeue(
+                req, self.scheduler, self.cfg["dry_run"], run_dir)
+            log.record("requeue", [("decision", requeue_detail(req, cls))], sync=False)
+        return result._replace(requeue=req), last or None
+
+
 class Run(object):
     """One wrapped command, from its log header to its message; cmd_run is Run(...).execute().
 
@@ -12068,11 +12121,13 @@ class Run(object):
         self.interactive = _isatty(0)  # a person at a terminal started it
         self.delivery = RunDelivery(cfg, self.notes)  # the run's messages: their thread, stand-ins, spooling
         self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
-        self.attempts = self.attempt = self.chain = None  # --requeue: the earlier attempts' records
+        self.attempts = None  # --requeue: this job's earlier attempts (RunAttempts)
+        if cfg.get("requeue"):
+            self.attempts = RunAttempts(cfg, self.scheduler, self.run_dir, self.rank)
+        if self.attempts:  # one thread across attempts
+            self.delivery.thread_ids[:] = self.attempts.thread()
         self.requeue_last = None  # set by conclude when the job is to be requeued: done last
         self.final = self.final_record = None  # conclude's result, (delivery, manifest)
-        if cfg.get("requeue"):
-            self._find_attempts()
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
@@ -12148,7 +12203,7 @@ class Run(object):
             err_r, err_w = (out_r, out_w) if merged else _pipe()
             env = child_env(os.environ, not self.cfg["no_env_tweaks"])
             before = _safely(own_rss_kib, None)
-            env.update(self._attempt_env())
+            env.update(self.attempts.child_env() if self.attempts else {})
             pid, exec_error = spawn_child(self.argv, env, out_w, err_w, tty=give_tty,
                                           own_group=own_group)
             # the fork's RSS lies between the readings either side of it
@@ -12324,62 +12379,20 @@ class Run(object):
 
     # ---- --requeue: the attempts before this one, and what to do after it ----
 
-    def _find_attempts(self):
-        """This job's earlier attempts (their run records), this one's number, the chain of
-        earlier job ids (a resubmission's), and the thread they started, before the child."""
-        sched, env = self.scheduler, os.environ
-        self.chain = [j for j in (env.get(REQUEUED_FROM_ENV) or "").split(",") if j]
-        label = sched.get("label")
-        self.attempts = _safely(lambda: read_attempts(
-            os.path.dirname(self.run_dir), sched["kind"], self.chain + [label], self.run_dir),
-            []) if label else []
-        own = [r for r in self.attempts if (r.get("scheduler") or {}).get("label") == label]
-        # the records may be on another node's disk: Slurm counts restarts, SGE says whether
-        restarts = scheduler_named(sched.get("kind")).restarts(env)
-        self.attempt = len(self.attempts) - len(own) + 1 + max(
-            len(own), int(restarts) if restarts.isdigit() else 0)
-        if self.attempts:  # one thread across attempts: the newest record lists it whole
-            self.delivery.thread_ids[:] = (self.attempts[-1].get("requeue") or {}).get("thread") or []
-
     def _node(self):
         """This node as the scheduler names it (for an exclusion): Slurm's node name, SGE's
         HOSTNAME, else the short host name."""
         return scheduler_named(self.scheduler.get("kind")).node(self.scheduler, os.environ) or self.host
 
-    def _attempt_env(self):
-        """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child, under --requeue."""
-        if self.attempt is None:
-            return {}
-        ckpt = resume_checkpoint(self.attempts)
-        return {ATTEMPT_ENV: str(self.attempt), RESUME_ENV: ckpt["path"] if ckpt else ""}
-
     def _requeue(self, result):
-        """--requeue: decide from the verdict and the budgets. A hardware fault's resubmission
-        is done now (the message names the new job); a requeue is checked now and done last
-        (requeue_last), once the message is spooled and the run record written."""
-        if self.attempt is None:
+        """--requeue: decide (RunAttempts.decide); a requeue to do is done last (requeue_last),
+        once the message is spooled and the run record written."""
+        if self.attempts is None:
             return result
-        cls = None if result.status == "SUCCESS" else result.classification.cls
-        earlier = [attempt_summary(r) for r in self.attempts]
-        resume = resume_checkpoint(self.attempts)
-        req = {"attempt": self.attempt, "asked": list(self.cfg["requeue"]), "earlier": earlier,
-               "node": self._node(), "chain": self.chain,
-               "resume": resume["path"] if resume else None, "exclude": sorted(set(
-                   n for a in earlier for n in a.get("exclude") or ()))}
-        decision = decide_requeue(cls, self.cfg["requeue"], earlier, self.cfg["max_requeues"],
-                                  self.scheduler.get("kind", ""))
-        if decision is not None and decision.action and self.rank not in (None, 0):
-            decision = decision._replace(action=None, reason="not requeued by rank %d: rank 0 "
-                                         "requeues the job" % self.rank)
-        if decision is not None:
-            ckpt = resume_checkpoint(self.attempts + [{"metrics": result.metrics}])
-            req.update(decision._asdict(), next_resume=ckpt["path"] if ckpt else None)
-            last = decision.action and scheduler_named(self.scheduler["kind"]).plan_requeue(
-                req, self.scheduler, self.cfg["dry_run"], self.run_dir)
-            if last:  # "done" in the message: it is the last thing, and a refusal is told after
-                self.requeue_last = lambda: self._requeue_now(last)
-            self.log.record("requeue", [("decision", requeue_detail(req, cls))], sync=False)
-        return result._replace(requeue=req)
+        result, last = self.attempts.decide(result, self._node(), self.run_dir, self.log)
+        if last:  # "done" in the message: it is the last thing, and a refusal is told after
+            self.requeue_last = lambda: self._requeue_now(last)
+        return result
 
     def _requeue_now(self, requeue):
         """The very last thing: requeue() (in the job it requeues, the batch step ends at
