@@ -2931,9 +2931,10 @@ def _machine_line(folder):
         info = [line[2:] for line in found
                 if line.startswith(("- machine:", "- date:", "- gpualert.py:"))]
         if info:
-            return ("Measured on this project's machine (%s). Ratios travel between machines, "
-                    "absolute times do not. Regenerate with `python3 eval.py all` "
-                    "(about 20 minutes on 2 cores); every table is in `results/`." % "; ".join(info))
+            return ("Measured on this project's machine (as `eval.py %s` last recorded it: "
+                    "%s). Ratios travel between machines, absolute times do not. Regenerate with "
+                    "`python3 eval.py all` (about 20 minutes on 2 cores); every table is in "
+                    "`results/`." % (name, "; ".join(info)))
     return "No measurements yet: run `python3 eval.py all`."
 
 
