@@ -10221,15 +10221,18 @@ class MailResend(object):
         return _was_held(path)
 
     @staticmethod
-    def target(claimed):  # every e-mail goes by the one transport: when down, all stop
-        return None
+    def not_to_send(claimed, places, down):
+        """A claimed item this pass settles without sending it (so it takes no place under
+        the hourly cap) -> the line to tell, "" to tell nothing, or None to send it."""
+        if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
+            name = _claim_parts(os.path.basename(claimed))[0]
+            return "%s: a stand-in its run's full message replaces; dropped" % name
+        return None  # a mail transport found down stops the pass before the next item
 
-    def send(self, claimed, stop_at, places):
+    def send(self, claimed, stop_at):
         """-> (what to count: ("sent",), ("failed",), ("dead",)...; a line to tell, or None;
         the transport found down: this kind's (all its items), a channel's URL, or None)."""
         name = _claim_parts(os.path.basename(claimed))[0]
-        if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
-            return (), "%s: a stand-in its run's full message replaces; dropped" % name, None
         try:
             with open(claimed, "rb") as f:
                 data = f.read()
@@ -10266,11 +10269,14 @@ class ChannelResend(object):
         return _record_held(path)
 
     @staticmethod
-    def target(claimed):
-        """The masked URL the record goes to (None when unreadable: send says why)."""
-        return _safely(lambda: _channel_from_record(read_channel_record(claimed))[0].masked, None)
+    def not_to_send(claimed, places, down):  # as MailResend.not_to_send
+        url = _safely(lambda: _channel_from_record(read_channel_record(claimed))[0].masked, None)
+        if url in down:  # found down in this pass: left for the next (unreadable: send says why)
+            release_item(claimed)
+            return ""
+        return None
 
-    def send(self, claimed, stop_at, places):  # as MailResend.send
+    def send(self, claimed, stop_at):  # as MailResend.send
         name = _claim_parts(os.path.basename(claimed))[0]
         try:
             data = read_channel_record(claimed)
@@ -10338,14 +10344,16 @@ def _resend_items(items, resender, tally, details, *, limits):
             continue
         if claimed is None:
             continue  # another process is sending it
-        if resender.target(claimed) in down:  # not tried, so not counted against the cap
-            release_item(claimed)
+        unsent = resender.not_to_send(claimed, places, down)
+        if unsent is not None:  # not tried, so not counted against the cap
+            if unsent:
+                details.append(unsent)
             continue
         if limiter is not None and not limiter.allow():
             release_item(claimed)
             return "stopped: more than %d messages this hour (--max-per-hour; 0 lifts it)" \
                 % cfg["max_per_hour"]
-        counted, detail, went_down = resender.send(claimed, stop_at, places)
+        counted, detail, went_down = resender.send(claimed, stop_at)
         for state in counted:
             tally[state] += 1
         if detail:

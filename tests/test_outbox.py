@@ -1142,3 +1142,20 @@ def test_a_stand_in_whose_message_id_cannot_be_set_is_still_spooled_and_the_run_
     delivery.spool_stand_in(msg, N.LAUNCH_STAND_IN)
     assert delivery.provisional and os.path.exists(delivery.provisional)
     assert any("kept its own Message-ID" in note for note in notes), notes
+
+
+def test_a_stand_in_dropped_as_superseded_does_not_use_up_the_hourly_cap(tmp_path, smtp_plain):
+    """Only a message tried counts against --max-per-hour: a stand-in its run's full message
+    replaced is dropped unsent, and the full message still goes under a cap of one."""
+    N = load_gpualert()
+    outbox = tmp_path / "outbox"
+    eml = ("From: a@example.org\nTo: bob@example.org\nSubject: %s\nMessage-ID: <%s@t>\n\nbody\n")
+    stand_in = N.spool_in(str(outbox), (eml % ("stand-in", "s")).encode(), "eml")
+    full = N.spool_in(str(outbox), (eml % ("full", "f")).encode(), "eml")
+    assert os.path.basename(full) > os.path.basename(stand_in)  # sent in this order
+    open(os.path.join(str(outbox), N.SUPERSEDED_PREFIX + os.path.basename(stand_in)), "w").close()
+    proc = run_gpualert(tmp_path, ["resend", "--smtp", smtp_plain.addr, "--outbox", str(outbox),
+                                   "--log-dir", str(tmp_path / "logs"), "--max-per-hour", "1"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert b"1 sent" in proc.stdout and b"more than 1 messages" not in proc.stderr
+    assert [b"Subject: full" in m.data for m in smtp_plain.wait_for(1)] == [True]
