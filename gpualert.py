@@ -10306,7 +10306,7 @@ def resend(cfg, kinds=(MailResend, ChannelResend), *, max_s=None, skip_held=Fals
     -> {"found": [(place, n)], "details": [str], "outbox": dir, and per kind ("eml",
     "json") a tally: {"sent", "failed", "dead", "remaining", "held"}}."""
     places, refused = search_places(cfg)
-    report = {"outbox": _outbox_dir(cfg), "found": [],
+    report = {"outbox": _outbox_dir(cfg), "found": collections.OrderedDict(),
               "details": ["ignored %s" % line for line in refused]
               + [line for place in places for line in adopt_orphans(place)]}
     stop_at = time.monotonic() + (max_s if max_s is not None
@@ -10314,7 +10314,8 @@ def resend(cfg, kinds=(MailResend, ChannelResend), *, max_s=None, skip_held=Fals
     down = set()  # the transports found down (the mail relay, a chat URL)
     for resender in [make(cfg) for make in kinds]:
         found = [(place, ready_items(place, kinds=(resender.kind,))) for place in places]
-        report["found"] += [(place, len(items)) for place, items in found if items]
+        for place, paths in [(place, paths) for place, paths in found if paths]:
+            report["found"][place] = report["found"].get(place, 0) + len(paths)  # all kinds
         items = [path for _, paths in found for path in paths
                  if not (skip_held and resender.held(path))]
         tally = report[resender.kind] = {"sent": 0, "failed": 0, "dead": 0}
@@ -12132,8 +12133,7 @@ class Run(object):
         self.attempts = None  # --requeue: this job's earlier attempts (RunAttempts)
         if cfg.get("requeue"):
             self.attempts = RunAttempts(cfg, self.scheduler, self.run_dir, self.rank)
-        if self.attempts:  # one thread across attempts
-            self.delivery.thread_ids[:] = self.attempts.thread()
+            self.delivery.thread_ids[:] = self.attempts.thread()  # one thread across attempts
         self.requeue_last = None  # set by conclude when the job is to be requeued: done last
         self.final = self.final_record = None  # conclude's result, (delivery, manifest)
 
@@ -13251,7 +13251,7 @@ def cmd_resend(args, cfg):
     counts, posts = report[MailResend.kind], report[ChannelResend.kind]
     if cfg["quiet"]:  # a cron line: the exit status says it; dead letters go in the next message
         return 0 if counts["remaining"] == 0 and posts["remaining"] == 0 else 1
-    for place, n in report["found"]:
+    for place, n in report["found"].items():
         print("gpualert: resend: found %d in %s" % (n, place))
     print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (
         counts["sent"], counts["failed"], counts["dead"], counts["remaining"]))

@@ -657,6 +657,15 @@ def test_a_post_skipped_because_its_service_is_down_does_not_use_up_the_hourly_c
     assert len(server.requests) == 1 and "more than 2 messages" not in proc.stderr
 
 
+def test_resend_says_once_per_place_how_many_it_found_of_every_kind(tmp_path):
+    """A place holding e-mail and chat posts is one 'found' line with the sum, not one per kind."""
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % refused_port()])
+    gpualert.spool_in(str(state_dir(tmp_path) / "outbox"), b"To: bob@example.org\n\nbody\n", "eml")
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    found = [l for l in proc.stdout.splitlines() if "resend: found" in l]
+    assert found == ["gpualert: resend: found 2 in %s" % (state_dir(tmp_path) / "outbox")], proc.stdout
+
+
 def test_test_notify_reports_each_channel_and_spools_nothing(servers, tmp_path):
     good = servers(tls=False)
     args = ["test-notify", "json://127.0.0.1:%d/t" % good.port]
