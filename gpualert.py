@@ -8916,20 +8916,32 @@ def release_item(claimed):
 
 
 def bury_item(claimed, reason):
-    """Refused for good: PLACE/dead/NAME with the reason, never tried again. -> its path."""
+    """Refused for good: PLACE/dead/NAME with the reason, never tried again. -> its path.
+    Raises OSError (nothing moved) when dead/ cannot be had."""
     folder, name = os.path.split(claimed)
     base = _claim_parts(name)[0]
     dead = private_dir(os.path.join(folder, DEAD_DIR))
-    line = "X-Gpualert-Dead-Reason: %s\n" % _clean(reason, 500)
+    line = ("X-Gpualert-Dead-Reason: %s\n" % _clean(reason, 500)).encode("utf-8", "replace")
     path = os.path.join(dead, base)
     os.rename(claimed, path)  # first out of the spool in one step: never both dead and sendable
-    if base.endswith(".eml"):  # then the reason, as a header of the message itself
-        with open(path, "rb") as handle:
-            data = handle.read()
-        _write_private(dead, base, line.encode("utf-8", "replace") + data)
-    else:
-        _write_private(dead, base + ".reason", line.encode("utf-8", "replace"))
+
+    def add_reason():  # as a header of the message itself, or beside a chat record
+        if base.endswith(".eml"):
+            with open(path, "rb") as handle:
+                _write_private(dead, base, line + handle.read())
+        else:
+            _write_private(dead, base + ".reason", line)
+    _safely(add_reason, None)  # the item is dead already: a missing reason must not undo it
     return path
+
+
+def bury_or_keep(claimed, reason):
+    """bury_item, or where dead/ cannot be had, back to the spool. -> (its path in dead/,
+    None) or (its path in the spool, the reason with why it waits there)."""
+    try:
+        return bury_item(claimed, reason), None
+    except OSError as exc:
+        return release_item(claimed), "%s; not moved to dead/: %s" % (reason, _describe(exc))
 
 
 def ready_items(place, kinds=("eml",), clock=None):
@@ -9336,7 +9348,11 @@ def spool_channel_record(data, cfg, claimed=False):
 def read_channel_record(path):
     import json
     with open(path, "rb") as handle:
-        data = json.loads(handle.read().decode("utf-8"))
+        raw = handle.read()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply to read")
     if not isinstance(data, dict) or data.get("kind") != "gpualert-channel":
         raise ValueError("not a gpualert channel record")
     return data
@@ -9387,16 +9403,19 @@ def _record_held(path):
 
 def _settle_record(claimed, res):
     """After an attempt: finish (sent), bury (refused for good) or release (try later)."""
-    try:
-        if res.ok:
-            finish_item(claimed)
-            return "sent", None
-        if res.permanent:
-            return "dead", "dead letter: %s -> %s" % (res.detail, bury_item(claimed, res.detail))
-        release_item(claimed)
-    except OSError as exc:
-        return "failed", "%s: %s" % (res.detail, _describe(exc))
+    if res.ok:
+        finish_item(claimed)
+        return "sent", None
+    if res.permanent:
+        return _dead_letter(claimed, res.detail)
+    release_item(claimed)
     return "failed", res.detail
+
+
+def _dead_letter(claimed, reason):
+    """-> ("dead", the line to tell) or, where dead/ cannot be had, ("failed", why it waits)."""
+    path, why = bury_or_keep(claimed, reason)
+    return ("failed", why) if why else ("dead", "dead letter: %s -> %s" % (reason, path))
 
 
 # ==== Edges: transports ====
@@ -9608,13 +9627,12 @@ def _smtp_session(data, cfg, deadline, state):
         if state["cancelled"]:
             return SendResult(ok=False, detail="cancelled", transport_down=True)
         state["stage"] = "MAIL/RCPT/DATA"
-        refused = conn.sendmail(sender, rcpts, _to_crlf(data))
+        refused = dict((a, (code, _clean(_text(text), 200)))  # the relay's bytes, as text
+                       for a, (code, text) in (conn.sendmail(sender, rcpts, _to_crlf(data)) or {}).items())
         if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
             _safely(lambda: state["on_accepted"](data, refused), None)
     finally:
         _quit_quietly(conn)
-    refused = dict((a, (code, _clean(_text(text), 200)))
-                   for a, (code, text) in (refused or {}).items())
     detail = "SMTP %s accepted it for %s" % (cfg["smtp"],
                                              ", ".join(a for a in rcpts if a not in refused))
     return SendResult(ok=True, detail=detail, refused=refused or None)
@@ -9671,6 +9689,9 @@ def _smtp_failure(exc, cfg, stage):
         down = isinstance(exc, (smtplib.SMTPAuthenticationError, smtplib.SMTPHeloError))
         return SendResult(ok=False, detail="%s rejected during %s: %d %s" % (where, stage, code, text),
                           size_rejected=size, transport_down=down, permanent=code >= 500 and not down)
+    if isinstance(exc, (UnicodeError, smtplib.SMTPNotSupportedError)) and stage == "MAIL/RCPT/DATA":
+        return SendResult(ok=False, permanent=True, detail="%s: cannot be sent as it is: an "
+                          "address is not ASCII and the relay takes no SMTPUTF8 (%s)" % (where, _describe(exc)))
     if isinstance(exc, ssl.SSLError) or isinstance(exc, ssl.CertificateError):
         why = "TLS failed during %s: %s" % (stage, _describe(exc))
     elif isinstance(exc, socket.gaierror):
@@ -9763,6 +9784,7 @@ def _sendmail_size(text):
 
 CHANNEL_BODY_MAX_BYTES = 4096      # of a service's answer, read for the error line
 RETRY_AFTER_MAX_S = 60.0           # a 429's Retry-After is honoured up to this, within the deadline
+RATE_LIMITED_TRIES = 3             # requests to a service that answers 429, then it waits a pass
 
 
 def _opener():
@@ -9840,8 +9862,10 @@ def post_channel(channel, summary, deadline, *, record=None, txn_id=None, opener
             res = _post_apprise(channel, summary, deadline)
         elif channel.service == "matrix":
             res = _post_matrix(channel, summary, deadline, txn_id or _txn_id(summary), opener)
-        else:
-            res = _post_with_retry(build_channel_request(channel, summary, record), deadline, opener)
+        else:  # a record that cannot be built into a request never will be: permanent
+            request = _safely(lambda: build_channel_request(channel, summary, record), None)
+            res = _post_with_retry(request, deadline, opener) if request else SendResult(
+                ok=False, permanent=True, detail="its record cannot be built into a request")
         if res.ok and picture and channel.service in PICTURE_SERVICES:
             res = res._replace(detail=res.detail + "; picture: " + _post_picture(
                 channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener=opener))
@@ -9884,8 +9908,10 @@ def _post_matrix_picture(channel, png, deadline, txn_id, opener=None):
 
 
 def _post_with_retry(request, deadline, opener=None):
-    """POST; on 429 wait as asked (Retry-After, or 1 s) when that fits before the deadline."""
-    while True:
+    """POST; on 429 wait as asked (Retry-After, or 1 s) when that fits before the deadline,
+    RATE_LIMITED_TRIES times at most. A service still rate-limiting counts as down for now:
+    resend leaves its other posts for the next pass instead of asking again for each."""
+    for tries in range(1, RATE_LIMITED_TRIES + 1):
         try:
             status, headers, body = send_http(request, deadline, opener)
         except (UnicodeError, ValueError) as exc:  # a header or host that cannot be sent, ever
@@ -9899,8 +9925,12 @@ def _post_with_retry(request, deadline, opener=None):
         wait = retry_after_s(headers)
         wait = 1.0 if wait is None else wait
         if wait > RETRY_AFTER_MAX_S or time.monotonic() + wait + 0.5 >= deadline:
-            return res._replace(detail="%s (Retry-After %gs does not fit the deadline)" % (res.detail, wait))
-        time.sleep(wait)
+            return res._replace(detail="%s (Retry-After %gs does not fit the deadline)" % (res.detail, wait),
+                                transport_down=True)
+        if tries < RATE_LIMITED_TRIES:
+            time.sleep(wait)
+    return res._replace(detail="%s (still rate-limited after %d tries)" % (res.detail, tries),
+                        transport_down=True)
 
 
 def _transport_reason(exc):
@@ -10042,9 +10072,9 @@ def deliver_channels(channels, summary, deadline, *, record=None, opener=None, t
         threads.append(thread)
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
-    return [(ch, res if res is not None else SendResult(
-        ok=False, detail="%s %s: no answer before the delivery deadline" % (ch.service, ch.masked)))
-        for ch, res in zip(channels, results)]
+    return [(ch, res if res is not None else SendResult(  # accepted, never answered: down now
+        ok=False, detail="%s %s: no answer before the delivery deadline" % (ch.service, ch.masked),
+        transport_down=True)) for ch, res in zip(channels, results)]
 
 
 # ==== Edges: delivery and resend ====
@@ -10148,11 +10178,9 @@ def send_claimed(claimed, data, msg, cfg, *, transport, deadline):
         finish_item(claimed)
         return "sent", res._replace(detail="; ".join([res.detail] + kept)), None
     if res.permanent:
-        try:
-            path = bury_item(claimed, res.detail)
-        except OSError as exc:
-            return "waiting", res._replace(detail="%s; not moved to dead/: %s" % (
-                res.detail, _describe(exc))), release_item(claimed)
+        path, why = bury_or_keep(claimed, res.detail)
+        if why:
+            return "waiting", res._replace(detail=why), path
         _warn("warning: a message was refused for good (%s); it is kept in %s and will not "
               "be tried again" % (res.detail, path))
         return "dead", res, path
@@ -10221,6 +10249,11 @@ class MailResend(object):
         return _was_held(path)
 
     @staticmethod
+    def message_of(claimed):
+        """What the hourly cap counts as one message: each e-mail."""
+        return claimed
+
+    @staticmethod
     def not_to_send(claimed, places, down):
         """A claimed item this pass settles without sending it (so it takes no place under
         the hourly cap) -> the line to tell, "" to tell nothing, or None to send it."""
@@ -10269,6 +10302,11 @@ class ChannelResend(object):
         return _record_held(path)
 
     @staticmethod
+    def message_of(claimed):
+        """One message to several channels takes one slot of the cap, as it does in a run."""
+        return _safely(lambda: repr(sorted(read_channel_record(claimed)["summary"].items())), claimed)
+
+    @staticmethod
     def not_to_send(claimed, places, down):  # as MailResend.not_to_send
         url = _safely(lambda: _channel_from_record(read_channel_record(claimed))[0].masked, None)
         if url in down:  # found down in this pass: left for the next (unreadable: send says why)
@@ -10285,8 +10323,8 @@ class ChannelResend(object):
             release_item(claimed)
             return ("failed",), "%s: %s" % (name, _describe(exc)), None
         except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as exc:
-            why = "unusable record: %s" % _describe(exc)  # sending again cannot help
-            return ("dead",), "dead letter: %s -> %s" % (why, bury_item(claimed, why)), None
+            state, detail = _dead_letter(claimed, "unusable record: %s" % _describe(exc))
+            return (state,), detail, None  # sending again cannot help
         deadline = min(stop_at, time.monotonic() + _mail_timeout(self.cfg))
         # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
         [(_, res)] = deliver_channels([channel], summary, deadline, record=data.get("record"),
@@ -10334,6 +10372,7 @@ def _resend_items(items, resender, tally, details, *, limits):
     stop_at, max_items, capped, down, places = limits
     cfg = resender.cfg
     limiter = _limiter(cfg, resender.limiter_key) if capped else None
+    counted_messages = set()
     for n, path in enumerate(items):
         if time.monotonic() >= stop_at or n >= max_items:
             return "stopped: the time or count limit of one resend"
@@ -10350,10 +10389,12 @@ def _resend_items(items, resender, tally, details, *, limits):
             if unsent:
                 details.append(unsent)
             continue
-        if limiter is not None and not limiter.allow():
+        message = resender.message_of(claimed)
+        if limiter is not None and message not in counted_messages and not limiter.allow():
             release_item(claimed)
             return "stopped: more than %d messages this hour (--max-per-hour; 0 lifts it)" \
                 % cfg["max_per_hour"]
+        counted_messages.add(message)
         counted, detail, went_down = resender.send(claimed, stop_at)
         for state in counted:
             tally[state] += 1
@@ -13255,14 +13296,16 @@ def cmd_resend(args, cfg):
         print("gpualert: resend: found %d in %s" % (n, place))
     print("gpualert: resend: %d sent, %d failed, %d refused for good (dead/), %d remaining" % (
         counts["sent"], counts["failed"], counts["dead"], counts["remaining"]))
-    if counts.get("held"):
-        print("gpualert: resend: %d held by a live owner (a running job's stand-in, a message "
-              "being sent): sent here once seen unrenewed for %s" % (
-                  counts["held"], format_duration(CLAIM_LEASE_S)))
     if posts["sent"] or posts["failed"] or posts["dead"] or posts["remaining"]:
         print("gpualert: resend: channels: %d sent, %d failed, %d dead, %d remaining" % (
             posts["sent"], posts["failed"], posts["dead"], posts["remaining"]))
-    for line in report["details"][:20]:
+    for label, tally in (("", counts), ("channels: ", posts)):
+        if tally.get("held"):
+            print("gpualert: resend: %s%d held by a live owner (a running job's stand-in, a "
+                  "message being sent): sent here once seen unrenewed for %s" % (
+                      label, tally["held"], format_duration(CLAIM_LEASE_S)))
+    details = report["details"]
+    for line in details[:20] + (["... and %d more" % (len(details) - 20)] if len(details) > 20 else []):
         sys.stderr.write("gpualert:   %s\n" % line)
     return 0 if counts["remaining"] == 0 and posts["remaining"] == 0 else 1
 

@@ -629,7 +629,7 @@ def _spool_posts(tmp_path, urls):
 def test_resend_counts_chat_posts_against_the_hourly_cap_as_it_counts_mail(servers, tmp_path):
     """One retry policy: resend stopped e-mail at --max-per-hour, but posted every chat record."""
     server = servers(tls=False)
-    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % server.port] * 3)
+    _spool_records(tmp_path, "json://127.0.0.1:%d/h" % server.port, 3)  # three runs' messages
     proc, _ = run_wrapper(tmp_path, ["resend", "--max-per-hour", "2"], child=None)
     assert "channels: 2 sent, 0 failed, 0 dead, 1 remaining" in proc.stdout, proc.stdout + proc.stderr
     assert "stopped: more than 2 messages this hour" in proc.stderr
@@ -751,13 +751,69 @@ def test_concurrent_resends_deliver_each_record_exactly_once(servers, tmp_path):
     assert spooled(tmp_path) == []
 
 
-def test_resend_is_bounded_by_a_mute_service(servers, tmp_path):
-    server = servers([("mute",)], tls=False)
-    _spool_records(tmp_path, "json://127.0.0.1:%d/hook" % server.port, 2)
+def test_a_service_that_never_answers_is_tried_once_per_resend(servers, tmp_path):
+    """A server that accepts and never answers was not "found down" (the thread outlived the
+    deadline, so no answer carried no transport_down): each record waited the whole timeout,
+    and on every cron resend the posts to working services behind them waited too."""
+    mute, good = servers([("mute",)], tls=False), servers(tls=False)
+    _spool_records(tmp_path, "json://127.0.0.1:%d/hook" % mute.port, 3)
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % good.port])
     proc, took = run_wrapper(tmp_path, ["resend", "--smtp-timeout", "2"], child=None)
-    assert "2 failed" in proc.stdout and took < 2 * 2 + 5
-    assert len(spooled(tmp_path)) == 2
+    assert "channels: 1 sent, 1 failed, 0 dead, 3 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert len(mute.requests) == 1 and len(good.requests) == 1 and took < 2 + 10
     assert all("~claimed~" not in p.name for p in spooled(tmp_path))
+
+
+def test_a_service_that_keeps_answering_429_is_left_for_the_next_resend(servers, tmp_path):
+    """429 with a short Retry-After was waited for and tried again until the deadline, about
+    30 times a record, and then again for every record of the same service."""
+    server = servers([("status", 429, {"Retry-After": "1"}, b"slow down")], tls=False)
+    _spool_records(tmp_path, "json://127.0.0.1:%d/hook" % server.port, 3)
+    proc, _ = run_wrapper(tmp_path, ["resend", "--smtp-timeout", "20"], child=None)
+    assert "channels: 0 sent, 1 failed, 0 dead, 3 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert 2 <= len(server.requests) <= 3 and "429" in proc.stderr
+
+
+def test_a_record_nested_too_deeply_to_read_is_a_dead_letter(tmp_path):
+    """json.loads raised RecursionError, which nothing caught: resend died (exit 125) on
+    it at every pass, and the records behind it were never sent."""
+    deep = b"[" * 200000 + b"]" * 200000
+    gpualert.spool_in(str(state_dir(tmp_path) / "outbox"), b'{"kind": "gpualert-channel", '
+                      b'"url": "json://127.0.0.1:1/h", "summary": {}, "record": ' + deep + b"}", "json")
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert proc.returncode == 0 and "1 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_record_that_cannot_be_buried_waits_and_resend_says_why(tmp_path):
+    """outbox/dead is a file: bury_item's NotADirectoryError killed resend (exit 125)."""
+    outbox = state_dir(tmp_path) / "outbox"
+    gpualert.spool_in(str(outbox), b"{not json", "json")
+    (outbox / "dead").write_text("not a folder")
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert "0 dead, 1 remaining" in proc.stdout and "not moved to dead/" in proc.stderr
+    assert len(spooled(tmp_path)) == 1
+
+
+def test_a_record_whose_payload_is_malformed_is_a_dead_letter_not_retried(servers, tmp_path):
+    """A json:// record whose "record" is not an object failed to build its request on every
+    pass, a failure "for now", so it was retried for ever."""
+    server = servers(tls=False)
+    url = "json://127.0.0.1:%d/h" % server.port
+    data = gpualert.channel_record(gpualert.parse_channel(url), gpualert.brief_for(make_result()))
+    gpualert.spool_in(str(state_dir(tmp_path) / "outbox"),
+                      json.dumps(dict(data, record="notadict")).encode(), "json")
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "0 failed, 1 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_resend_counts_one_message_to_several_channels_once_against_the_cap(servers, tmp_path):
+    """A run takes one "channels" slot of --max-per-hour for its message, however many chat
+    services it goes to; resend took one per post, so three channels used up a cap of 2."""
+    a, b, c = servers(tls=False), servers(tls=False), servers(tls=False)
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % s.port for s in (a, b, c)])
+    proc, _ = run_wrapper(tmp_path, ["resend", "--max-per-hour", "2"], child=None)
+    assert "channels: 3 sent, 0 failed, 0 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_dry_run_posts_nothing(servers, tmp_path):
