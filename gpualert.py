@@ -7600,18 +7600,18 @@ def run_dir_moved(path, fd):
         return "?"
 
 
-def header_fields(run):
-    """The log's header: what a Run knows before its child exists."""
-    fields = [("command", quote_argv(getattr(run, "shown_argv", run.argv))), ("host", run.host), ("cwd", run.cwd),
-              ("start", iso_time(run.start)), ("pid", os.getpid()), ("gpualert", __version__)]
-    if run.scheduler:
+def header_fields(argv, *, host, cwd, start, scheduler=None, rank=None, attempt=None):
+    """The log's header: what a run knows before its child exists (argv as shown, redacted;
+    attempt: (number, its RESUME_ENV value) under --requeue)."""
+    fields = [("command", quote_argv(argv)), ("host", host), ("cwd", cwd),
+              ("start", iso_time(start)), ("pid", os.getpid()), ("gpualert", __version__)]
+    if scheduler:
         fields.append(("scheduler", " ".join("%s=%s" % (k, v) for k, v in sorted(
-            run.scheduler.items()) if k not in ("dir_tag", "label"))))
-    if run.rank is not None:
-        fields.append(("rank", run.rank))
-    if run.attempts:  # --requeue
-        fields.append(("attempt", "%d (%s=%s)" % (run.attempts.number, RESUME_ENV,
-                                                  run.attempts.child_env()[RESUME_ENV])))
+            scheduler.items()) if k not in ("dir_tag", "label"))))
+    if rank is not None:
+        fields.append(("rank", rank))
+    if attempt:
+        fields.append(("attempt", "%d (%s=%s)" % (attempt[0], RESUME_ENV, attempt[1])))
     return fields
 
 
@@ -12180,7 +12180,10 @@ class Run(object):
 
     def execute(self):
         """Run the command; -> its exit status, whatever happens to the notification."""
-        self.log.record("run started (gpualert %s)" % __version__, header_fields(self))
+        attempt = self.attempts and (self.attempts.number, self.attempts.child_env()[RESUME_ENV])
+        self.log.record("run started (gpualert %s)" % __version__, header_fields(
+            self.shown_argv, host=self.host, cwd=self.cwd, start=self.start,
+            scheduler=self.scheduler, rank=self.rank, attempt=attempt))
         self.header_lines = self.log.lines
         self.output_mark = _safely(job_output_mark, None)
         self.mem_before = _safely(read_cgroup_memory, {})
