@@ -9218,7 +9218,7 @@ class RateLimiter(object):
         if os.path.exists(self.path):
             with open(self.path) as f:
                 stamps = [float(s) for s in f.read().split() if re.match(r"^[\d.]+$", s)]
-        stamps = [t for t in stamps if now - t < 3600.0]
+        stamps = [t for t in stamps if abs(now - t) < 3600.0]  # hours ahead: a clock set back
         allowed = len(stamps) < self.per_hour
         if allowed:
             stamps.append(now)
@@ -12088,6 +12088,74 @@ class RunDelivery(object):
         set_thread(msg, message_id, earlier)
 
 
+class JobEnd(object):
+    """What a run asks its scheduler about the job's end (nothing outside a batch job): the
+    time limit and the SIGTERM-to-SIGKILL delay, read as the child starts, and why the job
+    ends, asked while the scheduler still knows (a SIGTERM; SGE's notices)."""
+
+    def __init__(self, scheduler, start):
+        self.scheduler, self.start = scheduler, start
+        self.time_limit = self.kill_wait = None  # Background reads of the two
+        self.reason = None  # Background: (reason, evidence) of a SIGTERM or a notice
+        self.term_at = None  # when a scheduler's SIGTERM came
+
+    def read_limits(self):
+        """Learned as the child starts, used if a SIGTERM comes: never delays the child."""
+        if self.scheduler:
+            self.time_limit = Background(lambda: read_time_limit(self.scheduler))
+            self.kill_wait = Background(lambda: read_kill_wait(self.scheduler))
+
+    def kill_wait_s(self):
+        """The scheduler's SIGTERM-to-SIGKILL delay, if this is a batch job (else None)."""
+        if not self.kill_wait:
+            return None
+        return self.kill_wait.result(0) or KILL_WAIT_UNKNOWN_S
+
+    def on_sigterm(self):
+        if self.scheduler and self.reason is None:
+            now = time.time()
+            self.reason = Background(lambda: query_end_reason(
+                self.scheduler, self.start, now, time_limit=self.known_limit()))
+            self.term_at = now
+
+    def on_notice(self, name):
+        """SGE's SIGUSR1 (s_rt) or SIGUSR2 (-notify: a SIGKILL comes). -> the Background ask."""
+        limit, now = self.time_limit, time.time()
+        asked = Background(lambda: scheduler_named(self.scheduler.get("kind")).why_signalled(
+            self.scheduler, name, self.start, now,
+            time_limit=limit.result(CMD_TIMEOUT_S) if limit else None))
+        if name == "SIGUSR2" or self.reason is None:
+            self.reason = asked  # a later SIGUSR2 (the kill) outranks an s_rt
+        return asked
+
+    def answer(self, wait):
+        """The scheduler's answer about the SIGTERM. A controller too busy to answer in time
+        must not turn a time-limit kill into a plain interruption: what the job's known
+        limit says decides then."""
+        if not self.reason:
+            return None
+        answer = self.reason.result(wait)
+        if answer is None and self.term_at is not None:
+            answer = _reason_from_limit(self.start, self.term_at, self.known_limit())
+        return answer
+
+    def known_limit(self):
+        """The time limit read at the start, or the end time the scheduler's environment
+        gave, when that read has not come back (a busy controller)."""
+        limit = self.time_limit.result(0) if self.time_limit else None
+        return limit or {"end_time": self.scheduler.get("end_time"), "source": "environment"}
+
+    def scheduler_with_limit(self):
+        """The scheduler's facts plus the time limit read at the start (Slurm before 23.02
+        sets no SLURM_JOB_END_TIME), so the message can say how much of it the job used."""
+        limit = self.time_limit.result(0) if self.time_limit else None
+        if not self.scheduler or not limit:
+            return self.scheduler
+        known = {key: limit[key] for key in ("end_time", "limit_s", "unlimited")
+                 if limit.get(key) and not self.scheduler.get(key)}
+        return dict(self.scheduler, **known) if known else self.scheduler
+
+
 class RunAttempts(object):
     """--requeue, for one run: this job's earlier attempts (their run records, read before
     the child), this one's number, the chain of earlier job ids (a resubmission's), and
@@ -12163,9 +12231,9 @@ class Run(object):
         self.log, self.run_dir = self._open_log()
         self.header_lines, self.mem_before = 0, {}
         self.output_mark = None  # the job output file before the child wrote (job_output_mark)
-        self.pump = self.sampler = self.time_limit = self.kill_wait = self.end_reason = None
+        self.pump = self.sampler = None
         self.follower = None  # the evidence grep that reads the log while the child runs
-        self.term_at = None  # when a scheduler's SIGTERM came
+        self.job_end = JobEnd(self.scheduler, self.start)  # what the scheduler says of the end
         self.early = []    # Background notices (stalled, time limit near)
         self.early_sent = []  # (status, time, detail) of each early notice, for the final one
         self.interactive = _isatty(0)  # a person at a terminal started it
@@ -12271,15 +12339,13 @@ class Run(object):
         if exec_error:
             return ChildExit(None, {}, exec_error, False, [], 0.0)
         self.sampler = _safely(lambda: GpuSampler(interval=self.cfg["gpu_interval"]).start(), None)
-        if self.scheduler:  # learned now, used if a SIGTERM comes: never delays the child
-            self.time_limit = Background(lambda: read_time_limit(self.scheduler))
-            self.kill_wait = Background(lambda: read_kill_wait(self.scheduler))
+        self.job_end.read_limits()
         own = (self.mem_before or {}).get("own")
         tree = None if own else _safely(lambda: TreeSampler(pid).start(), None)
         self.follower = _safely(lambda: EvidenceFollower(self.log.path, self.header_lines), None)
         copies = terminal_copies(merged)
         self.pump = ChildPump(pid, dict((fd, copies[n]) for n, fd in enumerate(reads, 1)), self.log,
-                              self.cfg, kill_wait=self._kill_wait_s, on_stall=self._on_stall,
+                              self.cfg, kill_wait=self.job_end.kill_wait_s, on_stall=self._on_stall,
                               on_signal=self._on_signal, stops=stop_signal_names(self.scheduler),
                               tty=tty if own_group and os.getpgrp() == os.getpid() else None,
                               mirror_stops=own_group and tty is not None and os.getsid(0) != os.getpid())
@@ -12309,12 +12375,6 @@ class Run(object):
             self.pump.finish_drain(self._drain_s())
         flush_terminal(0.5)
 
-    def _kill_wait_s(self):
-        """The scheduler's SIGTERM-to-SIGKILL delay, if this is a batch job (else None)."""
-        if not self.kill_wait:
-            return None
-        return self.kill_wait.result(0) or KILL_WAIT_UNKNOWN_S
-
     def _on_stall(self, silent_s):
         self._notify_early("STALLED", "no output for %s" % format_duration(silent_s))
 
@@ -12322,11 +12382,8 @@ class Run(object):
         """Ask the scheduler why while it still knows; warn early on --signal=B:USR1@120."""
         if name in scheduler_named(self.scheduler.get("kind")).notices:
             return self._on_notice(name)
-        if name == "SIGTERM" and self.scheduler and self.end_reason is None:
-            now = time.time()
-            self.end_reason = Background(lambda: query_end_reason(
-                self.scheduler, self.start, now, time_limit=self._known_limit()))
-            self.term_at = now
+        if name == "SIGTERM":
+            self.job_end.on_sigterm()
         if name in ("SIGUSR1", "SIGUSR2") and self.scheduler:
             self._notify_early("WARNING", "time limit approaching (%s)" % name)
 
@@ -12334,12 +12391,7 @@ class Run(object):
         """SGE's SIGUSR1 is s_rt (warn now; TIMEOUT if the job then ends); its SIGUSR2 is
         -notify's notice of a SIGKILL (h_rt or qdel): the child is stopped in time and the
         message goes before the kill (the pump treats it as a stop signal)."""
-        limit, now = self.time_limit, time.time()
-        asked = Background(lambda: scheduler_named(self.scheduler.get("kind")).why_signalled(
-            self.scheduler, name, self.start, now,
-            time_limit=limit.result(CMD_TIMEOUT_S) if limit else None))
-        if name == "SIGUSR2" or self.end_reason is None:
-            self.end_reason = asked  # a later SIGUSR2 (the kill) outranks an s_rt
+        asked = self.job_end.on_notice(name)
         if name == "SIGUSR1":
             def detail():  # a WARNING only for the run-time limit, not a suspend notice
                 reason, evidence = asked.result(2 * CMD_TIMEOUT_S + 1.0) or (None, None)
@@ -12381,7 +12433,7 @@ class Run(object):
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric")), {}) or {}
         metrics.pop("job_output", None)
-        limit = _safely(self._known_limit, {}) or {}
+        limit = _safely(self.job_end.known_limit, {}) or {}
         end = limit.get("end_time") or (self.start + limit["limit_s"] if limit.get("limit_s") else None)
         finish = _safely(lambda: finish_text(metrics, end - now if end else None, now), None)
         if finish:
@@ -12396,7 +12448,7 @@ class Run(object):
         stops = stop_signal_names(self.scheduler)
         term = [at for name, at, _ in child.signals if name in stops]
         if term and self.scheduler:  # a plain `kill` outside a batch job has no SIGKILL to beat
-            left = self._kill_wait_s() - KILL_MARGIN_S - (time.time() - term[0])
+            left = self.job_end.kill_wait_s() - KILL_MARGIN_S - (time.time() - term[0])
             bound = max(2.0, min(bound, left))
         return bound
 
@@ -12497,7 +12549,7 @@ class Run(object):
         SIGTERM (waited for within the deadline), the GPU summary, the log's metrics."""
         scan = self.follower or _safely(lambda: EvidenceScan(self.log.path, self.header_lines), None)
         mem_after = _safely(read_cgroup_memory, {})
-        reason = self._end_reason(min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0)))
+        reason = self.job_end.answer(min(END_REASON_WAIT_S, max(0.5, self.left() / 2.0)))
         gpu = _safely(self.sampler.stop, {}) if self.sampler else {}
         metrics = _safely(lambda: run_metrics(self.log.path, self.cwd, self.start, self.run_dir,
                                               self.cfg.get("metric"), signals=child.signals), {})
@@ -12509,23 +12561,6 @@ class Run(object):
         return self._outcome(child, end, mem_after=mem_after, gpu=gpu, end_reason=reason,
                              metrics=metrics, evidence=evidence)
 
-    def _end_reason(self, wait):
-        """The scheduler's answer about the SIGTERM. A controller too busy to answer in time
-        must not turn a time-limit kill into a plain interruption: what the job's known
-        limit says decides then."""
-        if not self.end_reason:
-            return None
-        answer = self.end_reason.result(wait)
-        if answer is None and self.term_at is not None:
-            answer = _reason_from_limit(self.start, self.term_at, self._known_limit())
-        return answer
-
-    def _known_limit(self):
-        """The time limit read at the start, or the end time the scheduler's environment
-        gave, when that read has not come back (a busy controller)."""
-        limit = self.time_limit.result(0) if self.time_limit else None
-        return limit or {"end_time": self.scheduler.get("end_time"), "source": "environment"}
-
     def _outcome(self, child, end, *, mem_after=None, gpu=None, end_reason=None, metrics=None,
                  evidence=()):
         pump, notes = self.pump, list(self.notes)
@@ -12535,22 +12570,12 @@ class Run(object):
                          % (format_duration(child.stall_s), format_duration(self.cfg["stall"])))
         return Outcome(
             argv=tuple(self.shown_argv), name=self.name, host=self.host, cwd=self.cwd,
-            scheduler=self._scheduler_with_limit(), rank=self.rank, log_path=self.log.path,
+            scheduler=self.job_end.scheduler_with_limit(), rank=self.rank, log_path=self.log.path,
             run_dir=self.run_dir, start=self.start, end=end, child=child,
             tail=pump.tail_bytes() if pump else b"",
             total_lines=self.header_lines + (pump.output.lines if pump else 0),
             mem_before=self.mem_before or {}, mem_after=mem_after or {}, gpu=gpu or {},
             end_reason=end_reason, metrics=metrics, notes=tuple(notes), evidence=tuple(evidence))
-
-    def _scheduler_with_limit(self):
-        """The scheduler's facts plus the time limit read at the start (Slurm before 23.02
-        sets no SLURM_JOB_END_TIME), so the message can say how much of it the job used."""
-        limit = self.time_limit.result(0) if self.time_limit else None
-        if not self.scheduler or not limit:
-            return self.scheduler
-        known = {key: limit[key] for key in ("end_time", "limit_s", "unlimited")
-                 if limit.get(key) and not self.scheduler.get(key)}
-        return dict(self.scheduler, **known) if known else self.scheduler
 
     def _stand_in_wanted(self):
         """Would this run send a message of its own (not --notify never, a dry run or a rank

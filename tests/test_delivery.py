@@ -363,6 +363,16 @@ def test_rate_limiter_rolling_hour(tmp_path):
     assert cluster.RateLimiter(str(tmp_path), 0).allow() is True
 
 
+def test_a_clock_set_back_does_not_hold_every_message_for_ever(tmp_path):
+    """Stamps written while the clock was days ahead (a node with a skewed clock sharing
+    $HOME, an NTP step back) counted as "this hour" until that future came: no mail."""
+    clock = [1000.0 + 10 * 86400]
+    limiter = cluster.RateLimiter(str(tmp_path), 2, clock=lambda: clock[0])
+    assert [limiter.allow() for _ in range(3)] == [True, True, False]
+    clock[0] = 1000.0
+    assert [limiter.allow() for _ in range(3)] == [True, True, False]
+
+
 def test_rate_limiter_across_processes(tmp_path):
     results = _spawn_all(tmp_path, "rate", 10, 4)
     assert results.count(True) == 4 and results.count(False) == 6

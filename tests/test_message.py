@@ -9,6 +9,7 @@ import io
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -551,6 +552,9 @@ class TestOwnCtrlC(unittest.TestCase):
                 "--", PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
         pid, master = pty.fork()
         if pid == 0:  # the child: a session whose controlling terminal is the pty
+            # as a person's shell starts it: a harness started in the background (`cmd &`
+            # in a script) ignores SIGINT, which exec would hand down to the wrapper
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execve(PY, argv, env)
         out, deadline = b"", time.monotonic() + 30
         while b"ready" not in out and time.monotonic() < deadline:
