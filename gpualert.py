@@ -9223,9 +9223,13 @@ class RateLimiter(object):
         if allowed:
             stamps.append(now)
         tmp = "%s.%d.tmp" % (self.path, os.getpid())
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write("".join("%.3f\n" % t for t in stamps))
-        os.replace(tmp, self.path)
+        try:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                f.write("".join("%.3f\n" % t for t in stamps))
+            os.replace(tmp, self.path)
+        except OSError:
+            _remove_quietly(tmp)  # a full disk: no litter of one file per process
+            raise
         return allowed
 
 
@@ -9237,14 +9241,16 @@ def _limiter(cfg, key="messages"):
 
 
 def untold_dead_letters(cfg):
-    """[(path, reason)] of dead letters the user was not told about in a message yet."""
+    """[(path, reason)] of dead letters (e-mail and chat posts) the user was not told about
+    in a message yet. An e-mail's reason is its first header, a post's is in NAME.reason."""
     out = []
     for place in search_places(cfg)[0]:
         dead = os.path.join(place, DEAD_DIR)
         told = _told(dead)
-        for path in ready_items(dead)[:DEAD_NOTE_MAX]:
+        for path in ready_items(dead, kinds=("eml", CHANNEL_KIND))[:DEAD_NOTE_MAX]:
             if os.path.basename(path) not in told:
-                out.append((path, (_header_line(path, b"X-Gpualert-Dead-Reason:") or "?")))
+                out.append((path, _header_line(path, b"X-Gpualert-Dead-Reason:")
+                            or _header_line(path + ".reason", b"X-Gpualert-Dead-Reason:") or "?"))
     return out
 
 
@@ -9359,9 +9365,16 @@ def read_channel_record(path):
 
 
 def _channel_from_record(data):
+    """-> (channel, Brief). ValueError for a record whose parts are not of their kinds
+    (crafted or damaged): no request built from it could ever be right."""
     channel = parse_channel(data["url"])
     summary = Brief(**dict((k, data["summary"].get(k)) for k in Brief._fields))
-    return channel, summary._replace(fields=[tuple(f) for f in summary.fields or []])
+    fields = [tuple(f) for f in summary.fields or []]
+    texts = [v for k, v in summary._asdict().items() if k != "fields"] + [data.get("txn_id")]
+    if any(v is not None and not isinstance(v, str) for v in texts + [v for f in fields for v in f]) \
+            or any(len(f) != 2 for f in fields) or not isinstance(data.get("record") or {}, dict):
+        raise ValueError("a part of the record is not of its kind")
+    return channel, summary._replace(fields=fields)
 
 
 def waiting_items(cfg, kinds=("eml", CHANNEL_KIND)):
@@ -9525,9 +9538,10 @@ def _send_bytes(data, cfg, transport, deadline, on_accepted=None):
 
 def _envelope(data, cfg):
     from email import policy
-    from email.parser import BytesHeaderParser
+    from email.parser import HeaderParser
     from email.utils import getaddresses, parseaddr
-    head = BytesHeaderParser(policy=policy.compat32).parsebytes(data)
+    # as UTF-8 text: the bytes parser turns a raw non-ASCII address into U+FFFDs
+    head = HeaderParser(policy=policy.compat32).parsestr(data.decode("utf-8", "replace"))
     sender = cfg.get("from_addr") or head.get("From") or ""
     sender = parseaddr(str(sender))[1]
     fields = [str(v) for v in head.get_all(RCPT_HEADER) or []] or \
@@ -9627,8 +9641,16 @@ def _smtp_session(data, cfg, deadline, state):
         if state["cancelled"]:
             return SendResult(ok=False, detail="cancelled", transport_down=True)
         state["stage"] = "MAIL/RCPT/DATA"
+        utf8, unsendable = _utf8_plan(conn, sender, rcpts)
+        conn.command_encoding = "utf-8" if utf8 else "ascii"  # what smtplib's send_message does
+        if len(unsendable) == len(rcpts):
+            return SendResult(ok=False, permanent=True, detail="SMTP %s: cannot be sent as it is: %s"
+                              % (cfg["smtp"], unsendable[rcpts[0]][1]))
         refused = dict((a, (code, _clean(_text(text), 200)))  # the relay's bytes, as text
-                       for a, (code, text) in (conn.sendmail(sender, rcpts, _to_crlf(data)) or {}).items())
+                       for a, (code, text) in (conn.sendmail(
+                           sender, [a for a in rcpts if a not in unsendable], _to_crlf(data),
+                           mail_options=["SMTPUTF8"] if utf8 else []) or {}).items())
+        refused.update(unsendable)  # refused for good here: a copy for them goes to dead/
         if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
             _safely(lambda: state["on_accepted"](data, refused), None)
     finally:
@@ -9636,6 +9658,16 @@ def _smtp_session(data, cfg, deadline, state):
     detail = "SMTP %s accepted it for %s" % (cfg["smtp"],
                                              ", ".join(a for a in rcpts if a not in refused))
     return SendResult(ok=True, detail=detail, refused=refused or None)
+
+
+def _utf8_plan(conn, sender, rcpts):
+    """Non-ASCII addresses go with SMTPUTF8 where the relay offers it; where it does not,
+    they cannot go at all (and the others still do). -> (use SMTPUTF8, {address: (553, why)})."""
+    wide = [a for a in [sender] + rcpts if re.search(r"[^\x00-\x7f]", a)]
+    if not wide or conn.has_extn("smtputf8"):
+        return bool(wide), {}
+    why = "5.6.7 the address is not ASCII and the relay takes no SMTPUTF8"
+    return False, dict((a, (553, why)) for a in rcpts if a in wide)
 
 
 def _smtp_prepare(conn, cfg, mode, state):
@@ -9690,8 +9722,8 @@ def _smtp_failure(exc, cfg, stage):
         return SendResult(ok=False, detail="%s rejected during %s: %d %s" % (where, stage, code, text),
                           size_rejected=size, transport_down=down, permanent=code >= 500 and not down)
     if isinstance(exc, (UnicodeError, smtplib.SMTPNotSupportedError)) and stage == "MAIL/RCPT/DATA":
-        return SendResult(ok=False, permanent=True, detail="%s: cannot be sent as it is: an "
-                          "address is not ASCII and the relay takes no SMTPUTF8 (%s)" % (where, _describe(exc)))
+        return SendResult(ok=False, permanent=True,  # a foreign .eml's sender, say: not the relay's fault
+                          detail="%s: cannot be sent as it is: %s" % (where, _describe(exc)))
     if isinstance(exc, ssl.SSLError) or isinstance(exc, ssl.CertificateError):
         why = "TLS failed during %s: %s" % (stage, _describe(exc))
     elif isinstance(exc, socket.gaierror):
@@ -10250,16 +10282,16 @@ class MailResend(object):
 
     @staticmethod
     def message_of(claimed):
-        """What the hourly cap counts as one message: each e-mail."""
-        return claimed
+        """What the hourly cap counts as one message: each e-mail. -> (it, its channel)."""
+        return claimed, None
 
     @staticmethod
     def not_to_send(claimed, places, down):
         """A claimed item this pass settles without sending it (so it takes no place under
-        the hourly cap) -> the line to tell, "" to tell nothing, or None to send it."""
+        the hourly cap) -> (what to count, the line to tell or None), or None to send it."""
         if drop_superseded(claimed, list(places)):  # only once claimed: no one sends it meanwhile
             name = _claim_parts(os.path.basename(claimed))[0]
-            return "%s: a stand-in its run's full message replaces; dropped" % name
+            return (), "%s: a stand-in its run's full message replaces; dropped" % name
         return None  # a mail transport found down stops the pass before the next item
 
     def send(self, claimed, stop_at):
@@ -10303,34 +10335,36 @@ class ChannelResend(object):
 
     @staticmethod
     def message_of(claimed):
-        """One message to several channels takes one slot of the cap, as it does in a run."""
-        return _safely(lambda: repr(sorted(read_channel_record(claimed)["summary"].items())), claimed)
+        """One message to several channels takes one slot of the cap, as it does in a run.
+        -> (the message, the channel)."""
+        data = read_channel_record(claimed)  # not_to_send has read it: readable and whole
+        return repr(sorted(data["summary"].items())), data["url"]
 
     @staticmethod
     def not_to_send(claimed, places, down):  # as MailResend.not_to_send
-        url = _safely(lambda: _channel_from_record(read_channel_record(claimed))[0].masked, None)
-        if url in down:  # found down in this pass: left for the next (unreadable: send says why)
-            release_item(claimed)
-            return ""
-        return None
-
-    def send(self, claimed, stop_at):  # as MailResend.send
         name = _claim_parts(os.path.basename(claimed))[0]
         try:
-            data = read_channel_record(claimed)
-            channel, summary = _channel_from_record(data)
+            channel = _channel_from_record(read_channel_record(claimed))[0]
         except OSError as exc:  # unreadable now (permissions, a full disk): maybe not later
             release_item(claimed)
-            return ("failed",), "%s: %s" % (name, _describe(exc)), None
+            return ("failed",), "%s: %s" % (name, _describe(exc))
         except (ValueError, KeyError, TypeError, AttributeError, ConfigError) as exc:
             state, detail = _dead_letter(claimed, "unusable record: %s" % _describe(exc))
-            return (state,), detail, None  # sending again cannot help
+            return (state,), detail  # sending again cannot help
+        if channel.url in down:  # found down in this pass: left for the next
+            release_item(claimed)
+            return (), None
+        return None
+
+    def send(self, claimed, stop_at):  # as MailResend.send; not_to_send read the record
+        data = read_channel_record(claimed)
+        channel, summary = _channel_from_record(data)
         deadline = min(stop_at, time.monotonic() + _mail_timeout(self.cfg))
         # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
         [(_, res)] = deliver_channels([channel], summary, deadline, record=data.get("record"),
                                       txn_ids=[data.get("txn_id")])
         state, detail = _settle_record(claimed, res)
-        return (state,), detail, channel.masked if res.transport_down else None
+        return (state,), detail, channel.url if res.transport_down else None  # (masked: one per scheme)
 
 
 def resend(cfg, kinds=(MailResend, ChannelResend), *, max_s=None, skip_held=False,
@@ -10338,7 +10372,8 @@ def resend(cfg, kinds=(MailResend, ChannelResend), *, max_s=None, skip_held=Fals
     """Send what waits in every place of the spool (search_places), oldest first, e-mail then
     chat, each item claimed first so no other process sends it too. One policy for every
     kind: at most max_s seconds in all (default: RESEND_MAX_S, or four mail timeouts if
-    longer) and max_items tries of each kind; the hourly cap (capped), counted per kind as a
+    longer), shared equally by the kinds with items waiting (what one leaves goes to the
+    next), and max_items tries of each kind; the hourly cap (capped), counted per kind as a
     run counts it; items held back on purpose (the cap, a broken config) left to `resend`
     (skip_held: a run's flush); a transport found down is not tried again in this pass.
     -> {"found": [(place, n)], "details": [str], "outbox": dir, and per kind ("eml",
@@ -10350,7 +10385,8 @@ def resend(cfg, kinds=(MailResend, ChannelResend), *, max_s=None, skip_held=Fals
     stop_at = time.monotonic() + (max_s if max_s is not None
                                   else max(RESEND_MAX_S, 4 * _mail_timeout(cfg)))
     down = set()  # the transports found down (the mail relay, a chat URL)
-    for resender in [make(cfg) for make in kinds]:
+    resenders = [make(cfg) for make in kinds]
+    for i, resender in enumerate(resenders):
         found = [(place, ready_items(place, kinds=(resender.kind,))) for place in places]
         for place, paths in [(place, paths) for place, paths in found if paths]:
             report["found"][place] = report["found"].get(place, 0) + len(paths)  # all kinds
@@ -10358,8 +10394,11 @@ def resend(cfg, kinds=(MailResend, ChannelResend), *, max_s=None, skip_held=Fals
                  if not (skip_held and resender.held(path))]
         tally = report[resender.kind] = {"sent": 0, "failed": 0, "dead": 0}
         why = resender.unusable() if items else None
+        waiting = [r for r in resenders[i + 1:] if any(ready_items(p, kinds=(r.kind,)) for p in places)]
+        now = time.monotonic()  # an equal share of the time left: slow mail cannot starve chat
+        share = now + (stop_at - now) / (1 + len(waiting))
         why = why or _resend_items(items, resender, tally, report["details"],
-                                   limits=(stop_at, max_items, capped, down, places))
+                                   limits=(share, max_items, capped, down, places))
         if why:
             report["details"].append(why)
         tally["remaining"] = sum(len(ready_items(place, kinds=(resender.kind,))) for place in places)
@@ -10372,7 +10411,7 @@ def _resend_items(items, resender, tally, details, *, limits):
     stop_at, max_items, capped, down, places = limits
     cfg = resender.cfg
     limiter = _limiter(cfg, resender.limiter_key) if capped else None
-    counted_messages = set()
+    channels_of = {}  # message -> the channels it went to in this pass (one cap slot each time)
     for n, path in enumerate(items):
         if time.monotonic() >= stop_at or n >= max_items:
             return "stopped: the time or count limit of one resend"
@@ -10386,15 +10425,18 @@ def _resend_items(items, resender, tally, details, *, limits):
             continue  # another process is sending it
         unsent = resender.not_to_send(claimed, places, down)
         if unsent is not None:  # not tried, so not counted against the cap
-            if unsent:
-                details.append(unsent)
+            for state in unsent[0]:
+                tally[state] += 1
+            if unsent[1]:
+                details.append(unsent[1])
             continue
-        message = resender.message_of(claimed)
-        if limiter is not None and message not in counted_messages and not limiter.allow():
+        message, channel = resender.message_of(claimed)
+        new = message not in channels_of or channel in channels_of[message]  # a second copy: anew
+        if new and limiter is not None and not limiter.allow():
             release_item(claimed)
             return "stopped: more than %d messages this hour (--max-per-hour; 0 lifts it)" \
                 % cfg["max_per_hour"]
-        counted_messages.add(message)
+        channels_of[message] = set([channel]) if new else channels_of[message] | set([channel])
         counted, detail, went_down = resender.send(claimed, stop_at)
         for state in counted:
             tally[state] += 1

@@ -208,7 +208,8 @@ def _authenticator(server, session, envelope, mechanism, auth_data):
 
 
 class SmtpServer(_Inbox):
-    def __init__(self, pki, tls=None, auth=False, auth_require_tls=True, data_size_limit=None):
+    def __init__(self, pki, tls=None, auth=False, auth_require_tls=True, data_size_limit=None,
+                 smtputf8=None):
         from aiosmtpd.controller import Controller
         _Inbox.__init__(self)
         self.host, self.port = "127.0.0.1", free_port()
@@ -220,6 +221,8 @@ class SmtpServer(_Inbox):
             kw["authenticator"] = _authenticator
         if data_size_limit:
             kw["data_size_limit"] = data_size_limit
+        if smtputf8 is not None:  # aiosmtpd 1.4 offers SMTPUTF8 unless told not to
+            kw["enable_SMTPUTF8"] = smtputf8
         if tls == "starttls":
             kw["tls_context"] = _server_context(pki)
         elif tls == "ssl":

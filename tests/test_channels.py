@@ -857,6 +857,72 @@ def test_an_unusable_record_becomes_a_dead_letter_not_a_retry_forever(tmp_path):
     assert len(spooled(tmp_path, dead=True)) == 2
 
 
+def test_one_message_posted_twice_to_one_channel_takes_two_cap_slots(servers, tmp_path):
+    """The cap's "one message to several channels" must not let copies to the same channel
+    through: three records with one summary to one URL went out under a cap of 1."""
+    server = servers(tls=False)
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % server.port] * 3)
+    proc, _ = run_wrapper(tmp_path, ["resend", "--max-per-hour", "1"], child=None)
+    assert "channels: 1 sent, 0 failed, 0 dead, 2 remaining" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_records_settled_as_dead_letters_take_no_cap_slot(servers, tmp_path):
+    """Two broken records used up a cap of 2 before the good post behind them."""
+    server = servers(tls=False)
+    outbox = str(state_dir(tmp_path) / "outbox")
+    for i in range(2):
+        gpualert.spool_in(outbox, b'{"kind": "gpualert-channel", "url": "json://127.0.0.1:1/h", '
+                          b'"summary": [%d]}' % i, "json")
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % server.port])
+    proc, _ = run_wrapper(tmp_path, ["resend", "--max-per-hour", "2"], child=None)
+    assert "channels: 1 sent, 0 failed, 2 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("damage", [{"txn_id": 7}, {"summary.title": 3},
+                                    {"summary.fields": [["a", "b", "c"]]}])
+def test_a_matrix_record_of_the_wrong_kinds_is_a_dead_letter_not_retried(tmp_path, damage):
+    """Only json:// records were checked: a Matrix record with an int txn_id or title, or a
+    field row of three, failed "for now" (TypeError) on every pass, for ever."""
+    url = "matrix://bot:tok@127.0.0.1:%d/!room:example.org" % refused_port()
+    data = gpualert.channel_record(gpualert.parse_channel(url), gpualert.brief_for(make_result()))
+    for key, value in damage.items():
+        if key.startswith("summary."):
+            data["summary"][key.split(".")[1]] = value
+        else:
+            data[key] = value
+    gpualert.spool_in(str(state_dir(tmp_path) / "outbox"), json.dumps(data).encode(), "json")
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert "0 failed, 1 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_chat_post_refused_for_good_is_told_in_the_next_message(servers, tmp_path):
+    """A chat dead letter (HTTP 410 at a cron `resend --quiet`) was never told anywhere:
+    only e-mail dead letters were named in the next run's message."""
+    server = servers([("status", 410, {}, b"gone")], tls=False)
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % server.port])
+    run_wrapper(tmp_path, ["resend", "--quiet"], child=None)
+    [dead] = spooled(tmp_path, dead=True)
+    run_wrapper(tmp_path, [])  # no transport: its e-mail waits in the outbox, readable
+    [mail] = [p for p in (state_dir(tmp_path) / "outbox").iterdir() if p.name.endswith(".eml")]
+    text = mail.read_bytes().decode("utf-8", "replace").replace("=\n", "")
+    assert dead.name in text and "HTTP 410" in text
+
+
+def test_slow_mail_leaves_chat_its_share_of_a_resend(servers, relay_factory, tmp_path):
+    """E-mail went first with the whole time budget: a relay slow to answer used every pass
+    on the oldest e-mails, and the chat posts were never tried."""
+    server = servers(tls=False)
+    relay = relay_factory("slow", delay=0.5)
+    outbox = str(state_dir(tmp_path) / "outbox")
+    for i in range(4):
+        gpualert.spool_in(outbox, b"To: me@example.org\nSubject: m%d\n\nbody\n" % i, "eml")
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % server.port])
+    cfg, _, _ = gpualert.load_config({"outbox": outbox, "smtp": relay.addr, "smtp_tls": "none",
+                                      "smtp_timeout": 10}, {})
+    report = gpualert.resend(cfg, max_s=4)
+    assert report["json"]["sent"] == 1 and len(server.requests) == 1, report
+
+
 def test_a_readable_config_with_channel_urls_is_warned_about(tmp_path):
     conf = tmp_path / "c.ini"
     conf.write_text("[gpualert]\nnotify_url = %s\n" % SERVICE_URLS["slack"])

@@ -5,6 +5,8 @@ to the outbox (tests/test_outbox.py)."""
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -371,6 +373,20 @@ def test_a_clock_set_back_does_not_hold_every_message_for_ever(tmp_path):
     assert [limiter.allow() for _ in range(3)] == [True, True, False]
     clock[0] = 1000.0
     assert [limiter.allow() for _ in range(3)] == [True, True, False]
+
+
+def test_a_rate_file_that_cannot_be_written_leaves_no_litter(tmp_path):
+    """A full disk (here: a file size limit) left one rate-*.txt.PID.tmp per process."""
+    (tmp_path / "rate-messages.txt").write_text("".join("%d.000\n" % (2000000000 + i) for i in range(50)))
+    code = ("import resource, signal, sys, time; sys.path.insert(0, %r); import _load; "
+            "g = _load.load_gpualert(); signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64)); "
+            "r = g.RateLimiter(%r, 1000, clock=lambda: 2000000100.0); "
+            "print(r.allow(), r.notes)" % (os.path.dirname(os.path.abspath(__file__)), str(tmp_path)))
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, universal_newlines=True,
+                         timeout=60).stdout
+    assert out.startswith("True ['rate limit not applied"), out
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
 def test_rate_limiter_across_processes(tmp_path):

@@ -745,12 +745,13 @@ N = load_gpualert()
 
 # ---- one unsendable file never blocks the outbox ----
 
-def test_an_unsendable_file_in_the_outbox_does_not_block_the_ones_behind_it(tmp_path, smtp_plain):
+def test_an_unsendable_file_in_the_outbox_does_not_block_the_ones_behind_it(tmp_path, make_smtp_server):
     """An empty (or foreign) .eml sorted first: "no recipients" was reported as "the transport
     is not usable now", so every resend (and every run's flush) stopped before the good
     messages behind it, for ever. It is a dead letter; the others go. So is one whose address
-    is not ASCII (a foreign or hand-edited .eml): UnicodeEncodeError in the SMTP session was
-    told as "the transport is down" too."""
+    is not ASCII (a foreign or hand-edited .eml) at a relay without SMTPUTF8:
+    UnicodeEncodeError in the SMTP session was told as "the transport is down" too."""
+    smtp_plain = make_smtp_server(smtputf8=False)
     outbox = tmp_path / "outbox"
     outbox.mkdir(mode=0o700)
     (outbox / "20200101T000000.000000Z-1-aaaaa1.eml").write_bytes(b"")
@@ -768,6 +769,30 @@ def test_an_unsendable_file_in_the_outbox_does_not_block_the_ones_behind_it(tmp_
     assert outbox_messages(tmp_path) == []
     assert len(list((outbox / "dead").glob("*.eml*"))) == 3, list(outbox.rglob("*"))
     assert proc.returncode == 0 and b"address is not ASCII" in proc.stderr, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("smtputf8", [False, True])
+def test_a_non_ascii_address_costs_only_that_address_and_only_where_the_relay_cannot_take_it(
+        tmp_path, make_smtp_server, smtputf8):
+    """One non-ASCII recipient made the whole message a dead letter, the ASCII recipients'
+    copy too; and a relay offering SMTPUTF8 was never asked to use it."""
+    relay = make_smtp_server(smtputf8=smtputf8)
+    outbox = tmp_path / "outbox"
+    outbox.mkdir(mode=0o700)
+    (outbox / "20200101T000000.000000Z-1-aaaaa1.eml").write_bytes(
+        "To: bob@example.org, j\u00fcrgen@example.org\nSubject: both\n\nbody\n".encode("utf-8"))
+    proc = subprocess.run([PY, SCRIPT, "resend", "--outbox", str(outbox), "--max-per-hour", "0",
+                           "--smtp", relay.addr, "--smtp-tls", "none"], env=isolated_env(tmp_path),
+                          cwd=str(tmp_path), timeout=60, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    [got] = relay.wait_for(1, timeout=20)
+    dead = list((outbox / "dead").glob("*.eml")) if (outbox / "dead").exists() else []
+    if smtputf8:
+        assert sorted(got.rcpt_tos) == ["bob@example.org", "j\u00fcrgen@example.org"], proc.stderr
+        assert dead == [] and proc.returncode == 0, proc.stdout + proc.stderr
+    else:
+        assert got.rcpt_tos == ["bob@example.org"], proc.stdout + proc.stderr
+        assert len(dead) == 1 and b"not ASCII" in dead[0].read_bytes(), proc.stdout + proc.stderr
+    assert outbox_messages(tmp_path) == []
 
 
 # ---- a run's own message is claimed from the moment it is spooled ----
