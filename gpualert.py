@@ -9894,10 +9894,8 @@ def post_channel(channel, summary, deadline, *, record=None, txn_id=None, opener
             res = _post_apprise(channel, summary, deadline)
         elif channel.service == "matrix":
             res = _post_matrix(channel, summary, deadline, txn_id or _txn_id(summary), opener)
-        else:  # a record that cannot be built into a request never will be: permanent
-            request = _safely(lambda: build_channel_request(channel, summary, record), None)
-            res = _post_with_retry(request, deadline, opener) if request else SendResult(
-                ok=False, permanent=True, detail="its record cannot be built into a request")
+        else:
+            res = _post_with_retry(build_channel_request(channel, summary, record), deadline, opener)
         if res.ok and picture and channel.service in PICTURE_SERVICES:
             res = res._replace(detail=res.detail + "; picture: " + _post_picture(
                 channel, summary, picture, deadline, (txn_id or _txn_id(summary)) + "-png", opener=opener))
