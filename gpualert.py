@@ -9247,11 +9247,12 @@ def untold_dead_letters(cfg):
     for place in search_places(cfg)[0]:
         dead = os.path.join(place, DEAD_DIR)
         told = _told(dead)
-        for path in ready_items(dead, kinds=("eml", CHANNEL_KIND))[:DEAD_NOTE_MAX]:
-            if os.path.basename(path) not in told:
-                out.append((path, _header_line(path, b"X-Gpualert-Dead-Reason:")
-                            or _header_line(path + ".reason", b"X-Gpualert-Dead-Reason:") or "?"))
-    return out
+        out += [path for path in ready_items(dead, kinds=("eml", CHANNEL_KIND))
+                if os.path.basename(path) not in told]
+    # the oldest first, DEAD_NOTE_MAX a message: the next message names the next ones
+    return [(path, _header_line(path, b"X-Gpualert-Dead-Reason:")
+             or _header_line(path + ".reason", b"X-Gpualert-Dead-Reason:") or "?")
+            for path in out[:DEAD_NOTE_MAX]], len(out)
 
 
 def _told(dead):
@@ -9285,10 +9286,13 @@ def mark_told(dead_letters):
             pass
 
 
-def dead_letter_note(dead_letters):
+def dead_letter_note(dead_letters, untold):
+    """untold: how many there are in all (the next message names those past these)."""
     lines = ["%d earlier message(s) were refused for good and moved to %s:" % (
-        len(dead_letters), os.path.dirname(dead_letters[0][0]))]
+        untold, os.path.dirname(dead_letters[0][0]))]
     lines += ["%s: %s" % (os.path.basename(p), reason) for p, reason in dead_letters]
+    if untold > len(dead_letters):
+        lines.append("(%d more: the next message names them)" % (untold - len(dead_letters)))
     return " ".join(lines)
 
 
@@ -9374,7 +9378,15 @@ def _channel_from_record(data):
     if any(v is not None and not isinstance(v, str) for v in texts + [v for f in fields for v in f]) \
             or any(len(f) != 2 for f in fields) or not isinstance(data.get("record") or {}, dict):
         raise ValueError("a part of the record is not of its kind")
-    return channel, summary._replace(fields=fields)
+    summary = summary._replace(fields=fields)
+    try:  # values no builder takes (another version's severity, an empty summary) never will be
+        if channel.service == "matrix":
+            build_matrix(channel, summary, "!check:localhost", data.get("txn_id") or "check")
+        elif channel.service != "apprise":  # apprise reads the title and text only
+            build_channel_request(channel, summary, data.get("record"))
+    except Exception as exc:
+        raise ValueError("its record cannot be built into a request (%s)" % _describe(exc))
+    return channel, summary
 
 
 def waiting_items(cfg, kinds=("eml", CHANNEL_KIND)):
@@ -9646,10 +9658,14 @@ def _smtp_session(data, cfg, deadline, state):
         if len(unsendable) == len(rcpts):
             return SendResult(ok=False, permanent=True, detail="SMTP %s: cannot be sent as it is: %s"
                               % (cfg["smtp"], unsendable[rcpts[0]][1]))
-        refused = dict((a, (code, _clean(_text(text), 200)))  # the relay's bytes, as text
-                       for a, (code, text) in (conn.sendmail(
-                           sender, [a for a in rcpts if a not in unsendable], _to_crlf(data),
-                           mail_options=["SMTPUTF8"] if utf8 else []) or {}).items())
+        try:
+            refused = dict((a, (code, _clean(_text(text), 200)))  # the relay's bytes, as text
+                           for a, (code, text) in (conn.sendmail(
+                               sender, [a for a in rcpts if a not in unsendable], _to_crlf(data),
+                               mail_options=["SMTPUTF8"] if utf8 else []) or {}).items())
+        except smtplib.SMTPRecipientsRefused as exc:  # all the others: these are refused too
+            exc.recipients.update(unsendable)
+            raise
         refused.update(unsendable)  # refused for good here: a copy for them goes to dead/
         if state.get("on_accepted"):  # settle the spool now, not after QUIT: no resend twice
             _safely(lambda: state["on_accepted"](data, refused), None)
@@ -12075,9 +12091,10 @@ class RunDelivery(object):
         (an array's one summary); replaces: the message takes the stand-in's place on disk
         in one step (never two spooled messages for one run). -> (delivery, manifest)."""
         over = self.provisional if replaces else None
-        dead = _safely(lambda: untold_dead_letters(self.cfg), []) if not self.cfg["dry_run"] else []
+        dead, untold = _safely(lambda: untold_dead_letters(self.cfg), None) or ([], 0) \
+            if not self.cfg["dry_run"] else ([], 0)
         if dead:
-            result = _with_note(result, dead_letter_note(dead))
+            result = _with_note(result, dead_letter_note(dead, untold))
         msg, manifest = build_message(result, self.cfg)
         _safely(lambda: self._thread(msg, self.provisional_id if over else None), None)
         self.pending.append(msg)  # save_pending saves it if the deadline cuts this thread off

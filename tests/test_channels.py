@@ -895,6 +895,28 @@ def test_a_matrix_record_of_the_wrong_kinds_is_a_dead_letter_not_retried(tmp_pat
     assert "0 failed, 1 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("url,damage", [
+    ("ntfy://127.0.0.1:%d/topic", {"severity": "zzz"}),
+    ("gotify://127.0.0.1:%d/TOKEN", {"severity": "zzz"}),
+    ("ntfy://127.0.0.1:%d/topic", "empty"),
+    ("matrix://bot:tok@127.0.0.1:%d/!room:example.org", "empty")])
+def test_a_record_no_request_can_be_built_from_is_a_dead_letter_without_a_cap_slot(tmp_path, url, damage):
+    """A record of the right kinds but values no builder takes (a severity of another
+    version, an empty summary) failed "for now" on every pass and took a cap slot each time."""
+    url = url % refused_port()
+    data = gpualert.channel_record(gpualert.parse_channel(url), gpualert.brief_for(make_result()))
+    if damage == "empty":
+        data["summary"] = {}
+    else:
+        data["summary"].update(damage)
+    gpualert.spool_in(str(state_dir(tmp_path) / "outbox"), json.dumps(data).encode(), "json")
+    proc, _ = run_wrapper(tmp_path, ["resend", "--max-per-hour", "5"], child=None)
+    assert "0 failed, 1 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert "cannot be built" in proc.stdout + proc.stderr
+    assert not list(state_dir(tmp_path).glob("rate-channels*")) or \
+        not (state_dir(tmp_path) / "rate-channels.txt").read_text().strip()
+
+
 def test_a_chat_post_refused_for_good_is_told_in_the_next_message(servers, tmp_path):
     """A chat dead letter (HTTP 410 at a cron `resend --quiet`) was never told anywhere:
     only e-mail dead letters were named in the next run's message."""

@@ -420,9 +420,10 @@ def test_a_sender_renews_its_claim_while_it_sends(tmp_path):
 
 class _PickyRelay(object):
     """A real SMTP server (aiosmtpd) that answers RCPT per address: `answers` maps an
-    address to its refusal ("451 ..." or "550 ..."); the others are accepted."""
+    address to its refusal ("451 ..." or "550 ..."); the others are accepted.
+    smtputf8=False: a relay that does not offer SMTPUTF8."""
 
-    def __init__(self, answers):
+    def __init__(self, answers, smtputf8=True):
         from aiosmtpd.controller import Controller
         from conftest import _Inbox, Received, free_port
         inbox, self.received, self.answers = _Inbox(), Received, dict(answers)
@@ -443,7 +444,8 @@ class _PickyRelay(object):
                                             False, False))
                 return "250 OK queued"
         host, port = self.addr.split(":")
-        self.controller = Controller(Handler(), hostname=host, port=int(port))
+        self.controller = Controller(Handler(), hostname=host, port=int(port),
+                                     enable_SMTPUTF8=smtputf8)
         self.controller.start()
 
     def close(self):
@@ -454,8 +456,8 @@ class _PickyRelay(object):
 def picky_relay():
     relays = []
 
-    def make(answers):
-        relays.append(_PickyRelay(answers))
+    def make(answers, **kw):
+        relays.append(_PickyRelay(answers, **kw))
         return relays[-1]
     yield make
     for relay in relays:
@@ -494,6 +496,24 @@ def test_recipients_the_relay_refuses_are_kept_or_dead_lettered_and_said(tmp_pat
     assert _items(outbox, "[0-9]*.eml*") == []
     again = _resend(tmp_path, outbox, relay.addr)
     assert again.returncode == 0 and len(relay.inbox.messages) == 2
+
+
+def test_a_non_ascii_recipient_is_dead_lettered_when_the_relay_refuses_all_the_others(
+        tmp_path, picky_relay):
+    """The relay (no SMTPUTF8) refused the two others, 451 and 550: the copy was kept for
+    later@ and buried for never@, and the non-ASCII address was in neither, nor said."""
+    relay = picky_relay({"later@x": "451 4.7.1 greylisted", "never@x": "550 5.1.1 no such user"},
+                        smtputf8=False)
+    outbox = tmp_path / "outbox"
+    outbox.mkdir(mode=0o700)
+    (outbox / "20200101T000000.000000Z-1-aaaaa1.eml").write_bytes(
+        "To: later@x, never@x, j\u00fcrgen@x\nSubject: three\n\nbody\n".encode("utf-8"))
+    resend = _resend(tmp_path, outbox, relay.addr)
+    dead = b"".join(_read(p) for p in _items(outbox / "dead", "*.eml"))
+    assert "X-Gpualert-Rcpt: j\u00fcrgen@x, never@x\n".encode("utf-8") in dead, resend.stderr
+    assert b"not ASCII" in dead
+    [kept] = _items(outbox, "[0-9]*.eml*")
+    assert b"X-Gpualert-Rcpt: later@x\n" in _read(kept)
 
 
 def test_a_copy_kept_for_some_recipients_is_addressed_to_them_alone(tmp_path):
@@ -1189,3 +1209,22 @@ def test_a_stand_in_dropped_as_superseded_does_not_use_up_the_hourly_cap(tmp_pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert b"1 sent" in proc.stdout and b"more than 1 messages" not in proc.stderr
     assert [b"Subject: full" in m.data for m in smtp_plain.wait_for(1)] == [True]
+
+
+def test_dead_letters_past_the_first_twenty_are_named_by_the_next_messages(tmp_path):
+    """The list was cut to the 20 oldest before the ones already told were left out: once
+    20 had been named, no later dead letter was ever named again."""
+    N = load_gpualert()
+    cfg, _, _ = N.load_config({"outbox": str(tmp_path / "outbox"), "sendmail": "none"}, {})
+    dead = tmp_path / "outbox" / "dead"
+    dead.mkdir(parents=True)
+    for i in range(25):
+        (dead / ("20260101T000000.%06dZ-1-aaaaaa.eml" % i)).write_bytes(
+            b"X-Gpualert-Dead-Reason: 550 no such user %d\nSubject: x\n\nx\n" % i)
+    first, untold = N.untold_dead_letters(cfg)
+    assert (len(first), untold) == (20, 25)
+    assert "(5 more: the next message names them)" in N.dead_letter_note(first, untold)
+    N.mark_told(first)
+    second, untold = N.untold_dead_letters(cfg)
+    assert untold == 5 and [p for p, _ in second] == sorted(str(p) for p in dead.glob("*.eml"))[20:]
+    assert second[-1][1] == "550 no such user 24"
