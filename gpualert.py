@@ -302,6 +302,8 @@ CLAIM_LEASE_S = 900.0         # a claim nobody renewed for this long, as one rea
 LEASE_RENEW_S = 60.0          # how often a live owner renews its claim (the run's stand-in,
                               # a message being sent)
 DEAD_NOTE_MAX = 20            # dead letters named in one message
+RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
+RECORD_MAX_BYTES = RUN_JSON_MAX_BYTES + (1 << 20)  # a spooled chat post (json:// holds a run's)
 SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
 # sysexits.h codes a sendmail gives when retrying cannot help: EX_DATAERR, EX_NOUSER,
 # EX_NOHOST (75, EX_TEMPFAIL, is the usual "try later", and Postfix's "too big").
@@ -8467,6 +8469,17 @@ def read_regular(path, max_bytes, own=False, head=False):
     return b"".join(chunks)[:max_bytes], st
 
 
+def read_json_file(path, max_bytes):
+    """The JSON value of a bounded file of ours (read_regular); ValueError for one torn,
+    too big or nested too deeply to read, as a damaged or planted one may be."""
+    import json
+    data, _ = read_regular(path, max_bytes, own=True)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply to read")
+
+
 _TEMP_ROOT = []
 
 
@@ -8831,8 +8844,7 @@ def _unrenewed(place, tokens, clock=None):
     index = "%s%s~%s" % (LEASES_PREFIX, _hostname()[:64], re.sub(r"\W", "", boot)[:40])
     path = os.path.join(place, index)
     try:
-        with open(path) as handle:
-            seen = json.load(handle)
+        seen = read_json_file(path, RECORD_MAX_BYTES)
         seen = seen if isinstance(seen, dict) else {}
     except (OSError, ValueError):
         seen = {}
@@ -9209,17 +9221,21 @@ class RateLimiter(object):
             finally:
                 _unlock(fd)
         except (OSError, ValueError) as exc:
+            if not self.notes:  # said once: a cap silently off is no cap
+                _warn("warning: --max-per-hour not applied (%s): %s" % (self.path, _describe(exc)))
             self.notes.append("rate limit not applied: %s" % exc)
             return True
 
     def _take(self):
+        """Each clock counts its own hour: stamps of another host's clock hours off (a shared
+        $HOME) are kept for it, not counted here, so neither host erases the other's."""
         now = self.clock()
         stamps = []
         if os.path.exists(self.path):
             with open(self.path) as f:
-                stamps = [float(s) for s in f.read().split() if re.match(r"^[\d.]+$", s)]
-        stamps = [t for t in stamps if abs(now - t) < 3600.0]  # hours ahead: a clock set back
-        allowed = len(stamps) < self.per_hour
+                stamps = [t for t in map(_float_or_none, f.read().split()) if t is not None]
+        stamps = [t for t in stamps if abs(now - t) < 86400.0]  # days off: garbage, dropped
+        allowed = sum(1 for t in stamps if -60.0 < now - t < 3600.0) < self.per_hour
         if allowed:
             stamps.append(now)
         tmp = "%s.%d.tmp" % (self.path, os.getpid())
@@ -9231,6 +9247,13 @@ class RateLimiter(object):
             _remove_quietly(tmp)  # a full disk: no litter of one file per process
             raise
         return allowed
+
+
+def _float_or_none(text):
+    try:
+        return float(text)
+    except ValueError:  # a damaged rate file's word: skipped, the file is written anew
+        return None
 
 
 def _limiter(cfg, key="messages"):
@@ -9356,13 +9379,7 @@ def spool_channel_record(data, cfg, claimed=False):
 
 
 def read_channel_record(path):
-    import json
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except RecursionError:
-        raise ValueError("nested too deeply to read")
+    data = read_json_file(path, RECORD_MAX_BYTES)
     if not isinstance(data, dict) or data.get("kind") != "gpualert-channel":
         raise ValueError("not a gpualert channel record")
     return data
@@ -11083,7 +11100,6 @@ def read_attempts(log_dir, kind, labels, own_dir=None):
     Slurm job keeps its id; a resubmission knows its predecessors from REQUEUED_FROM_ENV);
     other ranks' directories are not attempts of their own."""
     import glob
-    import json
     records = []
     for label in labels:
         tag = "%s-%s" % (kind, re.sub(r"[^A-Za-z0-9_.-]+", "_", label))
@@ -11093,8 +11109,7 @@ def read_attempts(log_dir, kind, labels, own_dir=None):
             if folder == own_dir or re.search(r"-rank[1-9]\d*(?:\.\d+)?$", folder):
                 continue
             try:
-                with open(path) as handle:
-                    record = json.load(handle)
+                record = read_json_file(path, RUN_JSON_MAX_BYTES)
             except (OSError, ValueError):
                 continue  # a record cut short by a SIGKILL: that attempt is not counted
             if isinstance(record, dict) and record.get("requeue"):
@@ -11405,7 +11420,6 @@ class GpuSampler(object):
 RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
 RUNS_INDEX_FORMAT = 3
 RUNS_INDEX_MAX_BYTES = 256 << 20  # about 400,000 runs
-RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
 
 
 def run_dir_names(log_dir, warn=None):
@@ -11483,11 +11497,9 @@ def _summary_or_problem(run_dir):
 
 
 def _read_runs_index(log_dir):
-    import json
     try:
-        data, _ = read_regular(os.path.join(log_dir, RUNS_INDEX_NAME), RUNS_INDEX_MAX_BYTES, own=True)
-        data = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = read_json_file(os.path.join(log_dir, RUNS_INDEX_NAME), RUNS_INDEX_MAX_BYTES)
+    except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("format") != RUNS_INDEX_FORMAT \
             or data.get("gpualert") != __version__ or not isinstance(data.get("runs"), dict):

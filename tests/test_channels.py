@@ -784,6 +784,31 @@ def test_a_record_nested_too_deeply_to_read_is_a_dead_letter(tmp_path):
     assert proc.returncode == 0 and "1 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
 
 
+def test_a_lease_index_nested_too_deeply_does_not_stop_the_outbox(servers, tmp_path):
+    """A damaged or planted .leases~ index raised RecursionError out of every listing of
+    the outbox: resend died (exit 125) and nothing waiting was ever sent again."""
+    import re
+    server = servers(tls=False)
+    _spool_posts(tmp_path, ["json://127.0.0.1:%d/h" % server.port])
+    boot = re.sub(r"\W", "", gpualert._boot_clock()[0])[:40]
+    index = state_dir(tmp_path) / "outbox" / ("%s%s~%s" % (gpualert.LEASES_PREFIX, gpualert._hostname()[:64], boot))
+    index.write_bytes(b"[" * 200000 + b"]" * 200000)
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert proc.returncode == 0 and "channels: 1 sent" in proc.stdout, proc.stdout + proc.stderr
+    assert len(server.requests) == 1
+
+
+def test_a_record_too_big_to_be_ours_is_a_dead_letter_read_no_further(tmp_path):
+    """A 400 MB record was read whole, four times, at every run's flush: seconds and
+    gigabytes at the end of every job while it waited."""
+    path = gpualert.spool_in(str(state_dir(tmp_path) / "outbox"), b'{"kind": "gpualert-channel"}', "json")
+    with open(path, "ab") as f:
+        f.truncate(gpualert.RECORD_MAX_BYTES + 1)
+    proc, _ = run_wrapper(tmp_path, ["resend"], child=None)
+    assert proc.returncode == 0 and "1 dead, 0 remaining" in proc.stdout, proc.stdout + proc.stderr
+    assert "bigger than" in proc.stdout + proc.stderr
+
+
 def test_a_record_that_cannot_be_buried_waits_and_resend_says_why(tmp_path):
     """outbox/dead is a file: bury_item's NotADirectoryError killed resend (exit 125)."""
     outbox = state_dir(tmp_path) / "outbox"

@@ -375,6 +375,35 @@ def test_a_clock_set_back_does_not_hold_every_message_for_ever(tmp_path):
     assert [limiter.allow() for _ in range(3)] == [True, True, False]
 
 
+def test_two_clocks_hours_apart_sharing_a_rate_file_each_keep_their_cap(tmp_path):
+    """A host with its clock two hours off, sharing $HOME: each side dropped the other's
+    stamps as "hours away" when it wrote the file back, so neither side was ever capped."""
+    right = cluster.RateLimiter(str(tmp_path), 2, clock=lambda: 2000000000.0)
+    skewed = cluster.RateLimiter(str(tmp_path), 2, clock=lambda: 2000000000.0 - 7200)
+    got = [limiter.allow() for _ in range(3) for limiter in (right, skewed)]
+    assert got == [True, True, True, True, False, False]
+
+
+def test_a_damaged_rate_file_still_caps_and_is_written_anew(tmp_path):
+    """A word like 1.2.3 in the rate file raised ValueError at every message: the cap was
+    off for good, and nothing said so."""
+    (tmp_path / "rate-messages.txt").write_text("1.2.3\nnan\n")
+    limiter = cluster.RateLimiter(str(tmp_path), 1, clock=lambda: 2000000000.0)
+    assert [limiter.allow(), limiter.allow()] == [True, False] and limiter.notes == []
+    assert (tmp_path / "rate-messages.txt").read_text() == "2000000000.000\n"
+
+
+def test_a_cap_that_cannot_be_applied_is_said(tmp_path):
+    (tmp_path / "rate-messages.txt.lock").mkdir()  # a lock that cannot be taken
+    code = ("import sys; sys.path.insert(0, %r); import _load; g = _load.load_gpualert(); "
+            "r = g.RateLimiter(%r, 1); print(r.allow(), r.allow())"
+            % (os.path.dirname(os.path.abspath(__file__)), str(tmp_path)))
+    proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=60)
+    assert proc.stdout.strip() == "True True"
+    assert proc.stderr.count("--max-per-hour not applied") == 1, proc.stderr
+
+
 def test_a_rate_file_that_cannot_be_written_leaves_no_litter(tmp_path):
     """A full disk (here: a file size limit) left one rate-*.txt.PID.tmp per process."""
     (tmp_path / "rate-messages.txt").write_text("".join("%d.000\n" % (2000000000 + i) for i in range(50)))
