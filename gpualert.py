@@ -143,6 +143,7 @@ EVIDENCE_SPLIT_BYTES = 64 << 20  # a rest this long at the end is shared by two 
 #: half's lines. It is never written to the log.
 EVIDENCE_SPLIT_LINE = "gpualert: end of the first half %s (an Error line made to match)"
 SETTLE_S = 0.5  # at most this long reading the child's last output before the message is made
+SAME_KILL_S = 0.5  # a job-wide kill reaches us this long after the child at most, on a busy node
 TREE_SAMPLE_S = 1.0  # the process tree's memory and CPU, when the job has no cgroup of its own
 TREE_FIRST_SAMPLE_S = 0.1  # the first sample of the tree, after the child's start
 WARM_DELAY_S = 0.05  # warm_up() starts once the child has run this long (not for `true`)
@@ -302,6 +303,7 @@ CLAIM_LEASE_S = 900.0         # a claim nobody renewed for this long, as one rea
 LEASE_RENEW_S = 60.0          # how often a live owner renews its claim (the run's stand-in,
                               # a message being sent)
 DEAD_NOTE_MAX = 20            # dead letters named in one message
+DEAD_NOTE_HEAD = "earlier message(s) were refused for good"  # the note's words; chat shows it
 RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
 RECORD_MAX_BYTES = RUN_JSON_MAX_BYTES + (1 << 20)  # a spooled chat post (json:// holds a run's)
 SENDMAIL_CANDIDATES = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
@@ -318,6 +320,7 @@ SENDMAIL_PERMANENT_EXITS = (65, 67, 68)
 # JOB_TERMINATE_INTERVAL, SGE's notify time.
 KILL_WAIT_UNKNOWN_S = 10.0  # not learned in time: sites often lower the defaults, so assume less
 CMD_TIMEOUT_S = 3.0         # one scheduler query; the SIGTERM path asks at most a few
+LIMIT_READ_PAUSES_S = (2.0, 5.0, 10.0)  # the time limit asked again after these, unanswered
 END_REASON_BUDGET_S = 8.0   # all queries after SIGTERM together (Slurm's KillWait is often 30 s)
 WALLTIME_MARGIN_S = 180.0   # "near the limit": --signal and limit checks are ~60 s coarse
 END_TIME_MARGIN_S = 60.0    # the least of it (and all of it with only an end time known)
@@ -5495,6 +5498,8 @@ def _first_rows(result, c):
     rows += _file_rows(result, m)
     if c.remediation and not ok:
         rows.append(("Next", c.remediation))
+    rows += [("Undelivered", note) for note in result.notes or ()
+             if note.split(" ", 1)[-1].startswith(DEAD_NOTE_HEAD)]
     rows += requeue_rows(result)
     if _resubmit_text(result):
         rows.append(("Resubmit", _resubmit_text(result)))
@@ -5576,7 +5581,8 @@ def render_text(result, manifest):
         return render_digest_text(result.digest)
     brief = brief_for(result)
     lines = [brief.title[len("[gpualert] "):], "", "What you need:"] + _text_rows(brief.fields)
-    notes = ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in result.notes] if result.notes else []
+    below = _notes_below(result, brief)
+    notes = ["", "Notes:"] + ["  - " + _clean(n, 1000) for n in below] if below else []
     if result.array:  # a summary: the table of tasks is the message
         lines += ["", "Tasks:"] + _array_text_table(result.array) + ["", _ARRAY_LOGS] + notes
         return "\n".join(lines) + "\n"
@@ -5591,6 +5597,12 @@ def render_text(result, manifest):
     lines += [(">> " if _is_evidence(t, c.evidence) else "   ") + t for t in tail]
     lines += ["", "Attachments and artifacts:"] + _manifest_lines(manifest)
     return "\n".join(lines) + "\n"
+
+
+def _notes_below(result, brief):
+    """The notes the message lists below its first rows: those not shown in them already."""
+    shown = set(value for _, value in brief.fields)
+    return [n for n in result.notes or () if _clean(n, 2000) not in shown]
 
 
 def _text_rows(rows):
@@ -5668,9 +5680,9 @@ def render_html(result, manifest, image_cid=None):
             _HTML_WRAP, esc("\n".join(metric_lines(result.metrics)))))
     out.append("<h3>Details</h3>")
     out += _html_table(_summary_rows(result))
-    if result.notes:
+    if _notes_below(result, brief):
         out.append("<h3>Notes</h3><ul>%s</ul>" % "".join(
-            "<li>%s</li>" % esc(_clean(n, 1000)) for n in result.notes))
+            "<li>%s</li>" % esc(_clean(n, 1000)) for n in _notes_below(result, brief)))
     tail = _shown_tail(result)
     out.append("<h3>Last %d lines of output</h3>" % len(tail) if tail else "<h3>No lines of output shown</h3>")
     shown = "\n".join(('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t)
@@ -8018,11 +8030,20 @@ class SignalRelay(object):
             else:
                 self._relay(info)
 
+    def take_own_copy(self, wait_s):
+        """The child is reaped, dead of a stop signal we have not had: a kill of the whole job
+        (a scheduler's, systemd's) reaches its processes one after the other, so wait up to
+        wait_s for ours. Taken now, it is the job's end; after, a request to stop delivering."""
+        self.pid = None  # its number may be another process's by now: forward nothing
+        until = time.monotonic() + wait_s
+        while time.monotonic() < until and not any(n in self.stops for n, _, _ in self.signals):
+            self.take(until - time.monotonic())
+
     def _relay(self, info):
         name = signal_name(info.si_signo)
         now, sender = time.time(), _signal_sender(info)
         self.signals.append((name, now, sender))
-        if not _child_already_signalled(info, sender, self.pid):
+        if self.pid and not _child_already_signalled(info, sender, self.pid):
             _send(self.pid, info.si_signo)
         if name in self.stops and self.term_at is None:
             self.term_at = now
@@ -8079,10 +8100,19 @@ class ChildPump(object):
                 self.relay.stop_child(now)
             self.relay.check_kill(now)
             self._check_stall(now)
+        if self._killed_unlike_us():
+            self.relay.take_own_copy(SAME_KILL_S)
         self.exited_at, self.bytes_at_exit = time.time(), self.output.bytes
         self._take_terminal()
         self.pipes.resume_all()
         self._settle()
+
+    def _killed_unlike_us(self):
+        """Did a stop signal end the child that has not reached us (yet)? Not a Ctrl-C on
+        the terminal the child holds: that one is for the child's group alone."""
+        died_of = signal_name(-self.exit_code) if self.exit_code < 0 else None
+        return died_of in self.relay.stops and self.tty is None and not any(
+            name in self.relay.stops for name, _, _ in self.signals)
 
     def _wait_for_events(self):
         if self.pipes.copies:
@@ -9311,8 +9341,7 @@ def mark_told(dead_letters):
 
 def dead_letter_note(dead_letters, untold):
     """untold: how many there are in all (the next message names those past these)."""
-    lines = ["%d earlier message(s) were refused for good and moved to %s:" % (
-        untold, os.path.dirname(dead_letters[0][0]))]
+    lines = ["%d %s and moved to %s:" % (untold, DEAD_NOTE_HEAD, os.path.dirname(dead_letters[0][0]))]
     lines += ["%s: %s" % (os.path.basename(p), reason) for p, reason in dead_letters]
     if untold > len(dead_letters):
         lines.append("(%d more: the next message names them)" % (untold - len(dead_letters)))
@@ -11023,15 +11052,21 @@ def read_kill_wait(sched, run=None):
     return scheduler_named((sched or {}).get("kind")).kill_wait(sched, run or run_command)
 
 
-def read_time_limit(sched, run=None, environ=None):
+def read_time_limit(sched, run=None, environ=None, pauses=()):
     """Call at start. -> {"limit_s", "end_time", "source", "notes"} (values None when unknown),
-    as the job's scheduler says (its adapter's read_limit)."""
-    info, sched = {"limit_s": None, "end_time": None, "source": None, "notes": []}, sched or {}
-    try:
-        scheduler_named(sched.get("kind")).read_limit(info, sched, run or run_command,
-                                                      environ or os.environ)
-    except Exception as exc:  # never break the start of a run
-        info["notes"].append("time limit unreadable: %s" % exc)
+    as the job's scheduler says (its adapter's read_limit). pauses: seconds to wait before
+    asking again while the scheduler does not answer (a controller busy as many jobs start:
+    without the limit, a time-limit kill whose SIGTERM query is late reads as a plain one)."""
+    for pause in (0.0,) + tuple(pauses):
+        time.sleep(pause)
+        info, sched = {"limit_s": None, "end_time": None, "source": None, "notes": []}, sched or {}
+        try:
+            scheduler_named(sched.get("kind")).read_limit(info, sched, run or run_command,
+                                                          environ or os.environ)
+        except Exception as exc:  # never break the start of a run
+            info["notes"].append("time limit unreadable: %s" % exc)
+        if info["limit_s"] or info["end_time"] or info.get("unlimited") or not info["notes"]:
+            break
     return info
 
 
@@ -12097,16 +12132,23 @@ class RunDelivery(object):
             if got:
                 self.spool_lock.release()
 
-    def deliver(self, result, deadline, capped=True, replaces=False):
+    def dead_letters(self):
+        """The dead letters the next message names, and its note: ([(path, reason)], note)."""
+        if self.cfg["dry_run"]:
+            return [], None
+        dead, untold = _safely(lambda: untold_dead_letters(self.cfg), None) or ([], 0)
+        return dead, dead_letter_note(dead, untold) if dead else None
+
+    def deliver(self, result, deadline, capped=True, replaces=False, dead=None):
         """The one place a message of this run leaves: built, then delivered (or held, or
         saved) by `deadline`, a time.monotonic() value; capped=False: past the hourly cap
         (an array's one summary); replaces: the message takes the stand-in's place on disk
-        in one step (never two spooled messages for one run). -> (delivery, manifest)."""
-        over = self.provisional if replaces else None
-        dead, untold = _safely(lambda: untold_dead_letters(self.cfg), None) or ([], 0) \
-            if not self.cfg["dry_run"] else ([], 0)
-        if dead:
-            result = _with_note(result, dead_letter_note(dead, untold))
+        in one step (never two spooled messages for one run); dead: dead_letters() of a caller
+        that tells them itself (chat posts too), else they are named and told here.
+        -> (delivery, manifest)."""
+        over, own = self.provisional if replaces else None, dead is None
+        dead, note = self.dead_letters() if own else dead
+        result = _with_note(result, note)
         msg, manifest = build_message(result, self.cfg)
         _safely(lambda: self._thread(msg, self.provisional_id if over else None), None)
         self.pending.append(msg)  # save_pending saves it if the deadline cuts this thread off
@@ -12115,7 +12157,7 @@ class RunDelivery(object):
         delivery = deliver_capped(msg, self.cfg, deadline, capped=capped, over=over,
                                   on_spooled=lambda path: self._on_spooled(msg, path, bool(over)))
         self._on_spooled(msg, None)
-        if dead and delivery.get("outcome") == "sent":
+        if own and dead and delivery.get("outcome") == "sent":
             mark_told(dead)
         return delivery, manifest
 
@@ -12171,7 +12213,8 @@ class JobEnd(object):
     def read_limits(self):
         """Learned as the child starts, used if a SIGTERM comes: never delays the child."""
         if self.scheduler:
-            self.time_limit = Background(lambda: read_time_limit(self.scheduler))
+            self.time_limit = Background(lambda: read_time_limit(self.scheduler,
+                                                                 pauses=LIMIT_READ_PAUSES_S))
             self.kill_wait = Background(lambda: read_kill_wait(self.scheduler))
 
     def kill_wait_s(self):
@@ -12711,11 +12754,18 @@ class Run(object):
             elif cfg["array_summary"] != "each":
                 return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
         deadline = self.deadline - 1.0
+        dead, note = self.delivery.dead_letters()  # named by the e-mail and the chat posts alike
+        result = _with_note(result, note)
         posts = _start_channels(result, cfg, deadline)  # at once with the e-mail, same deadline
         delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
         if should_notify(result.status, cfg["notify"]):
-            delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True)
-        return _with_channels(delivery, posts, deadline), manifest
+            delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True,
+                                                       dead=(dead, note))
+        delivery = _with_channels(delivery, posts, deadline)
+        if dead and (delivery.get("outcome") == "sent" or any(
+                c.get("outcome") == "sent" for c in delivery.get("channels") or ())):
+            mark_told(dead)
+        return delivery, manifest
 
 
 

@@ -955,6 +955,20 @@ def test_a_chat_post_refused_for_good_is_told_in_the_next_message(servers, tmp_p
     assert dead.name in text and "HTTP 410" in text
 
 
+def test_a_chat_only_user_is_told_of_a_chat_dead_letter_in_the_next_post_once(servers, tmp_path):
+    """With no e-mail sent (--sendmail none, a chat URL), the note went to the e-mail alone:
+    the user never heard of the post refused for good."""
+    gone = servers([("status", 400, {}, b"bad request")], tls=False)
+    good = servers(tls=False)
+    run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % gone.port])
+    [dead] = spooled(tmp_path, dead=True)
+    for _ in range(2):
+        run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port])
+    first, second = [json.loads(r.body.decode("utf-8")) for r in good.requests]
+    assert dead.name in json.dumps(first) and "HTTP 400" in json.dumps(first), first
+    assert dead.name not in json.dumps(second)  # told once
+
+
 def test_slow_mail_leaves_chat_its_share_of_a_resend(servers, relay_factory, tmp_path):
     """E-mail went first with the whole time budget: a relay slow to answer used every pass
     on the oldest e-mails, and the chat posts were never tried."""

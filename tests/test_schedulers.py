@@ -356,6 +356,21 @@ def test_pbs_and_lsf_end_reasons():
     assert cluster.query_end_reason(lsf, 0, 1, run=FakeRun({"bjobs": (0, BJOBS_RUNNING)}))[0] is None
 
 
+def test_a_time_limit_unanswered_at_the_start_is_asked_again():
+    """A controller too busy to answer as the job started left the limit unknown for the
+    whole run: a time-limit kill whose SIGTERM query was late then read as INTERRUPTED."""
+    run = FakeRun({"scontrol": [None, (1, "slurm_load_jobs error: Socket timed out"),
+                                (0, SCONTROL_RUNNING)]})
+    got = cluster.read_time_limit({"kind": "slurm", "job_id": "14"}, run=run, pauses=(0.0, 0.0, 0.0))
+    assert got["limit_s"] == 300.0 and len(run.calls) == 3, got
+    run = FakeRun({"scontrol": [None]})  # never answers: asked once a pause, then given up
+    got = cluster.read_time_limit({"kind": "slurm", "job_id": "14"}, run=run, pauses=(0.0, 0.0))
+    assert got["limit_s"] is None and len(run.calls) == 3 and got["notes"]
+    run = FakeRun({"qstat": (0, QSTAT_RUNNING.replace("Resource_List.walltime", "x"))})
+    cluster.read_time_limit({"kind": "pbs", "job_id": "1"}, run=run, pauses=(0.0,))
+    assert len(run.calls) == 1  # answered without a limit: not asked again
+
+
 def test_read_time_limit_slurm_pbs_lsf():
     got = cluster.read_time_limit({"kind": "slurm", "job_id": "14"},
                                   run=FakeRun({"scontrol": (0, SCONTROL_RUNNING)}))

@@ -272,7 +272,8 @@ def test_end_to_end_time_limit_message(workdir, long_jobs):
     with open(path, "rb") as f:
         msg = BytesParser(policy=policy.default).parse(f)
     body = msg.get_body(("plain",)).get_content() if msg.get_body(("plain",)) else ""
-    assert "TIMEOUT" in msg["Subject"], msg["Subject"]
+    # (on failure: the body's notes say what the scheduler answered, the job's output the rest)
+    assert "TIMEOUT" in msg["Subject"], (msg["Subject"], body, _job_output(workdir, "e2e", job))
     assert "walltime" in (msg["Subject"] + body).lower()
     assert "of 1m allowed" in body  # the limit read at the start, on a Slurm without SLURM_JOB_END_TIME too
     # EndTime is when slurmctld sent SIGTERM; the message must exist before SIGKILL (KillWait=10)

@@ -212,6 +212,27 @@ def test_a_walltime_sigterm_reads_as_timeout_while_the_controller_is_too_busy_to
         assert b"TIMEOUT" in handle.read().split(b"\n\n", 1)[0]
 
 
+def test_a_kill_that_reaches_the_child_just_before_the_wrapper_is_the_job_end_not_a_stop(tmp_path):
+    """CI saw it under load: Slurm's time-limit SIGTERM reached the child, the wrapper reaped
+    it, and the wrapper's own copy of that SIGTERM (the same kill, a moment later) was taken
+    for a request to stop delivering: the message left said INTERRUPTED, not TIMEOUT."""
+    env = isolated_env(tmp_path, SLURM_JOB_ID="777", SLURM_JOB_NAME="train",
+                       SLURM_JOB_END_TIME=str(int(time.time() + 5)))
+    code = "import os, time; print(os.getpid(), flush=True); time.sleep(60)"
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
+    os.kill(int(proc.stdout.readline()), signal.SIGTERM)  # the daemon's kill: the child first,
+    time.sleep(0.1)  # then, a moment later (a busy node), the wrapper
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert b"delivery stopped" not in err, err
+    assert run_json(tmp_path)["status"] == "TIMEOUT", err
+    (message,) = outbox_messages(tmp_path)
+    with open(message, "rb") as handle:
+        assert b"TIMEOUT" in handle.read().split(b"\n\n", 1)[0]
+
+
 SCANCEL_RECORD = ("JobId=777 JobName=train UserId=root(0) JobState=COMPLETING Reason=None "
                   "TimeLimit=00:03:00 StartTime=2026-12-03T12:00:00 EndTime=2026-12-03T12:00:15 "
                   "PreemptTime=None")
