@@ -302,7 +302,12 @@ CLAIM_LEASE_S = 900.0         # a claim nobody renewed for this long, as one rea
                               # its own clock since boot, may be taken over (_unrenewed)
 LEASE_RENEW_S = 60.0          # how often a live owner renews its claim (the run's stand-in,
                               # a message being sent)
-DEAD_NOTE_MAX = 20            # dead letters named in one message
+DEAD_NOTE_MAX = 20            # dead letters named in one message, at most ...
+DEAD_NOTE_CHARS = 1000        # ... and no more than fit this: a field of every chat service
+                              # shows it whole (Teams' and Mattermost's 1,000); the next
+                              # message names the rest
+DEAD_REASON_CHARS = 150       # one refusal's reason in the note
+TOLD_MAX_BYTES = 4 << 20       # dead/.told: 100,000 names; what is past it is named again
 DEAD_NOTE_HEAD = "earlier message(s) were refused for good"  # the note's words; chat shows it
 RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
 RECORD_MAX_BYTES = RUN_JSON_MAX_BYTES + (1 << 20)  # a spooled chat post (json:// holds a run's)
@@ -531,6 +536,29 @@ def _hostname(short=False):
     if short:
         return name.split(".")[0]
     return re.sub(r"[^A-Za-z0-9.-]", "", name) or "localhost"
+
+
+#: Helper commands still running: a query the wrapper no longer waits for is ended at exit.
+LIVE_HELPERS = set()
+
+
+def start_helper(argv, **popen):
+    """The one way a helper command starts: in a session of its own (a signal sent to our
+    group is for the job) and with an empty signal mask, as a shell would start it (ours
+    blocks the stop signals to read them with sigtimedwait; inherited, a SIGTERM could not
+    end a hung scontrol). -> the subprocess.Popen."""
+    import subprocess
+    return subprocess.Popen(argv, start_new_session=True, preexec_fn=_unblock_signals, **popen)
+
+
+def _unblock_signals():  # pragma: no cover - runs in the forked helper, before exec
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def end_helpers():
+    """At exit: the scheduler queries still running (a hung scontrol) go with us."""
+    for proc in list(LIVE_HELPERS):
+        _kill_session(proc)
 
 
 def _kill_session(proc):
@@ -6165,7 +6193,7 @@ def _html(text):
 def build_telegram(channel, summary):
     """Telegram Bot API sendMessage: HTML text, 4,096 characters after entity parsing."""
     lines = ["<b>%s</b>" % _html(_fit(summary.title, 300))]
-    lines += ["<b>%s:</b> %s" % (_html(k), _html(_fit(v, 500))) for k, v in summary.fields
+    lines += ["<b>%s:</b> %s" % (_html(k), _html(_fit(v, 1000))) for k, v in summary.fields
               if k != "Line"]
     if summary.evidence:
         lines.append("<pre>%s</pre>" % _html(_fit(summary.evidence, 1000)))
@@ -7264,8 +7292,9 @@ class EvidenceScan(object):
         import subprocess
         self.path, self.after_line, self.proc, self.pattern = path, after_line, None, pattern
         try:
-            self.proc = subprocess.Popen(_evidence_grep(path, pattern), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
+            self.proc = start_helper(_evidence_grep(path, pattern), stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                     env=dict(os.environ, LC_ALL="C"))
         except OSError:  # no grep here
             pass
 
@@ -7483,9 +7512,8 @@ def _start_grep(stdin):
     0`) is for the job, and must not end the scan of its log; it ends when its input does
     (our end of the pipe closes however we exit)."""
     import subprocess
-    return subprocess.Popen(_evidence_grep("-"), stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"),
-                            start_new_session=True)
+    return start_helper(_evidence_grep("-"), stdin=stdin, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
 
 
 def _collect_grep(proc, out):
@@ -8030,14 +8058,18 @@ class SignalRelay(object):
             else:
                 self._relay(info)
 
-    def take_own_copy(self, wait_s):
-        """The child is reaped, dead of a stop signal we have not had: a kill of the whole job
-        (a scheduler's, systemd's) reaches its processes one after the other, so wait up to
-        wait_s for ours. Taken now, it is the job's end; after, a request to stop delivering."""
+    def take_own_copy(self, name, wait_s):
+        """The child is reaped, dead of the stop signal `name` that we have not had: a kill of
+        the whole job (a scheduler's, systemd's) reaches its processes one after the other,
+        so for wait_s each copy of that signal is the job's end. Any other signal, or one
+        after, stays pending: a request to stop delivering (_wait_interruptible)."""
         self.pid = None  # its number may be another process's by now: forward nothing
+        own = set([getattr(signal, name)])
         until = time.monotonic() + wait_s
-        while time.monotonic() < until and not any(n in self.stops for n, _, _ in self.signals):
-            self.take(until - time.monotonic())
+        while time.monotonic() < until:
+            info = signal.sigtimedwait(own, max(0.0, until - time.monotonic()))
+            if info is not None:
+                self._relay(info)
 
     def _relay(self, info):
         name = signal_name(info.si_signo)
@@ -8101,7 +8133,7 @@ class ChildPump(object):
             self.relay.check_kill(now)
             self._check_stall(now)
         if self._killed_unlike_us():
-            self.relay.take_own_copy(SAME_KILL_S)
+            self.relay.take_own_copy(signal_name(-self.exit_code), SAME_KILL_S)
         self.exited_at, self.bytes_at_exit = time.time(), self.output.bytes
         self._take_terminal()
         self.pipes.resume_all()
@@ -8262,9 +8294,9 @@ def hand_off_pipes(fds):
     that discards what comes, so their writes go on succeeding (no SIGPIPE) after we exit."""
     import subprocess
     try:
-        subprocess.Popen([sys.executable, "-I", "-S", "-c", _DISCARD_CODE] + [str(fd) for fd in fds],
-                         pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        start_helper([sys.executable, "-I", "-S", "-c", _DISCARD_CODE] + [str(fd) for fd in fds],
+                     pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
     except OSError:
         pass  # cannot start one: closing the pipes is all that is left
 
@@ -9309,19 +9341,19 @@ def untold_dead_letters(cfg):
 
 
 def _told(dead):
+    """The names already told, one a line (a name may hold a space; a FIFO never blocks)."""
     try:
-        with open(os.path.join(dead, ".told")) as handle:
-            return set(handle.read().split())
-    except OSError:
+        data = read_regular(os.path.join(dead, ".told"), TOLD_MAX_BYTES, head=True)[0]
+    except (OSError, ValueError):
         return set()
+    return set(data.decode("utf-8", "replace").splitlines())
 
 
 def _header_line(path, name):
     """The value of the header `name` when it is the file's first line, else None."""
     try:
-        with open(path, "rb") as handle:
-            first = handle.readline(1000)
-    except OSError:
+        first = read_regular(path, 1000, head=True)[0].split(b"\n", 1)[0]
+    except (OSError, ValueError):
         return None
     if first.startswith(name):
         return first[len(name):].decode("utf-8", "replace").strip()
@@ -9330,22 +9362,46 @@ def _header_line(path, name):
 
 def mark_told(dead_letters):
     """Remember that a delivered message told the user about these dead letters."""
+    by_folder = {}
     for path, _ in dead_letters:
-        try:
-            told = os.path.join(os.path.dirname(path), ".told")
-            with os.fdopen(os.open(told, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as handle:
-                handle.write(os.path.basename(path) + "\n")
+        by_folder.setdefault(os.path.dirname(path), []).append(os.path.basename(path) + "\n")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    for folder, names in by_folder.items():
+        try:  # non-blocking: a FIFO planted as .told fails at once instead of holding us
+            fd = os.open(os.path.join(folder, ".told"), flags, 0o600)
+            with os.fdopen(fd, "a") as handle:
+                handle.write("".join(names))
         except OSError:
             pass
 
 
 def dead_letter_note(dead_letters, untold):
-    """untold: how many there are in all (the next message names those past these)."""
-    lines = ["%d %s and moved to %s:" % (untold, DEAD_NOTE_HEAD, os.path.dirname(dead_letters[0][0]))]
-    lines += ["%s: %s" % (os.path.basename(p), reason) for p, reason in dead_letters]
-    if untold > len(dead_letters):
-        lines.append("(%d more: the next message names them)" % (untold - len(dead_letters)))
-    return " ".join(lines)
+    """The oldest dead letters that fit in one note of DEAD_NOTE_CHARS, and the note:
+    -> (named, note). untold: how many there are in all (the next message names the rest,
+    and only those named are marked told)."""
+    named, note = dead_letters[:1], _dead_text(dead_letters[:1], untold)
+    for count in range(2, len(dead_letters) + 1):
+        text = _dead_text(dead_letters[:count], untold)
+        if len(text) > DEAD_NOTE_CHARS:
+            break
+        named, note = dead_letters[:count], text
+    return named, note
+
+
+def _dead_text(named, untold):
+    """Letters refused for one reason (one bad address, mostly) share it: 'a.eml, b.eml: why'."""
+    groups = []
+    for path, reason in named:
+        if groups and groups[-1][1] == reason:
+            groups[-1][0].append(os.path.basename(path))
+        else:
+            groups.append(([os.path.basename(path)], reason))
+    text = "%d %s and moved to %s: %s" % (
+        untold, DEAD_NOTE_HEAD, os.path.dirname(named[0][0]),
+        "; ".join("%s: %s" % (", ".join(names), _fit(reason, DEAD_REASON_CHARS)) for names, reason in groups))
+    if untold > len(named):
+        text += " (%d more: the next message names them)" % (untold - len(named))
+    return text
 
 
 def _remove_quietly(path):
@@ -9844,8 +9900,7 @@ def _send_sendmail(data, path, deadline, only=None):
     # the deadline, reported "timed out" and later resent: a duplicate.
     with tempfile.TemporaryFile() as errors:
         try:  # own session: at the deadline the whole group is killed, helpers included
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=errors, start_new_session=True)
+            proc = start_helper(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors)
         except OSError as exc:
             return SendResult(ok=False, transport_down=True,
                               detail="cannot run %s: %s" % (path, exc.strerror or exc))
@@ -10128,8 +10183,7 @@ def _post_apprise(channel, summary, deadline):
 def _run_apprise(argv, deadline, body):
     import subprocess
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = start_helper(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
         return SendResult(ok=False, detail="cannot run apprise: %s" % (exc.strerror or exc))
     try:
@@ -10528,16 +10582,19 @@ def run_command_with_errors(argv, timeout=CMD_TIMEOUT_S, env=None):
 def _run_command_bounded(argv, timeout, merge_stderr, env=None):
     import subprocess
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
-                                close_fds=True, start_new_session=True, env=env)
+        proc = start_helper(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
+                            close_fds=True, env=env)
     except (OSError, ValueError):
         return None
+    LIVE_HELPERS.add(proc)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_session(proc)
         return None
+    finally:
+        LIVE_HELPERS.discard(proc)
     return proc.returncode, out.decode("utf-8", "replace")
 
 
@@ -11965,11 +12022,12 @@ def configured_channels(cfg):
     return channels, problems
 
 
-def notify_channels(result, cfg, deadline, record=None, channels=None):
+def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_names=()):
     """Tell every channel that wants this status, all at once, before the monotonic deadline.
     Each message is spooled first (a record in the outbox), so a failure or a SIGKILL leaves
     it for `resend`; a service's permanent refusal moves it to dead/. Never raises.
-    Returns one dict per channel: channel (masked), service, outcome, detail, path."""
+    Returns one dict per channel: channel (masked), service, outcome, detail, path, and
+    told: the post shows every one of dead_names (the dead letters its note names)."""
     try:
         if channels is None:
             channels = configured_channels(cfg)[0]
@@ -11987,9 +12045,18 @@ def notify_channels(result, cfg, deadline, record=None, channels=None):
         picture = _channel_picture(result, cfg, wanted)
         posted = deliver_channels(wanted, summary, deadline, record=record, txn_ids=txn_ids,
                                   picture=picture)
-        return [_settle_channel(c, res, path) for (c, res), path in zip(posted, paths)]
+        return [dict(_settle_channel(c, res, path), told=_safely(lambda: _shows_names(c, summary, dead_names), False))
+                for (c, res), path in zip(posted, paths)]
     except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
         return [{"channel": "*", "outcome": "failed", "detail": "internal error: %s" % _describe(exc)}]
+
+
+def _shows_names(channel, summary, names):
+    """Whether the post shows all of names: a service's limits may clip a row of it."""
+    if not names or channel.service in ("apprise", "matrix"):
+        return True  # Matrix takes 16,000 characters; apprise clips for its targets, unseen here
+    body = build_channel_request(channel, summary).body
+    return all(name.encode("utf-8") in body for name in names)
 
 
 def _channel_picture(result, cfg, channels):
@@ -12137,7 +12204,7 @@ class RunDelivery(object):
         if self.cfg["dry_run"]:
             return [], None
         dead, untold = _safely(lambda: untold_dead_letters(self.cfg), None) or ([], 0)
-        return dead, dead_letter_note(dead, untold) if dead else None
+        return dead_letter_note(dead, untold) if dead else ([], None)
 
     def deliver(self, result, deadline, capped=True, replaces=False, dead=None):
         """The one place a message of this run leaves: built, then delivered (or held, or
@@ -12392,6 +12459,7 @@ class Run(object):
             _warn("%s: delivery stopped; the message waits in the outbox (gpualert resend)" % stop)
             if self.requeue_last:  # the message is saved: the requeue it announces still goes
                 _safely(self.requeue_last, None, report=True)
+            flush_terminal(0.5)  # the lines above go through the terminal copy: let them out
             return exit_status_for(child.exit_code, child.exec_error)
         if worker.running() and not self.cfg["quiet"]:
             _warn("notification did not finish within %.0fs; the run itself is unaffected" % bound)
@@ -12756,14 +12824,15 @@ class Run(object):
         deadline = self.deadline - 1.0
         dead, note = self.delivery.dead_letters()  # named by the e-mail and the chat posts alike
         result = _with_note(result, note)
-        posts = _start_channels(result, cfg, deadline)  # at once with the e-mail, same deadline
+        names = [os.path.basename(path) for path, _ in dead]
+        posts = _start_channels(result, cfg, deadline, names)  # at once with the e-mail, same deadline
         delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
         if should_notify(result.status, cfg["notify"]):
             delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True,
                                                        dead=(dead, note))
         delivery = _with_channels(delivery, posts, deadline)
-        if dead and (delivery.get("outcome") == "sent" or any(
-                c.get("outcome") == "sent" for c in delivery.get("channels") or ())):
+        if dead and (delivery.get("outcome") == "sent" or any(  # a post that showed them all
+                c.get("outcome") == "sent" and c.get("told") for c in delivery.get("channels") or ())):
             mark_told(dead)
         return delivery, manifest
 
@@ -12888,14 +12957,14 @@ def _write_run_json(result, delivery, manifest, sync=True, dir_fd=None):
     return None
 
 
-def _start_channels(result, cfg, deadline):
+def _start_channels(result, cfg, deadline, dead_names=()):
     """notify_channels in a daemon thread, by the monotonic deadline (at most the e-mail's
     --smtp-timeout from now); None when no channel is configured."""
     if not cfg.get("notify_url"):
         return None
     deadline = min(deadline, time.monotonic() + _mail_timeout(cfg))
     record = _safely(lambda: result_record(result), None)
-    return Background(lambda: notify_channels(result, cfg, deadline, record))
+    return Background(lambda: notify_channels(result, cfg, deadline, record, dead_names=dead_names))
 
 
 def _with_channels(delivery, posts, deadline):
@@ -13840,6 +13909,8 @@ def main(argv=None):
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback, and the 125 contract
         _warn("error: internal: %s: %s" % (type(exc).__name__, exc))
         return EXIT_INTERNAL
+    finally:
+        end_helpers()
 
 
 if __name__ == "__main__":

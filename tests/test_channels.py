@@ -1205,3 +1205,46 @@ def test_a_log_line_cannot_post_a_disguised_link(service):
     text = json.dumps(json.loads(body.decode("utf-8")), ensure_ascii=False)
     assert "<https://evil" not in text and "](https://evil" not in text, text
     assert "your GPU quota" in text and "reset" in text  # the words stay readable
+
+
+def _dead_mail(tmp_path, count):
+    dead = state_dir(tmp_path) / "outbox" / "dead"
+    dead.mkdir(parents=True)
+    names = ["20260101T000000.%06dZ-1-aaaaaa.eml" % i for i in range(count)]
+    for i, name in enumerate(names):
+        (dead / name).write_bytes(b"X-Gpualert-Dead-Reason: refused for good by the relay: u%d@x "
+                                  b"(550 5.1.1 no such user)\nSubject: x\n\nx\n" % i)
+    return dead, names
+
+
+@pytest.mark.parametrize("service", ["telegram", "pushover"])
+def test_a_post_marks_told_only_the_dead_letters_it_shows(proxied, tmp_path, service):
+    """A post that names 20 dead letters was clipped by the service (Telegram showed 4,
+    Pushover none), yet all 20 were marked told and never named again."""
+    server = proxied()
+    dead, names = _dead_mail(tmp_path, 20)
+    run_wrapper(tmp_path, ["--notify-url", SERVICE_URLS[service]])
+    body = server.wait_for(1)[0].body.decode("utf-8")
+    told = (dead / ".told").read_text().split() if (dead / ".told").exists() else []
+    assert all(name in body for name in told), (told, body)
+    assert [n for n in names if n in body][:len(told)] == told  # the oldest shown are the ones told
+    if service == "telegram":
+        assert len(told) > 4
+
+
+def test_a_fifo_or_a_spaced_name_in_dead_letters_costs_nothing(servers, tmp_path):
+    """A FIFO as NAME.json.reason held the run's end for the whole notify bound (40 s) and
+    no post went out; a dead letter whose name holds a space was named in every post, since
+    .told was read word by word."""
+    good = servers(tls=False)
+    dead = state_dir(tmp_path) / "outbox" / "dead"
+    dead.mkdir(parents=True)
+    (dead / "20260101T000000.000000Z-1-aaaaaa.json").write_text("{}")
+    os.mkfifo(str(dead / "20260101T000000.000000Z-1-aaaaaa.json.reason"))
+    (dead / "my copy.json").write_text("{}")
+    for _ in range(2):
+        proc, took = run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port], timeout=30)
+        assert took < 20, proc.stderr
+    first, second = [r.body.decode("utf-8") for r in good.wait_for(2)]
+    assert "my copy.json" in first and "aaaaaa.json" in first, first
+    assert "my copy.json" not in second and "aaaaaa.json" not in second, second

@@ -1223,8 +1223,49 @@ def test_dead_letters_past_the_first_twenty_are_named_by_the_next_messages(tmp_p
             b"X-Gpualert-Dead-Reason: 550 no such user %d\nSubject: x\n\nx\n" % i)
     first, untold = N.untold_dead_letters(cfg)
     assert (len(first), untold) == (20, 25)
-    assert "(5 more: the next message names them)" in N.dead_letter_note(first, untold)
-    N.mark_told(first)
+    N.mark_told(first)  # as if one message had named 20 (each one names what fits)
     second, untold = N.untold_dead_letters(cfg)
     assert untold == 5 and [p for p, _ in second] == sorted(str(p) for p in dead.glob("*.eml"))[20:]
     assert second[-1][1] == "550 no such user 24"
+
+
+def _dead_letters(dead, reasons):
+    dead.mkdir(parents=True)
+    names = ["20260101T000000.%06dZ-1-aaaaaa.eml" % i for i in range(len(reasons))]
+    for name, reason in zip(names, reasons):
+        (dead / name).write_bytes(b"X-Gpualert-Dead-Reason: %s\nSubject: x\n\nx\n" % reason.encode())
+    return names
+
+
+def _refused(i):
+    return ("refused for good by the relay: user%d@example.org (550 5.1.1 <user%d@example.org>: "
+            "Recipient address rejected: User unknown in virtual mailbox table)" % (i, i))
+
+
+def test_a_dead_letter_note_names_only_what_fits_and_groups_one_reason():
+    """The note named 20 letters in ~2.5 kB: the e-mail's row and every chat field clipped
+    it, yet all 20 were marked told, so the clipped ones were never named."""
+    N = load_gpualert()
+    letters = [("/o/dead/%02d.eml" % i, _refused(i)) for i in range(20)]
+    named, note = N.dead_letter_note(letters, 20)
+    assert 1 < len(named) < 20 and named == letters[:len(named)]
+    assert len(note) <= N.DEAD_NOTE_CHARS and "(%d more: the next message" % (20 - len(named)) in note
+    assert all(os.path.basename(p) in note for p, _ in named)
+    same = [(p, "550 5.1.1 no such user") for p, _ in letters]  # one bad address, 20 letters
+    named, note = N.dead_letter_note(same, 20)
+    assert len(named) == 20 and note.count("no such user") == 1, note
+
+
+def test_every_dead_letter_marked_told_was_named_in_the_sent_message(tmp_path, smtp_plain):
+    names = _dead_letters(tmp_path / "outbox" / "dead", [_refused(i) for i in range(20)])
+    told = []
+    for sent in range(1, 8):
+        run = run_gpualert(tmp_path, addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--"] + child("pass"))
+        assert run.returncode == 0, run.stderr
+        body = parse(smtp_plain.wait_for(sent)[-1].data).get_body(("plain",)).get_content()
+        now = (tmp_path / "outbox" / "dead" / ".told").read_text().split()
+        assert len(now) > len(told) and all(name in body for name in now[len(told):]), body
+        told = now
+        if len(told) == 20:
+            break
+    assert sorted(told) == names  # each named once, the oldest first, over a few messages

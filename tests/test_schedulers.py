@@ -751,3 +751,24 @@ def test_watch_accepts_the_job_id_forms_schedulers_use():
     for job_id in ("4242", "4242_7", "4242.3", "4242+1", "4242_[1-10]", "4242_[1,3,5-7%2]"):
         cli = N.parse_command_line(["watch", job_id])
         assert cli.job_ids == [job_id]
+
+
+def test_a_hung_scheduler_query_ends_with_the_wrapper_and_takes_a_sigterm(tmp_path):
+    """The scontrol started at the job's start hung: it outlived the wrapper for good, and
+    with the wrapper's blocked signals inherited, a SIGTERM (even root's) could not end it."""
+    from wrapper_helpers import run_gpualert, wait_until
+    tool = tmp_path / "scontrol"
+    tool.write_text("#!/bin/sh\necho $$ >> %s/pids\n"  # the mask read by the shell itself: dash
+                    # blocks every signal while it forks, so a grep would see that instead
+                    "while read -r line; do case $line in SigBlk*) echo \"$line\" >> %s/masks;; esac"
+                    "; done < /proc/$$/status\nexec sleep 120\n" % (tmp_path, tmp_path))
+    tool.chmod(0o755)
+    env = dict(isolated_env(tmp_path, SLURM_JOB_ID="14", SLURM_JOB_NAME="train"),
+               PATH="%s:/usr/bin:/bin" % tmp_path)  # our scontrol, not the pretend job's
+    code = "import os, time; time.sleep(2)"
+    proc = run_gpualert(tmp_path, ["--outbox", str(tmp_path / "ob"), "--", PY, "-c", code], env=env)
+    assert proc.returncode == 0, proc.stderr
+    pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
+    masks = (tmp_path / "masks").read_text()
+    assert pids and all(mask.split()[1] == "0000000000000000" for mask in masks.splitlines()), masks
+    wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=5, what="the queries to end")

@@ -212,25 +212,46 @@ def test_a_walltime_sigterm_reads_as_timeout_while_the_controller_is_too_busy_to
         assert b"TIMEOUT" in handle.read().split(b"\n\n", 1)[0]
 
 
-def test_a_kill_that_reaches_the_child_just_before_the_wrapper_is_the_job_end_not_a_stop(tmp_path):
-    """CI saw it under load: Slurm's time-limit SIGTERM reached the child, the wrapper reaped
-    it, and the wrapper's own copy of that SIGTERM (the same kill, a moment later) was taken
-    for a request to stop delivering: the message left said INTERRUPTED, not TIMEOUT."""
+def _killed_first(tmp_path, later, args=()):
+    """A pretend Slurm job whose child gets SIGTERM first (the daemon's kill reaches the job's
+    processes one after the other); `later`: [(seconds after, signal)] sent to the wrapper."""
     env = isolated_env(tmp_path, SLURM_JOB_ID="777", SLURM_JOB_NAME="train",
                        SLURM_JOB_END_TIME=str(int(time.time() + 5)))
     code = "import os, time; print(os.getpid(), flush=True); time.sleep(60)"
-    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--"] + child(code), env=env,
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + list(args) + ["--"] + child(code), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
-    os.kill(int(proc.stdout.readline()), signal.SIGTERM)  # the daemon's kill: the child first,
-    time.sleep(0.1)  # then, a moment later (a busy node), the wrapper
-    proc.send_signal(signal.SIGTERM)
+    os.kill(int(proc.stdout.readline()), signal.SIGTERM)
+    start = time.monotonic()
+    for after, sig in later:
+        time.sleep(max(0.0, start + after - time.monotonic()))
+        proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM
+    return err, time.monotonic() - start
+
+
+@pytest.mark.parametrize("copies", [[0.1], [0.1, 0.2]])
+def test_a_kill_that_reaches_the_child_just_before_the_wrapper_is_the_job_end_not_a_stop(
+        tmp_path, silent_relay, copies):
+    """CI saw it under load: Slurm's time-limit SIGTERM reached the child, the wrapper reaped
+    it, and the wrapper's own copy of that SIGTERM (the same kill, a moment later) was taken
+    for a request to stop delivering: the message left said INTERRUPTED, not TIMEOUT. A
+    second copy inside the window stopped delivery too."""
+    args = ["--to", "owner@example.org", "--smtp", silent_relay.addr, "--smtp-timeout", "2"]
+    err, _ = _killed_first(tmp_path, [(after, signal.SIGTERM) for after in copies], args)
     assert b"delivery stopped" not in err, err
     assert run_json(tmp_path)["status"] == "TIMEOUT", err
     (message,) = outbox_messages(tmp_path)
     with open(message, "rb") as handle:
         assert b"TIMEOUT" in handle.read().split(b"\n\n", 1)[0]
+
+
+def test_another_signal_just_after_the_childs_kill_still_stops_delivery(tmp_path, silent_relay):
+    """The child died of SIGTERM and the user's SIGINT came 0.1 s later: it was swallowed as
+    the wrapper's copy of the kill, and delivery ran on to the SMTP timeout."""
+    args = ["--to", "owner@example.org", "--smtp", silent_relay.addr, "--smtp-timeout", "30"]
+    err, took = _killed_first(tmp_path, [(0.1, signal.SIGINT)], args)
+    assert b"SIGINT: delivery stopped" in err and took < 20, (took, err)
 
 
 SCANCEL_RECORD = ("JobId=777 JobName=train UserId=root(0) JobState=COMPLETING Reason=None "
