@@ -307,6 +307,7 @@ DEAD_NOTE_CHARS = 1000        # ... and no more than fit this: a field of every 
                               # shows it whole (Teams' and Mattermost's 1,000); the next
                               # message names the rest
 DEAD_REASON_CHARS = 150       # one refusal's reason in the note
+DEAD_PATH_CHARS = 160         # its dead/ folder, clipped in the middle
 TOLD_MAX_BYTES = 4 << 20       # dead/.told: 100,000 names; what is past it is named again
 DEAD_NOTE_HEAD = "earlier message(s) were refused for good"  # the note's words; chat shows it
 RUN_JSON_MAX_BYTES = 16 << 20  # a bigger run.json is not one gpualert wrote
@@ -7890,6 +7891,7 @@ class TerminalCopy(object):
         self.fd = fd
         self.backlog = 0
         self.dead = False  # the reader went away, or the copy was given up
+        self.writing_since = None  # when the write under way began: a reader that stopped
         self._queue = collections.deque()
         self._changed = threading.Condition()
         threading.Thread(target=self._run, daemon=True).start()
@@ -7910,12 +7912,19 @@ class TerminalCopy(object):
     def full(self):
         return self.backlog >= TERMINAL_BACKLOG_BYTES
 
-    def wait_idle(self, seconds):
-        """True once everything queued is written (or the copy is dead), within seconds."""
-        deadline = time.time() + seconds
+    def wait_idle(self, seconds, most_s=None):
+        """True once everything queued is written (or the copy is dead), within seconds; with
+        most_s, past `seconds` only a copy held that long in one write (a reader that stopped
+        reading) is not waited for further: one only slow to run (a loaded node) gets most_s."""
+        start = time.time()
+        end = start + max(seconds, most_s or 0.0)
         with self._changed:
-            while self.backlog and not self.dead and time.time() < deadline:
-                self._changed.wait(max(0.0, deadline - time.time()))
+            while self.backlog and not self.dead:
+                now, writing = time.time(), self.writing_since
+                held = not most_s or (writing is not None and now - writing >= seconds)
+                if now >= end or (now - start >= seconds and held):
+                    break
+                self._changed.wait(min(POLL_S, end - now))
             return not self.backlog or self.dead
 
     def give_up(self):
@@ -7943,7 +7952,9 @@ class TerminalCopy(object):
         try:
             view = memoryview(data)
             while view:
+                self.writing_since = time.time()
                 view = view[os.write(self.fd, view):]
+                self.writing_since = None
         except OSError:  # a closed terminal or pipe: keep logging, stop copying
             self.give_up()
 
@@ -7957,10 +7968,10 @@ def terminal_copies(merged):
 
 
 def flush_terminal(seconds):
-    """Wait (bounded) for what is queued for our outputs, e.g. the summary line, to be written."""
-    deadline = time.time() + seconds
+    """Wait for what is queued for our outputs, e.g. the summary line, to be written: up to
+    `seconds` for a reader that takes nothing, TERMINAL_GRACE_S for a copy slow to run."""
     for copy in set(TERMINAL_COPIES.values()):
-        copy.wait_idle(max(0.0, deadline - time.time()))
+        copy.wait_idle(seconds, TERMINAL_GRACE_S)
 
 
 class ChildOutput(object):
@@ -8191,8 +8202,10 @@ class ChildPump(object):
     def finish_terminal(self):
         """Our outputs get until TERMINAL_GRACE_S after the exit to take what is queued; one
         that has not is given up, with one line on stderr, so we exit with the child's status."""
-        left = max(0.05, self.exited_at + TERMINAL_GRACE_S - time.time())
-        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left)]
+        # the grace is from the exit; a copy not held in a write (the work after the exit took
+        # the grace on a loaded node) still gets TERMINAL_GRACE_S: its lines are the summary
+        left = max(0.5, self.exited_at + TERMINAL_GRACE_S - time.time())
+        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left, TERMINAL_GRACE_S)]
         for copy in stuck:
             copy.give_up()
         if stuck:
@@ -9332,8 +9345,9 @@ def untold_dead_letters(cfg):
     for place in search_places(cfg)[0]:
         dead = os.path.join(place, DEAD_DIR)
         told = _told(dead)
+        # a name no line of .told can hold (a line break in it) is never ours: not named
         out += [path for path in ready_items(dead, kinds=("eml", CHANNEL_KIND))
-                if os.path.basename(path) not in told]
+                if os.path.basename(path) not in told and os.path.basename(path).isprintable()]
     # the oldest first, DEAD_NOTE_MAX a message: the next message names the next ones
     return [(path, _header_line(path, b"X-Gpualert-Dead-Reason:")
              or _header_line(path + ".reason", b"X-Gpualert-Dead-Reason:") or "?")
@@ -9396,12 +9410,13 @@ def _dead_text(named, untold):
             groups[-1][0].append(os.path.basename(path))
         else:
             groups.append(([os.path.basename(path)], reason))
-    text = "%d %s and moved to %s: %s" % (
-        untold, DEAD_NOTE_HEAD, os.path.dirname(named[0][0]),
-        "; ".join("%s: %s" % (", ".join(names), _fit(reason, DEAD_REASON_CHARS)) for names, reason in groups))
-    if untold > len(named):
-        text += " (%d more: the next message names them)" % (untold - len(named))
-    return text
+    folders = sorted(set(os.path.dirname(path) for path, _ in named))
+    more = "; %d more: the next message names them" % (untold - len(named)) if untold > len(named) else ""
+    # the names first: a long path, clipped in its middle, never hides them
+    return "%d %s: %s (moved to %s%s)" % (
+        untold, DEAD_NOTE_HEAD,
+        "; ".join("%s: %s" % (", ".join(names), _fit(reason, DEAD_REASON_CHARS)) for names, reason in groups),
+        " and ".join(_fit(folder, DEAD_PATH_CHARS, head=40, tail=DEAD_PATH_CHARS - 43) for folder in folders), more)
 
 
 def _remove_quietly(path):
@@ -12027,7 +12042,7 @@ def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_n
     Each message is spooled first (a record in the outbox), so a failure or a SIGKILL leaves
     it for `resend`; a service's permanent refusal moves it to dead/. Never raises.
     Returns one dict per channel: channel (masked), service, outcome, detail, path, and
-    told: the post shows every one of dead_names (the dead letters its note names)."""
+    told: those of dead_names (the dead letters its note names) the post shows whole."""
     try:
         if channels is None:
             channels = configured_channels(cfg)[0]
@@ -12045,18 +12060,40 @@ def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_n
         picture = _channel_picture(result, cfg, wanted)
         posted = deliver_channels(wanted, summary, deadline, record=record, txn_ids=txn_ids,
                                   picture=picture)
-        return [dict(_settle_channel(c, res, path), told=_safely(lambda: _shows_names(c, summary, dead_names), False))
+        return [dict(_settle_channel(c, res, path), told=_safely(lambda: _shown_names(c, summary, dead_names), []))
                 for (c, res), path in zip(posted, paths)]
     except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
         return [{"channel": "*", "outcome": "failed", "detail": "internal error: %s" % _describe(exc)}]
 
 
-def _shows_names(channel, summary, names):
-    """Whether the post shows all of names: a service's limits may clip a row of it."""
-    if not names or channel.service in ("apprise", "matrix"):
-        return True  # Matrix takes 16,000 characters; apprise clips for its targets, unseen here
-    body = build_channel_request(channel, summary).body
-    return all(name.encode("utf-8") in body for name in names)
+def _shown_names(channel, summary, names):
+    """Those of the note's names the post shows whole: a service's limits may clip its row."""
+    if channel.service in ("apprise", "matrix"):
+        return list(names)  # Matrix takes 16,000 characters; apprise clips for its targets, unseen
+    text = _request_text(build_channel_request(channel, summary))
+    # as the note writes them, after ": ", "; " or ", " and before ":" or ",": not a piece of another
+    return [n for n in names if re.search(r"[:;,] %s[:,]" % re.escape(n), text)]
+
+
+def _request_text(request):
+    """What a post's reader sees of its body: JSON strings or form values, entities decoded."""
+    import html
+    import json
+    from urllib.parse import parse_qsl
+    text, kind = request.body.decode("utf-8", "replace"), request.headers.get("Content-Type", "")
+    if kind.startswith("application/json"):
+        text = "\n".join(_json_strings(json.loads(text)))
+    elif kind.startswith("application/x-www-form-urlencoded"):
+        text = "\n".join(value for _, value in parse_qsl(text))
+    return html.unescape(text)
+
+
+def _json_strings(value):
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [text for item in value for text in _json_strings(item)]
+    return [value] if isinstance(value, str) else []
 
 
 def _channel_picture(result, cfg, channels):
@@ -12831,9 +12868,11 @@ class Run(object):
             delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True,
                                                        dead=(dead, note))
         delivery = _with_channels(delivery, posts, deadline)
-        if dead and (delivery.get("outcome") == "sent" or any(  # a post that showed them all
-                c.get("outcome") == "sent" and c.get("told") for c in delivery.get("channels") or ())):
-            mark_told(dead)
+        shown = set(names if delivery.get("outcome") == "sent" else ())  # the e-mail shows its note
+        for post in delivery.get("channels") or ():
+            if post.get("outcome") == "sent":
+                shown.update(post.get("told") or ())
+        mark_told([letter for letter in dead if os.path.basename(letter[0]) in shown])
         return delivery, manifest
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -1242,9 +1243,37 @@ def test_a_fifo_or_a_spaced_name_in_dead_letters_costs_nothing(servers, tmp_path
     (dead / "20260101T000000.000000Z-1-aaaaaa.json").write_text("{}")
     os.mkfifo(str(dead / "20260101T000000.000000Z-1-aaaaaa.json.reason"))
     (dead / "my copy.json").write_text("{}")
+    (dead / "a\u2028zz.json").write_text("{}")  # a line break .told cannot hold: never named,
+    (dead / "zz.json").write_text("{}")  # so it cannot mark this one told without naming it
     for _ in range(2):
         proc, took = run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port], timeout=30)
         assert took < 20, proc.stderr
     first, second = [r.body.decode("utf-8") for r in good.wait_for(2)]
-    assert "my copy.json" in first and "aaaaaa.json" in first, first
+    assert "my copy.json" in first and "aaaaaa.json" in first and " zz.json" in first, first
     assert "my copy.json" not in second and "aaaaaa.json" not in second, second
+    assert " zz.json" not in second and "a\\u2028zz" not in first + second
+
+
+def test_a_post_is_credited_only_with_the_names_it_shows_whole():
+    """The check was bytes-in-body: a name cut by Pushover's 1,024 characters still counted
+    when it was a piece of another name ('03.eml' in '0-03.eml'), and names a service
+    escapes ('a&b.eml' as 'a&amp;b.eml', JSON's \\") never counted, so were named forever."""
+    long_reason = "refused for good by the relay: u@x (550 5.1.1 <u@x>: Recipient address rejected) " * 2
+    letters = [("/o/dead/0-%02d.eml" % i, long_reason + str(i)) for i in range(4)]
+    letters += [("/o/dead/%02d.eml" % i, "550 no such user") for i in range(4)]
+    named, note = gpualert.dead_letter_note(letters, len(letters))
+    result = make_result(evidence="RuntimeError: CUDA error: an illegal memory access " + "x" * 400)
+    summary = gpualert.brief_for(result._replace(notes=[note]))
+    names = [os.path.basename(path) for path, _ in named]
+    pushover = gpualert.parse_channel(SERVICE_URLS["pushover"])
+    shown = gpualert._shown_names(pushover, summary, names)
+    message = dict(parse_qsl(gpualert.build_channel_request(pushover, summary).body.decode()))["message"]
+    assert shown and shown == [n for n in names if (" %s:" % n) in message or (" %s," % n) in message]
+    assert len(shown) < len(names)  # Pushover cut the row: the rest are named again
+    odd = [("/o/dead/a&b \"%d\".eml" % i, "550 no such user") for i in range(2)]
+    named, note = gpualert.dead_letter_note(odd, 2)
+    summary = gpualert.brief_for(make_result()._replace(notes=[note]))
+    for service in ("json", "slack", "telegram", "pushover"):
+        channel = gpualert.parse_channel(SERVICE_URLS[service])
+        assert gpualert._shown_names(channel, summary, ['a&b "0".eml', 'a&b "1".eml']) == [
+            'a&b "0".eml', 'a&b "1".eml'], service

@@ -399,3 +399,25 @@ def test_scheduler_early_warning_notifies_and_reaches_the_child(tmp_path, smtp_p
     subjects = [parse(m.data)["Subject"] for m in smtp_plain.wait_for(2)]
     assert any(s.startswith("[gpualert] WARNING job 4242 ") and "walltime" in s for s in subjects), subjects
     assert any(s.startswith("[gpualert] SUCCESS") for s in subjects), subjects  # a warning is not an end
+
+
+def test_the_last_lines_wait_for_a_copy_slow_to_run_not_for_a_reader_that_stopped():
+    """Under load (16 busy loops, 50 runs) stderr was empty in 2-6 of 50 runs: when the work
+    after the exit took the 2 s grace, the copy was given up unless idle within 0.05 s, and
+    flush_terminal gave it 0.5 s, though it was only waiting to run, not held by a reader."""
+    from _load import load_gpualert
+    N = load_gpualert()
+    read_fd, write_fd = os.pipe()
+    slow = N.TerminalCopy(write_fd)
+    real_write = slow._write
+    slow._write = lambda data: (time.sleep(1.0), real_write(data))  # 1 s before it runs
+    slow.put(b"gpualert: FAILED ...\n")
+    assert slow.wait_idle(0.5, 3.0) and os.read(read_fd, 100) == b"gpualert: FAILED ...\n"
+    full_r, full_w = os.pipe()
+    stopped = N.TerminalCopy(full_w)  # nobody reads full_r: the pipe fills, the write blocks
+    stopped.put(b"x" * (1 << 20))
+    start = time.monotonic()
+    assert not stopped.wait_idle(0.5, 3.0) and time.monotonic() - start < 2.0
+    os.close(full_r)  # the blocked write fails (EPIPE): the copy's thread ends
+    for fd in (read_fd, write_fd, full_w):
+        os.close(fd)
