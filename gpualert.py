@@ -5709,9 +5709,10 @@ def render_html(result, manifest, image_cid=None):
             _HTML_WRAP, esc("\n".join(metric_lines(result.metrics)))))
     out.append("<h3>Details</h3>")
     out += _html_table(_summary_rows(result))
-    if _notes_below(result, brief):
+    below = _notes_below(result, brief)
+    if below:
         out.append("<h3>Notes</h3><ul>%s</ul>" % "".join(
-            "<li>%s</li>" % esc(_clean(n, 1000)) for n in _notes_below(result, brief)))
+            "<li>%s</li>" % esc(_clean(n, 1000)) for n in below))
     tail = _shown_tail(result)
     out.append("<h3>Last %d lines of output</h3>" % len(tail) if tail else "<h3>No lines of output shown</h3>")
     shown = "\n".join(('<mark>%s</mark>' % esc(t)) if _is_evidence(t, c.evidence) else esc(t)
@@ -8143,19 +8144,22 @@ class ChildPump(object):
                 self.relay.stop_child(now)
             self.relay.check_kill(now)
             self._check_stall(now)
-        if self._killed_unlike_us():
-            self.relay.take_own_copy(signal_name(-self.exit_code), SAME_KILL_S)
+        unlike_us = self._killed_unlike_us()
+        if unlike_us:
+            self.relay.take_own_copy(unlike_us, SAME_KILL_S)
         self.exited_at, self.bytes_at_exit = time.time(), self.output.bytes
         self._take_terminal()
         self.pipes.resume_all()
         self._settle()
 
     def _killed_unlike_us(self):
-        """Did a stop signal end the child that has not reached us (yet)? Not a Ctrl-C on
-        the terminal the child holds: that one is for the child's group alone."""
+        """The stop signal that ended the child and has not reached us (yet), or None. Not a
+        Ctrl-C on the terminal the child holds: that one is for the child's group alone."""
         died_of = signal_name(-self.exit_code) if self.exit_code < 0 else None
-        return died_of in self.relay.stops and self.tty is None and not any(
-            name in self.relay.stops for name, _, _ in self.signals)
+        if died_of in self.relay.stops and self.tty is None and not any(
+                name in self.relay.stops for name, _, _ in self.signals):
+            return died_of
+        return None
 
     def _wait_for_events(self):
         if self.pipes.copies:
@@ -11129,9 +11133,10 @@ def read_time_limit(sched, run=None, environ=None, pauses=()):
     as the job's scheduler says (its adapter's read_limit). pauses: seconds to wait before
     asking again while the scheduler does not answer (a controller busy as many jobs start:
     without the limit, a time-limit kill whose SIGTERM query is late reads as a plain one)."""
+    sched = sched or {}
     for pause in (0.0,) + tuple(pauses):
         time.sleep(pause)
-        info, sched = {"limit_s": None, "end_time": None, "source": None, "notes": []}, sched or {}
+        info = {"limit_s": None, "end_time": None, "source": None, "notes": []}
         try:
             scheduler_named(sched.get("kind")).read_limit(info, sched, run or run_command,
                                                           environ or os.environ)
