@@ -9378,6 +9378,16 @@ def _header_line(path, name):
     return None
 
 
+def tell_shown(dead_letters, delivery):
+    """Mark told the dead letters a delivered message showed: all the e-mail's note names,
+    those each post that went showed whole (its "told")."""
+    shown = set(os.path.basename(path) for path, _ in dead_letters) if delivery.get("outcome") == "sent" else set()
+    for post in delivery.get("channels") or ():
+        if post.get("outcome") == "sent":
+            shown.update(post.get("told") or ())
+    mark_told([letter for letter in dead_letters if os.path.basename(letter[0]) in shown])
+
+
 def mark_told(dead_letters):
     """Remember that a delivered message told the user about these dead letters."""
     by_folder = {}
@@ -12266,8 +12276,8 @@ class RunDelivery(object):
         delivery = deliver_capped(msg, self.cfg, deadline, capped=capped, over=over,
                                   on_spooled=lambda path: self._on_spooled(msg, path, bool(over)))
         self._on_spooled(msg, None)
-        if own and dead and delivery.get("outcome") == "sent":
-            mark_told(dead)
+        if own:
+            tell_shown(dead, delivery)
         return delivery, manifest
 
     def _on_spooled(self, msg, path, replaces=False):
@@ -12873,11 +12883,7 @@ class Run(object):
             delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True,
                                                        dead=(dead, note))
         delivery = _with_channels(delivery, posts, deadline)
-        shown = set(names if delivery.get("outcome") == "sent" else ())  # the e-mail shows its note
-        for post in delivery.get("channels") or ():
-            if post.get("outcome") == "sent":
-                shown.update(post.get("told") or ())
-        mark_told([letter for letter in dead if os.path.basename(letter[0]) in shown])
+        tell_shown(dead, delivery)
         return delivery, manifest
 
 
