@@ -10467,6 +10467,12 @@ class ChannelResend(object):
 
     def __init__(self, cfg):
         self.cfg = cfg
+        self.last = (None, None)  # (claimed path, its record): each item is read once
+
+    def record(self, claimed):
+        if self.last[0] != claimed:
+            self.last = (claimed, read_channel_record(claimed))
+        return self.last[1]
 
     @staticmethod
     def unusable():
@@ -10476,18 +10482,16 @@ class ChannelResend(object):
     def held(path):
         return _record_held(path)
 
-    @staticmethod
-    def message_of(claimed):
+    def message_of(self, claimed):
         """One message to several channels takes one slot of the cap, as it does in a run.
         -> (the message, the channel)."""
-        data = read_channel_record(claimed)  # not_to_send has read it: readable and whole
+        data = self.record(claimed)  # not_to_send has read it: readable and whole
         return repr(sorted(data["summary"].items())), data["url"]
 
-    @staticmethod
-    def not_to_send(claimed, places, down):  # as MailResend.not_to_send
+    def not_to_send(self, claimed, places, down):  # as MailResend.not_to_send
         name = _claim_parts(os.path.basename(claimed))[0]
         try:
-            channel = _channel_from_record(read_channel_record(claimed))[0]
+            channel = _channel_from_record(self.record(claimed))[0]
         except OSError as exc:  # unreadable now (permissions, a full disk): maybe not later
             release_item(claimed)
             return ("failed",), "%s: %s" % (name, _describe(exc))
@@ -10500,7 +10504,7 @@ class ChannelResend(object):
         return None
 
     def send(self, claimed, stop_at):  # as MailResend.send; not_to_send read the record
-        data = read_channel_record(claimed)
+        data = self.record(claimed)
         channel, summary = _channel_from_record(data)
         deadline = min(stop_at, time.monotonic() + _mail_timeout(self.cfg))
         # In a thread, like a run's posts: a server that drips its answer cannot hold resend.
