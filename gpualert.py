@@ -118,6 +118,7 @@ TAIL_LINES = 60
 TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
+TERMINAL_WRITE_BYTES = 64 << 10  # the most one write to an output takes: a pipe's default buffer
 TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the child's pipe is not read
 #: Lines that could decide a run's cause anywhere in the log: exception and error lines,
 #: fatal markers, launchers' root-cause blocks, scheduler lines (one case-sensitive grep -E
@@ -7952,9 +7953,9 @@ class TerminalCopy(object):
     def _write(self, data):
         try:
             view = memoryview(data)
-            while view:
-                self.writing_since = time.time()
-                view = view[os.write(self.fd, view):]
+            while view:  # a pipe's worth a write: one held long is a reader that stopped,
+                self.writing_since = time.time()  # not one slower than a whole chunk
+                view = view[os.write(self.fd, view[:TERMINAL_WRITE_BYTES]):]
                 self.writing_since = None
         except OSError:  # a closed terminal or pipe: keep logging, stop copying
             self.give_up()
@@ -8214,8 +8215,8 @@ class ChildPump(object):
             copy.give_up()
         if stuck:
             what = "terminal" if any(_isatty(c.fd) for c in stuck) else "reader of our output"
-            _warn("the %s took no output for %.0fs after the command ended; stopped copying to it "
-                  "(the log has everything)" % (what, max(TERMINAL_GRACE_S, time.time() - self.exited_at)))
+            _warn("the %s had not taken the output %.0fs after the command ended; stopped copying "
+                  "to it (the log has everything)" % (what, max(TERMINAL_GRACE_S, time.time() - self.exited_at)))
             flush_terminal(0.5)
 
     def drain(self, seconds):

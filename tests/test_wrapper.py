@@ -421,3 +421,57 @@ def test_the_last_lines_wait_for_a_copy_slow_to_run_not_for_a_reader_that_stoppe
     os.close(full_r)  # the blocked write fails (EPIPE): the copy's thread ends
     for fd in (read_fd, write_fd, full_w):
         os.close(fd)
+
+
+def _steady_reader(fd, kib_per_s, got):
+    """Read fd at a steady pace until end of file, into the bytearray got."""
+    while True:
+        data = os.read(fd, 32 << 10)
+        if not data:
+            return
+        got.extend(data)
+        time.sleep(32.0 / kib_per_s)
+
+
+def test_a_reader_slow_but_steady_is_not_taken_for_one_that_stopped():
+    """A 1 MiB chunk went to one blocking write, so a reader taking 400 KiB/s held it past
+    0.5 s and looked stopped: the copy was given up though the reader was taking data."""
+    import threading
+    from _load import load_gpualert
+    N = load_gpualert()
+    read_fd, write_fd = os.pipe()
+    got = bytearray()
+    reader = threading.Thread(target=_steady_reader, args=(read_fd, 400, got), daemon=True)
+    reader.start()
+    copy = N.TerminalCopy(write_fd)
+    copy.put(b"x" * (1 << 20))
+    assert copy.wait_idle(0.5, 30.0), "given up with %d KiB read" % (len(got) >> 10)
+    os.close(write_fd)
+    reader.join(30)
+    assert len(got) == 1 << 20
+    os.close(read_fd)
+
+
+def test_the_last_lines_reach_a_slow_reader_when_delivery_took_the_grace(tmp_path, relay_factory):
+    """The helper's reproducer: 3 MiB of output, a reader taking 700 KiB/s and a relay
+    slow enough to use the 2 s grace: LAST-OUT never reached the reader, and the wrapper
+    said the reader 'took no output' while it was taking it."""
+    import threading
+    relay = relay_factory("slow", delay=0.38)  # about 2.7 s for its 7 answers
+    child = ("import os, sys\nfor _ in range(3072): os.write(1, b'z' * 1023 + b'\\n')\n"
+             "os.write(1, b'LAST-OUT\\n'); sys.exit(7)")
+    read_fd, write_fd = os.pipe()
+    got = bytearray()
+    reader = threading.Thread(target=_steady_reader, args=(read_fd, 700, got), daemon=True)
+    reader.start()
+    proc = subprocess.Popen([PY, SCRIPT, "--smtp", relay.addr, "--to", "ana@example.org", "--",
+                             PY, "-c", child], env=isolated_env(tmp_path), cwd=str(tmp_path),
+                            stdout=write_fd, stderr=subprocess.PIPE)
+    os.close(write_fd)
+    err = proc.communicate(timeout=120)[1].decode()
+    reader.join(60)
+    os.close(read_fd)
+    assert proc.returncode == 7
+    assert relay.wait_for(1), err
+    assert got.endswith(b"LAST-OUT\n"), (len(got) >> 10, err)
+    assert "took no output" not in err
