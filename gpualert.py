@@ -439,6 +439,13 @@ Outcome = collections.namedtuple(
 Outcome.__new__.__defaults__ = ((),)
 
 
+# The dead letters a message names (dead_letter_note): letters [(path, reason)], the note
+# (None: no note) and entries [(name, the note through that name and the ":" or "," after
+# it)]: a post shows a name whole only if it shows the note that far.
+DeadNote = collections.namedtuple("DeadNote", "letters text entries")
+NO_DEAD_NOTE = DeadNote([], None, [])
+
+
 def _with_note(result, note):
     """The result with one more note (none if note is None or already there)."""
     if note is None or note in result.notes:
@@ -6033,16 +6040,20 @@ _COLOUR = {"failure": 0xD32F2F, "warning": 0xF9A825, "ok": 0x2E7D32}
 _EMOJI = {"failure": ":rotating_light:", "warning": ":warning:", "ok": ":white_check_mark:"}
 
 
+ZERO_WIDTH_SPACE = "\u200b"  # breaks a mention or link markup, unseen by the reader
+ENTITY_SERVICES = ("slack", "telegram")  # their text is HTML-escaped; readers see it decoded
+
+
 def _slack_escape(text):
     """Slack's three control characters, and no @channel/@here from a log line."""
-    return _html(text).replace("@", "@\u200b")
+    return _html(text).replace("@", "@" + ZERO_WIDTH_SPACE)
 
 
 def build_slack(channel, summary):
     """Slack incoming webhook: fallback text plus blocks (header <= 150, section <= 3000)."""
     lines = "\n".join("*%s:* %s" % (k, _slack_escape(v)) for k, v in summary.fields
                       if k != "Line")
-    header = _fit(summary.title, 150).replace("@", "@\u200b")
+    header = _fit(summary.title, 150).replace("@", "@" + ZERO_WIDTH_SPACE)
     blocks = [{"type": "header", "text": {"type": "plain_text", "text": header}},
               {"type": "section", "text": {"type": "mrkdwn", "text": _fit(lines, 3000)}}]
     if summary.evidence:
@@ -6099,14 +6110,14 @@ def build_googlechat(channel, summary):
 def _no_mentions(text):
     """@all, @channel, @here (and Slack-style <!here>) from a log line must not page a whole
     chat: a zero-width space keeps the text and breaks the mention (Mattermost, Rocket.Chat)."""
-    return _no_links(str(text).replace("@", "@\u200b"))
+    return _no_links(str(text).replace("@", "@" + ZERO_WIDTH_SPACE))
 
 
 def _no_links(text):
     """[label](url) and <url|label> from a log line must not become a link whose label hides
     where it goes (markdown in Teams, Mattermost, Rocket.Chat; Google Chat's own syntax): a
     zero-width space keeps the text and breaks the markup."""
-    return str(text).replace("](", "]\u200b(").replace("<", "<\u200b")
+    return str(text).replace("](", "]%s(" % ZERO_WIDTH_SPACE).replace("<", "<" + ZERO_WIDTH_SPACE)
 
 
 def build_mattermost(channel, summary):
@@ -9350,13 +9361,22 @@ def untold_dead_letters(cfg):
     for place in search_places(cfg)[0]:
         dead = os.path.join(place, DEAD_DIR)
         told = _told(dead)
-        # a name no line of .told can hold (a line break in it) is never ours: not named
         out += [path for path in ready_items(dead, kinds=("eml", CHANNEL_KIND))
-                if os.path.basename(path) not in told and os.path.basename(path).isprintable()]
+                if os.path.basename(path) not in told and _nameable(os.path.basename(path))]
     # the oldest first, DEAD_NOTE_MAX a message: the next message names the next ones
     return [(path, _header_line(path, b"X-Gpualert-Dead-Reason:")
              or _header_line(path + ".reason", b"X-Gpualert-Dead-Reason:") or "?")
             for path in out[:DEAD_NOTE_MAX]], len(out)
+
+
+def _nameable(name):
+    """A name no line of .told can hold (a line break in it), or no message can show as it
+    is (bytes that are not UTF-8), is never one of ours: not named."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return name.splitlines() == [name]
 
 
 def _told(dead):
@@ -9390,48 +9410,68 @@ def tell_shown(dead_letters, delivery):
 
 
 def mark_told(dead_letters):
-    """Remember that a delivered message told the user about these dead letters."""
+    """Remember that a delivered message told the user about these dead letters. .told only
+    grows, so past half its cap it is written anew with the names still in dead/ (past the
+    cap, a new name would be named in every message)."""
     by_folder = {}
     for path, _ in dead_letters:
         by_folder.setdefault(os.path.dirname(path), []).append(os.path.basename(path) + "\n")
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     for folder, names in by_folder.items():
-        try:  # non-blocking: a FIFO planted as .told fails at once instead of holding us
-            fd = os.open(os.path.join(folder, ".told"), flags, 0o600)
-            with os.fdopen(fd, "a") as handle:
-                handle.write("".join(names))
+        told = os.path.join(folder, ".told")
+        data = "".join(names).encode("utf-8")
+        try:
+            if _regular_size(told) + len(data) > TOLD_MAX_BYTES // 2:
+                kept = [name + "\n" for name in _told(folder) if os.path.lexists(os.path.join(folder, name))]
+                _write_private(folder, ".told", "".join(kept).encode("utf-8") + data, over=True)
+                continue
+            # non-blocking: a FIFO planted as .told fails at once instead of holding us
+            with os.fdopen(os.open(told, flags, 0o600), "ab") as handle:
+                handle.write(data)
         except OSError:
             pass
 
 
+def _regular_size(path):
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
 def dead_letter_note(dead_letters, untold):
-    """The oldest dead letters that fit in one note of DEAD_NOTE_CHARS, and the note:
-    -> (named, note). untold: how many there are in all (the next message names the rest,
-    and only those named are marked told)."""
-    named, note = dead_letters[:1], _dead_text(dead_letters[:1], untold)
+    """The oldest dead letters that fit in one note of DEAD_NOTE_CHARS -> DeadNote. untold:
+    how many there are in all (the next message names the rest, and only those named are
+    marked told)."""
+    note = DeadNote(dead_letters[:1], *_dead_text(dead_letters[:1], untold))
     for count in range(2, len(dead_letters) + 1):
-        text = _dead_text(dead_letters[:count], untold)
+        text, entries = _dead_text(dead_letters[:count], untold)
         if len(text) > DEAD_NOTE_CHARS:
             break
-        named, note = dead_letters[:count], text
-    return named, note
+        note = DeadNote(dead_letters[:count], text, entries)
+    return note
 
 
 def _dead_text(named, untold):
-    """Letters refused for one reason (one bad address, mostly) share it: 'a.eml, b.eml: why'."""
+    """-> (the note, its entries). Letters refused for one reason (one bad address, mostly)
+    share it: 'a.eml, b.eml: why'."""
     groups = []
     for path, reason in named:
         if groups and groups[-1][1] == reason:
             groups[-1][0].append(os.path.basename(path))
         else:
             groups.append(([os.path.basename(path)], reason))
+    text, entries = "%d %s: " % (untold, DEAD_NOTE_HEAD), []
+    for names, reason in groups:  # the names first: a long path, clipped, never hides them
+        for i, name in enumerate(names):
+            text += ("" if not entries else ", " if i else "; ") + name
+            entries.append((name, text + ("," if i < len(names) - 1 else ":")))
+        text += ": " + _fit(reason, DEAD_REASON_CHARS)
     folders = sorted(set(os.path.dirname(path) for path, _ in named))
     more = "; %d more: the next message names them" % (untold - len(named)) if untold > len(named) else ""
-    # the names first: a long path, clipped in its middle, never hides them
-    return "%d %s: %s (moved to %s%s)" % (
-        untold, DEAD_NOTE_HEAD,
-        "; ".join("%s: %s" % (", ".join(names), _fit(reason, DEAD_REASON_CHARS)) for names, reason in groups),
-        " and ".join(_fit(folder, DEAD_PATH_CHARS, head=40, tail=DEAD_PATH_CHARS - 43) for folder in folders), more)
+    return text + " (moved to %s%s)" % (" and ".join(
+        _fit(folder, DEAD_PATH_CHARS, head=40, tail=DEAD_PATH_CHARS - 43) for folder in folders), more), entries
 
 
 def _remove_quietly(path):
@@ -12057,12 +12097,12 @@ def configured_channels(cfg):
     return channels, problems
 
 
-def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_names=()):
+def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_entries=()):
     """Tell every channel that wants this status, all at once, before the monotonic deadline.
     Each message is spooled first (a record in the outbox), so a failure or a SIGKILL leaves
     it for `resend`; a service's permanent refusal moves it to dead/. Never raises.
     Returns one dict per channel: channel (masked), service, outcome, detail, path, and
-    told: those of dead_names (the dead letters its note names) the post shows whole."""
+    told: the names of dead_entries (DeadNote.entries) the post shows whole."""
     try:
         if channels is None:
             channels = configured_channels(cfg)[0]
@@ -12080,32 +12120,40 @@ def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_n
         picture = _channel_picture(result, cfg, wanted)
         posted = deliver_channels(wanted, summary, deadline, record=record, txn_ids=txn_ids,
                                   picture=picture)
-        return [dict(_settle_channel(c, res, path), told=_safely(lambda: _shown_names(c, summary, dead_names), []))
+        return [dict(_settle_channel(c, res, path), told=_safely(lambda: _shown_names(c, summary, dead_entries), []))
                 for (c, res), path in zip(posted, paths)]
     except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
         return [{"channel": "*", "outcome": "failed", "detail": "internal error: %s" % _describe(exc)}]
 
 
-def _shown_names(channel, summary, names):
-    """Those of the note's names the post shows whole: a service's limits may clip its row."""
-    if channel.service in ("apprise", "matrix"):
-        return list(names)  # Matrix takes 16,000 characters; apprise clips for its targets, unseen
-    text = _request_text(build_channel_request(channel, summary))
-    # as the note writes them, after ": ", "; " or ", " and before ":" or ",": not a piece of another
-    return [n for n in names if re.search(r"[:;,] %s[:,]" % re.escape(n), text)]
+def _shown_names(channel, summary, entries):
+    """The names of a DeadNote's entries the post shows whole: it shows the note (as the
+    brief cleans it) through the name's entry, so a name clipped by the service's limit, or
+    found only as a piece of another name or of a reason, is not counted. A post through
+    apprise counts for none: what its target shows is unseen (an SMS: 160 characters), so
+    the next message names them again."""
+    if not entries or channel.service == "apprise":
+        return []
+    text = _shown_text(channel, summary)
+    return [name for name, through in entries if _clean(through).replace(ZERO_WIDTH_SPACE, "") in text]
 
 
-def _request_text(request):
-    """What a post's reader sees of its body: JSON strings or form values, entities decoded."""
+def _shown_text(channel, summary):
+    """What a post's reader sees of its text: JSON strings or form values, HTML entities
+    decoded where the service renders them, without the guards' zero-width spaces."""
     import html
     import json
     from urllib.parse import parse_qsl
+    request = build_matrix(channel, summary, "!shown:localhost", "shown") if channel.service == "matrix" \
+        else build_channel_request(channel, summary)
     text, kind = request.body.decode("utf-8", "replace"), request.headers.get("Content-Type", "")
     if kind.startswith("application/json"):
         text = "\n".join(_json_strings(json.loads(text)))
     elif kind.startswith("application/x-www-form-urlencoded"):
         text = "\n".join(value for _, value in parse_qsl(text))
-    return html.unescape(text)
+    if channel.service in ENTITY_SERVICES:
+        text = html.unescape(text)
+    return text.replace(ZERO_WIDTH_SPACE, "")
 
 
 def _json_strings(value):
@@ -12257,11 +12305,11 @@ class RunDelivery(object):
                 self.spool_lock.release()
 
     def dead_letters(self):
-        """The dead letters the next message names, and its note: ([(path, reason)], note)."""
+        """The dead letters the next message names, as a DeadNote."""
         if self.cfg["dry_run"]:
-            return [], None
+            return NO_DEAD_NOTE
         dead, untold = _safely(lambda: untold_dead_letters(self.cfg), None) or ([], 0)
-        return dead_letter_note(dead, untold) if dead else ([], None)
+        return dead_letter_note(dead, untold) if dead else NO_DEAD_NOTE
 
     def deliver(self, result, deadline, capped=True, replaces=False, dead=None):
         """The one place a message of this run leaves: built, then delivered (or held, or
@@ -12271,8 +12319,8 @@ class RunDelivery(object):
         that tells them itself (chat posts too), else they are named and told here.
         -> (delivery, manifest)."""
         over, own = self.provisional if replaces else None, dead is None
-        dead, note = self.dead_letters() if own else dead
-        result = _with_note(result, note)
+        dead = self.dead_letters() if own else dead
+        result = _with_note(result, dead.text)
         msg, manifest = build_message(result, self.cfg)
         _safely(lambda: self._thread(msg, self.provisional_id if over else None), None)
         self.pending.append(msg)  # save_pending saves it if the deadline cuts this thread off
@@ -12282,7 +12330,7 @@ class RunDelivery(object):
                                   on_spooled=lambda path: self._on_spooled(msg, path, bool(over)))
         self._on_spooled(msg, None)
         if own:
-            tell_shown(dead, delivery)
+            tell_shown(dead.letters, delivery)
         return delivery, manifest
 
     def _on_spooled(self, msg, path, replaces=False):
@@ -12879,16 +12927,15 @@ class Run(object):
             elif cfg["array_summary"] != "each":
                 return {"outcome": "summarized", "detail": "recorded for the array summary"}, []
         deadline = self.deadline - 1.0
-        dead, note = self.delivery.dead_letters()  # named by the e-mail and the chat posts alike
-        result = _with_note(result, note)
-        names = [os.path.basename(path) for path, _ in dead]
-        posts = _start_channels(result, cfg, deadline, names)  # at once with the e-mail, same deadline
+        dead = self.delivery.dead_letters()  # named by the e-mail and the chat posts alike
+        result = _with_note(result, dead.text)
+        posts = _start_channels(result, cfg, deadline, dead.entries)  # at once with the e-mail
         delivery, manifest = {"outcome": "skipped", "detail": "--notify %s" % cfg["notify"]}, []
         if should_notify(result.status, cfg["notify"]):
             delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True,
-                                                       dead=(dead, note))
+                                                       dead=dead)
         delivery = _with_channels(delivery, posts, deadline)
-        tell_shown(dead, delivery)
+        tell_shown(dead.letters, delivery)
         return delivery, manifest
 
 
@@ -13012,14 +13059,14 @@ def _write_run_json(result, delivery, manifest, sync=True, dir_fd=None):
     return None
 
 
-def _start_channels(result, cfg, deadline, dead_names=()):
+def _start_channels(result, cfg, deadline, dead_entries=()):
     """notify_channels in a daemon thread, by the monotonic deadline (at most the e-mail's
     --smtp-timeout from now); None when no channel is configured."""
     if not cfg.get("notify_url"):
         return None
     deadline = min(deadline, time.monotonic() + _mail_timeout(cfg))
     record = _safely(lambda: result_record(result), None)
-    return Background(lambda: notify_channels(result, cfg, deadline, record, dead_names=dead_names))
+    return Background(lambda: notify_channels(result, cfg, deadline, record, dead_entries=dead_entries))
 
 
 def _with_channels(delivery, posts, deadline):

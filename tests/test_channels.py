@@ -1252,6 +1252,44 @@ def test_a_fifo_or_a_spaced_name_in_dead_letters_costs_nothing(servers, tmp_path
     assert "my copy.json" in first and "aaaaaa.json" in first and " zz.json" in first, first
     assert "my copy.json" not in second and "aaaaaa.json" not in second, second
     assert " zz.json" not in second and "a\\u2028zz" not in first + second
+    assert " zz.json" not in second and "a\\u2028zz" not in first + second
+
+
+def test_odd_names_of_dead_letters_are_named_once(servers, tmp_path):
+    """helper-31: 'a&amp;b' was unescaped in a JSON post (never credited), two spaces were
+    shown as one (never credited): both named in every post; a no-break space failed the
+    line-break filter, so that letter was never named at all. A name that is not UTF-8 (no
+    message can show it as it is) is not named, and costs no post."""
+    good = servers(tls=False)
+    dead = state_dir(tmp_path) / "outbox" / "dead"
+    dead.mkdir(parents=True)
+    for name in ("a&amp;b.json", "two  spaces.json", "nb\u00a0sp.json", "ok.json", "bad\udcff.json"):
+        (dead / name).write_text("{}")
+    for _ in range(2):
+        proc, took = run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port], timeout=30)
+        assert took < 20, proc.stderr
+    first, second = [json.dumps(json.loads(r.body.decode("utf-8")), ensure_ascii=False)
+                     for r in good.wait_for(2)]
+    for shown in ("a&amp;b.json", "two spaces.json", "nb sp.json", "ok.json"):  # as the brief cleans them
+        assert shown in first and shown not in second, (shown, first, second)
+    assert "bad" not in first + second
+
+
+def test_a_full_told_list_is_written_anew_with_the_names_still_there(servers, tmp_path):
+    """helper-31: .told only grew; past its 4 MiB cap, a new dead letter was named in every
+    message and appended again each time."""
+    good = servers(tls=False)
+    dead = state_dir(tmp_path) / "outbox" / "dead"
+    dead.mkdir(parents=True)
+    gone = "".join("20250101T000000.%06dZ-1-gone.eml\n" % i for i in range(130000))  # 4.3 MiB
+    (dead / ".told").write_text("kept.eml\n" + gone)
+    (dead / "kept.eml").write_text("X-Gpualert-Dead-Reason: 550\n\nold")
+    (dead / "new.json").write_text("{}")
+    for _ in range(2):
+        run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port], timeout=30)
+    first, second = [r.body.decode("utf-8") for r in good.wait_for(2)]
+    assert "new.json" in first and "new.json" not in second and "kept.eml" not in first + second
+    assert sorted((dead / ".told").read_text().split("\n")) == ["", "kept.eml", "new.json"]
 
 
 def test_a_post_is_credited_only_with_the_names_it_shows_whole():
@@ -1261,19 +1299,41 @@ def test_a_post_is_credited_only_with_the_names_it_shows_whole():
     long_reason = "refused for good by the relay: u@x (550 5.1.1 <u@x>: Recipient address rejected) " * 2
     letters = [("/o/dead/0-%02d.eml" % i, long_reason + str(i)) for i in range(4)]
     letters += [("/o/dead/%02d.eml" % i, "550 no such user") for i in range(4)]
-    named, note = gpualert.dead_letter_note(letters, len(letters))
+    named, note, entries = gpualert.dead_letter_note(letters, len(letters))
     result = make_result(evidence="RuntimeError: CUDA error: an illegal memory access " + "x" * 400)
     summary = gpualert.brief_for(result._replace(notes=[note]))
     names = [os.path.basename(path) for path, _ in named]
     pushover = gpualert.parse_channel(SERVICE_URLS["pushover"])
-    shown = gpualert._shown_names(pushover, summary, names)
+    shown = gpualert._shown_names(pushover, summary, entries)
     message = dict(parse_qsl(gpualert.build_channel_request(pushover, summary).body.decode()))["message"]
     assert shown and shown == [n for n in names if (" %s:" % n) in message or (" %s," % n) in message]
     assert len(shown) < len(names)  # Pushover cut the row: the rest are named again
-    odd = [("/o/dead/a&b \"%d\".eml" % i, "550 no such user") for i in range(2)]
-    named, note = gpualert.dead_letter_note(odd, 2)
+    odd = [("/o/dead/lt.eml", "550 <u@x> [x](y) & @here")]  # the guards mark what follows
+    odd += [("/o/dead/a&b \"%d\".eml" % i, "550 no such user") for i in range(2)]
+    odd += [("/o/dead/a&amp;b.eml", "550 no such user"), ("/o/dead/two  spaces.eml", "550 <u@x>")]
+    _, note, entries = gpualert.dead_letter_note(odd, len(odd))
     summary = gpualert.brief_for(make_result()._replace(notes=[note]))
-    for service in ("json", "slack", "telegram", "pushover"):
-        channel = gpualert.parse_channel(SERVICE_URLS[service])
-        assert gpualert._shown_names(channel, summary, ['a&b "0".eml', 'a&b "1".eml']) == [
-            'a&b "0".eml', 'a&b "1".eml'], service
+    for service in ("json", "slack", "telegram", "pushover", "discord", "mattermost", "teams", "matrix"):
+        channel = gpualert.parse_channel(SERVICE_URLS.get(service, "matrix://syt_SECRET99@127.0.0.1:8008/!abc:localhost"))
+        assert gpualert._shown_names(channel, summary, entries) == [name for name, _ in entries], service
+
+
+def test_a_name_inside_an_earlier_entry_is_not_credited_when_its_own_is_cut():
+    """helper-31: dead letters 'a, z.eml', three long names, then 'z.eml': Pushover cut the
+    note before z.eml's own entry, but ', z.eml,' inside the first matched, so z.eml was
+    marked told and never named again. An apprise post (an SMS shows 160 characters of it)
+    credited every name it carried."""
+    reason = "refused for good by the relay: " + "r" * 150
+    letters = [("/o/dead/a, z.eml", "550 one")]
+    letters += [("/o/dead/%s-%d.eml" % ("n" * 100, i), reason + str(i)) for i in range(3)]
+    letters += [("/o/dead/z.eml", "550 two")]
+    named, note, entries = gpualert.dead_letter_note(letters, len(letters))
+    assert len(named) == 5 and "; z.eml: 550 two" in note
+    summary = gpualert.brief_for(make_result()._replace(notes=[note]))
+    pushover = gpualert.parse_channel(SERVICE_URLS["pushover"])
+    message = dict(parse_qsl(gpualert.build_channel_request(pushover, summary).body.decode()))["message"]
+    assert "; z.eml:" not in message and "a, z.eml:" in message
+    shown = gpualert._shown_names(pushover, summary, entries)
+    assert "a, z.eml" in shown and "z.eml" not in shown
+    apprise = gpualert.parse_channel("twilio://sid:token@15551234567/15557654321")
+    assert gpualert._shown_names(apprise, summary, entries) == []

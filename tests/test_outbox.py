@@ -1247,15 +1247,15 @@ def test_a_dead_letter_note_names_only_what_fits_and_groups_one_reason():
     it, yet all 20 were marked told, so the clipped ones were never named."""
     N = load_gpualert()
     letters = [("/o/dead/%02d.eml" % i, _refused(i)) for i in range(20)]
-    named, note = N.dead_letter_note(letters, 20)
+    named, note, _ = N.dead_letter_note(letters, 20)
     assert 1 < len(named) < 20 and named == letters[:len(named)]
     assert len(note) <= N.DEAD_NOTE_CHARS and "%d more: the next message" % (20 - len(named)) in note
     assert all(os.path.basename(p) in note for p, _ in named)
     same = [(p, "550 5.1.1 no such user") for p, _ in letters]  # one bad address, 20 letters
-    named, note = N.dead_letter_note(same, 20)
+    named, note, _ = N.dead_letter_note(same, 20)
     assert len(named) == 20 and note.count("no such user") == 1, note
     deep = "/scratch/" + "d" * 3000 + "/outbox/dead/"  # a legal path: the names come first
-    named, note = N.dead_letter_note([(deep + "a.eml", "550"), (deep + "b.eml", "550")], 2)
+    named, note, _ = N.dead_letter_note([(deep + "a.eml", "550"), (deep + "b.eml", "550")], 2)
     assert len(named) == 2 and note.index("a.eml, b.eml: 550") < 100 and len(note) < 400, note
 
 
