@@ -1313,7 +1313,7 @@ def test_a_post_is_credited_only_with_the_names_it_shows_whole():
     odd += [("/o/dead/a&amp;b.eml", "550 no such user"), ("/o/dead/two  spaces.eml", "550 <u@x>")]
     _, note, entries = gpualert.dead_letter_note(odd, len(odd))
     summary = gpualert.brief_for(make_result()._replace(notes=[note]))
-    for service in ("json", "slack", "telegram", "pushover", "discord", "mattermost", "teams", "matrix"):
+    for service in list(SERVICE_URLS) + ["matrix"]:
         channel = gpualert.parse_channel(SERVICE_URLS.get(service, "matrix://syt_SECRET99@127.0.0.1:8008/!abc:localhost"))
         assert gpualert._shown_names(channel, summary, entries) == [name for name, _ in entries], service
 
