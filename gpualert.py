@@ -829,12 +829,21 @@ def _fit(text, limit, mark="...", head=None, tail=0):
     return text[:head] + mark + (text[-tail:] if tail else "")
 
 
+def _utf8_text(text):
+    """Paths and argv from a non-UTF-8 locale carry surrogate escapes that no mail or JSON
+    encoder accepts: their bytes become U+FFFD (any other lone surrogate, '?')."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace")
+
+
 def _clean(value, limit=None):
     """One line of text: control characters (CR, LF, ESC...) become spaces; bounded length."""
     if value is None:
         return ""
-    # Paths and argv from a non-UTF-8 locale carry surrogate escapes no mail encoder accepts.
-    text = str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    text = _utf8_text(str(value))
     text = re.sub(r"\s+", " ", _CONTROL_RE.sub(" ", text)).strip()
     return _fit(text, limit) if limit else text
 
@@ -6027,7 +6036,7 @@ _CHANNEL_PARSERS = {
 
 def _json_body(payload):
     import json
-    return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+    return _utf8_text(json.dumps(payload, ensure_ascii=False, default=str)).encode("utf-8")
 
 
 def _json_request(url, payload, headers=None):

@@ -1275,6 +1275,17 @@ def test_odd_names_of_dead_letters_are_named_once(servers, tmp_path):
     assert "bad" not in first + second
 
 
+def test_a_command_line_that_is_not_utf8_is_posted_not_lost(servers, tmp_path):
+    """An argument (or a working folder) whose bytes are not UTF-8 made every JSON body fail
+    to encode: the json:// post was neither sent nor spooled ('could not be spooled')."""
+    good = servers(tls=False)
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port],
+                          child="import sys; raise SystemExit(3)\n#" + "data-\udcff.bin")
+    body = json.loads(good.wait_for(1)[0].body.decode("utf-8"))
+    assert "data-\ufffd.bin" in json.dumps(body["argv"], ensure_ascii=False), proc.stderr
+    assert "could not be spooled" not in proc.stderr
+
+
 def test_a_full_told_list_is_written_anew_with_the_names_still_there(servers, tmp_path):
     """helper-31: .told only grew; past its 4 MiB cap, a new dead letter was named in every
     message and appended again each time."""
