@@ -118,6 +118,7 @@ TAIL_LINES = 60
 TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
+READER_STALL_S = 1.0  # once the grace is spent, a reader that takes nothing this long has stopped
 TERMINAL_WRITE_BYTES = 64 << 10  # the most one write to an output takes: a pipe's default buffer
 TERMINAL_BACKLOG_BYTES = 4 << 20  # unread terminal output held; beyond it the child's pipe is not read
 #: Lines that could decide a run's cause anywhere in the log: exception and error lines,
@@ -8229,7 +8230,7 @@ class ChildPump(object):
         that has not is given up, with one line on stderr, so we exit with the child's status."""
         # the grace is from the exit; a copy not held in a write (the work after the exit took
         # the grace on a loaded node) still gets TERMINAL_GRACE_S: its lines are the summary
-        left = max(0.5, self.exited_at + TERMINAL_GRACE_S - time.time())
+        left = max(READER_STALL_S, self.exited_at + TERMINAL_GRACE_S - time.time())
         stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left, TERMINAL_GRACE_S)]
         for copy in stuck:
             copy.give_up()
@@ -9408,14 +9409,14 @@ def _header_line(path, name):
     return None
 
 
-def tell_shown(dead_letters, delivery):
-    """Mark told the dead letters a delivered message showed: all the e-mail's note names,
-    those each post that went showed whole (its "told")."""
-    shown = set(os.path.basename(path) for path, _ in dead_letters) if delivery.get("outcome") == "sent" else set()
+def tell_shown(dead, delivery):
+    """Mark told the letters of a DeadNote a delivered message showed: all of them when the
+    e-mail went, else those whose entries a post that went showed whole (its "told")."""
+    shown = set(range(len(dead.letters))) if delivery.get("outcome") == "sent" else set()
     for post in delivery.get("channels") or ():
         if post.get("outcome") == "sent":
             shown.update(post.get("told") or ())
-    mark_told([letter for letter in dead_letters if os.path.basename(letter[0]) in shown])
+    mark_told([letter for i, letter in enumerate(dead.letters) if i in shown])
 
 
 def mark_told(dead_letters):
@@ -9430,23 +9431,26 @@ def mark_told(dead_letters):
         told = os.path.join(folder, ".told")
         data = "".join(names).encode("utf-8")
         try:
-            if _regular_size(told) + len(data) > TOLD_MAX_BYTES // 2:
+            if _told_to_rewrite(told, len(data)):
                 kept = [name + "\n" for name in _told(folder) if os.path.lexists(os.path.join(folder, name))]
                 _write_private(folder, ".told", "".join(kept).encode("utf-8") + data, over=True)
                 continue
             # non-blocking: a FIFO planted as .told fails at once instead of holding us
             with os.fdopen(os.open(told, flags, 0o600), "ab") as handle:
                 handle.write(data)
-        except OSError:
-            pass
+        except OSError as exc:
+            _warn("warning: cannot record in %s which dead letters were told (%s): the next "
+                  "message names them again" % (told, _describe(exc)))
 
 
-def _regular_size(path):
+def _told_to_rewrite(told, adding):
+    """A .told past half its cap, or one that is not a regular file (a link, a FIFO: the
+    append refuses it, and every message would name the same letters), is written anew."""
     try:
-        info = os.lstat(path)
+        info = os.lstat(told)
     except OSError:
-        return 0
-    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+        return False
+    return not stat.S_ISREG(info.st_mode) or info.st_size + adding > TOLD_MAX_BYTES // 2
 
 
 def dead_letter_note(dead_letters, untold):
@@ -12111,7 +12115,7 @@ def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_e
     Each message is spooled first (a record in the outbox), so a failure or a SIGKILL leaves
     it for `resend`; a service's permanent refusal moves it to dead/. Never raises.
     Returns one dict per channel: channel (masked), service, outcome, detail, path, and
-    told: the names of dead_entries (DeadNote.entries) the post shows whole."""
+    told: the indexes of dead_entries (DeadNote.entries) the post shows whole."""
     try:
         if channels is None:
             channels = configured_channels(cfg)[0]
@@ -12129,22 +12133,23 @@ def notify_channels(result, cfg, deadline, record=None, channels=None, *, dead_e
         picture = _channel_picture(result, cfg, wanted)
         posted = deliver_channels(wanted, summary, deadline, record=record, txn_ids=txn_ids,
                                   picture=picture)
-        return [dict(_settle_channel(c, res, path), told=_safely(lambda: _shown_names(c, summary, dead_entries), []))
+        return [dict(_settle_channel(c, res, path), told=_safely(lambda: _shown_entries(c, summary, dead_entries), []))
                 for (c, res), path in zip(posted, paths)]
     except Exception as exc:  # noqa: BLE001 - a channel never costs the run or the e-mail
         return [{"channel": "*", "outcome": "failed", "detail": "internal error: %s" % _describe(exc)}]
 
 
-def _shown_names(channel, summary, entries):
-    """The names of a DeadNote's entries the post shows whole: it shows the note (as the
-    brief cleans it) through the name's entry, so a name clipped by the service's limit, or
-    found only as a piece of another name or of a reason, is not counted. A post through
-    apprise counts for none: what its target shows is unseen (an SMS: 160 characters), so
-    the next message names them again."""
+def _shown_entries(channel, summary, entries):
+    """The indexes of a DeadNote's entries the post shows whole: it shows the note (as the
+    brief cleans it) through the entry's name, so a name clipped by the service's limit, or
+    found only as a piece of another name or of a reason, is not counted (nor one of the
+    same name in another place). A post through apprise counts for none: what its target
+    shows is unseen (an SMS: 160 characters), so the next message names them again."""
     if not entries or channel.service == "apprise":
         return []
     text = _shown_text(channel, summary)
-    return [name for name, through in entries if _clean(through).replace(ZERO_WIDTH_SPACE, "") in text]
+    return [i for i, (_, through) in enumerate(entries)
+            if _clean(through).replace(ZERO_WIDTH_SPACE, "") in text]
 
 
 def _shown_text(channel, summary):
@@ -12339,7 +12344,7 @@ class RunDelivery(object):
                                   on_spooled=lambda path: self._on_spooled(msg, path, bool(over)))
         self._on_spooled(msg, None)
         if own:
-            tell_shown(dead.letters, delivery)
+            tell_shown(dead, delivery)
         return delivery, manifest
 
     def _on_spooled(self, msg, path, replaces=False):
@@ -12944,7 +12949,7 @@ class Run(object):
             delivery, manifest = self.delivery.deliver(result, deadline, capped=capped, replaces=True,
                                                        dead=dead)
         delivery = _with_channels(delivery, posts, deadline)
-        tell_shown(dead.letters, delivery)
+        tell_shown(dead, delivery)
         return delivery, manifest
 
 

@@ -1286,6 +1286,28 @@ def test_a_command_line_that_is_not_utf8_is_posted_not_lost(servers, tmp_path):
     assert "could not be spooled" not in proc.stderr
 
 
+@pytest.mark.parametrize("odd", ["symlink", "fifo", "directory"])
+def test_a_told_list_that_is_not_a_file_is_replaced_or_said(servers, tmp_path, odd):
+    """helper-32: a .told that was a link, a FIFO or a folder refused every append in
+    silence, so the same letter was named in every message."""
+    good = servers(tls=False)
+    dead = state_dir(tmp_path) / "outbox" / "dead"
+    dead.mkdir(parents=True)
+    (dead / "new.json").write_text("{}")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("not ours\n")
+    {"symlink": lambda: (dead / ".told").symlink_to(target), "fifo": lambda: os.mkfifo(str(dead / ".told")),
+     "directory": lambda: (dead / ".told").mkdir()}[odd]()
+    runs = [run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port], timeout=30)[0]
+            for _ in range(2)]
+    first, second = [r.body.decode("utf-8") for r in good.wait_for(2)]
+    assert "new.json" in first and target.read_text() == "not ours\n"
+    if odd == "directory":  # cannot be replaced: said, and named again
+        assert "cannot record in" in runs[0].stderr and "new.json" in second
+    else:
+        assert "new.json" not in second and (dead / ".told").read_text() == "new.json\n"
+
+
 def test_a_full_told_list_is_written_anew_with_the_names_still_there(servers, tmp_path):
     """helper-31: .told only grew; past its 4 MiB cap, a new dead letter was named in every
     message and appended again each time."""
@@ -1315,7 +1337,7 @@ def test_a_post_is_credited_only_with_the_names_it_shows_whole():
     summary = gpualert.brief_for(result._replace(notes=[note]))
     names = [os.path.basename(path) for path, _ in named]
     pushover = gpualert.parse_channel(SERVICE_URLS["pushover"])
-    shown = gpualert._shown_names(pushover, summary, entries)
+    shown = [names[i] for i in gpualert._shown_entries(pushover, summary, entries)]
     message = dict(parse_qsl(gpualert.build_channel_request(pushover, summary).body.decode()))["message"]
     assert shown and shown == [n for n in names if (" %s:" % n) in message or (" %s," % n) in message]
     assert len(shown) < len(names)  # Pushover cut the row: the rest are named again
@@ -1326,7 +1348,7 @@ def test_a_post_is_credited_only_with_the_names_it_shows_whole():
     summary = gpualert.brief_for(make_result()._replace(notes=[note]))
     for service in list(SERVICE_URLS) + ["matrix"]:
         channel = gpualert.parse_channel(SERVICE_URLS.get(service, "matrix://syt_SECRET99@127.0.0.1:8008/!abc:localhost"))
-        assert gpualert._shown_names(channel, summary, entries) == [name for name, _ in entries], service
+        assert gpualert._shown_entries(channel, summary, entries) == list(range(len(entries))), service
 
 
 def test_a_name_inside_an_earlier_entry_is_not_credited_when_its_own_is_cut():
@@ -1344,7 +1366,24 @@ def test_a_name_inside_an_earlier_entry_is_not_credited_when_its_own_is_cut():
     pushover = gpualert.parse_channel(SERVICE_URLS["pushover"])
     message = dict(parse_qsl(gpualert.build_channel_request(pushover, summary).body.decode()))["message"]
     assert "; z.eml:" not in message and "a, z.eml:" in message
-    shown = gpualert._shown_names(pushover, summary, entries)
-    assert "a, z.eml" in shown and "z.eml" not in shown
+    assert gpualert._shown_entries(pushover, summary, entries) == [0, 1, 2, 3]  # not 4: z.eml
     apprise = gpualert.parse_channel("twilio://sid:token@15551234567/15557654321")
-    assert gpualert._shown_names(apprise, summary, entries) == []
+    assert gpualert._shown_entries(apprise, summary, entries) == []
+
+
+def test_a_name_in_two_places_is_told_only_where_its_entry_was_shown(tmp_path):
+    """helper-32: the same file name in two outbox places (an outbox copied), the second's
+    entry cut by Pushover: telling went by bare name, so the second was marked told too."""
+    same, places = "20260101T000000.000000Z-1-aaaaaa.eml", [tmp_path / "a", tmp_path / "b"]
+    for place in places:
+        place.mkdir()
+    long = "refused for good by the relay: " + "r" * 150
+    letters = [(str(places[0] / same), "550 one")]
+    letters += [(str(places[0] / ("%s-%d.eml" % ("n" * 100, i))), long + str(i)) for i in range(3)]
+    letters += [(str(places[1] / same), "550 two")]
+    dead = gpualert.dead_letter_note(letters, len(letters))
+    summary = gpualert.brief_for(make_result()._replace(notes=[dead.text]))
+    told = gpualert._shown_entries(gpualert.parse_channel(SERVICE_URLS["pushover"]), summary, dead.entries)
+    assert told == [0, 1, 2, 3]
+    gpualert.tell_shown(dead, {"outcome": "failed", "channels": [{"outcome": "sent", "told": told}]})
+    assert gpualert._told(str(places[0])) >= {same} and not gpualert._told(str(places[1]))

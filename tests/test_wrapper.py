@@ -452,6 +452,33 @@ def test_a_reader_slow_but_steady_is_not_taken_for_one_that_stopped():
     os.close(read_fd)
 
 
+def test_a_reader_that_pauses_between_bursts_is_not_taken_for_one_that_stopped():
+    """helper-32: a reader taking 1 MiB, then pausing 0.6 s (1.2 MiB/s on average) was given
+    up at the first pause once delivery had used the grace, and lost the last lines."""
+    import threading
+    from _load import load_gpualert
+    N = load_gpualert()
+    read_fd, write_fd = os.pipe()
+    got = bytearray()
+
+    def bursts():
+        while True:
+            data = os.read(read_fd, 1 << 20)
+            if not data:
+                return
+            got.extend(data)
+            if len(got) % (1 << 20) < len(data):  # a MiB more: pause
+                time.sleep(0.6)
+    reader = threading.Thread(target=bursts, daemon=True)
+    reader.start()
+    copy = N.TerminalCopy(write_fd)
+    copy.put(b"x" * (3 << 20))
+    assert copy.wait_idle(N.READER_STALL_S, 30.0), "given up with %d KiB read" % (len(got) >> 10)
+    os.close(write_fd)
+    reader.join(30)
+    os.close(read_fd)
+
+
 def test_the_last_lines_reach_a_slow_reader_when_delivery_took_the_grace(tmp_path, relay_factory):
     """The helper's reproducer: 3 MiB of output, a reader taking 700 KiB/s and a relay
     slow enough to use the 2 s grace: LAST-OUT never reached the reader, and the wrapper
