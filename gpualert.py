@@ -9432,8 +9432,9 @@ def mark_told(dead_letters):
         data = "".join(names).encode("utf-8")
         try:
             if _told_to_rewrite(told, len(data)):
-                kept = [name + "\n" for name in _told(folder) if os.path.lexists(os.path.join(folder, name))]
-                _write_private(folder, ".told", "".join(kept).encode("utf-8") + data, over=True)
+                kept = [name + "\n" for name in sorted(_told(folder) - set(n[:-1] for n in names))
+                        if os.path.lexists(os.path.join(folder, name))]  # the new first: read past any cap
+                _write_private(folder, ".told", data + "".join(kept).encode("utf-8"), over=True)
                 continue
             # non-blocking: a FIFO planted as .told fails at once instead of holding us
             with os.fdopen(os.open(told, flags, 0o600), "ab") as handle:
