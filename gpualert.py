@@ -7935,11 +7935,12 @@ class TerminalCopy(object):
     def full(self):
         return self.backlog >= TERMINAL_BACKLOG_BYTES
 
-    def wait_idle(self, seconds, most_s=None):
+    def wait_idle(self, seconds, most_s=None, since=None):
         """True once everything queued is written (or the copy is dead), within seconds; with
         most_s, past `seconds` only a copy held that long in one write (a reader that stopped
-        reading) is not waited for further: one only slow to run (a loaded node) gets most_s."""
-        start = time.time()
+        reading) is not waited for further: one only slow to run (a loaded node) gets most_s.
+        since: when the wait began (time.time()), so that all the copies share one bound."""
+        start = time.time() if since is None else since
         end = start + max(seconds, most_s or 0.0)
         with self._changed:
             while self.backlog and not self.dead:
@@ -7993,8 +7994,9 @@ def terminal_copies(merged):
 def flush_terminal(seconds):
     """Wait for what is queued for our outputs, e.g. the summary line, to be written: up to
     `seconds` for a reader that takes nothing, TERMINAL_GRACE_S for a copy slow to run."""
+    since = time.time()
     for copy in set(TERMINAL_COPIES.values()):
-        copy.wait_idle(seconds, TERMINAL_GRACE_S)
+        copy.wait_idle(seconds, TERMINAL_GRACE_S, since)
 
 
 class ChildOutput(object):
@@ -8231,7 +8233,8 @@ class ChildPump(object):
         # the grace is from the exit; a copy not held in a write (the work after the exit took
         # the grace on a loaded node) still gets TERMINAL_GRACE_S: its lines are the summary
         left = max(READER_STALL_S, self.exited_at + TERMINAL_GRACE_S - time.time())
-        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left, TERMINAL_GRACE_S)]
+        since = time.time()  # one bound for stdout and stderr, not one each
+        stuck = [c for c in set(TERMINAL_COPIES.values()) if not c.wait_idle(left, TERMINAL_GRACE_S, since)]
         for copy in stuck:
             copy.give_up()
         if stuck:
@@ -9431,17 +9434,19 @@ def mark_told(dead_letters):
         told = os.path.join(folder, ".told")
         data = "".join(names).encode("utf-8")
         try:
-            if _told_to_rewrite(told, len(data)):
-                kept = [name + "\n" for name in sorted(_told(folder) - set(n[:-1] for n in names))
-                        if os.path.lexists(os.path.join(folder, name))]  # the new first: read past any cap
-                _write_private(folder, ".told", data + "".join(kept).encode("utf-8"), over=True)
-                continue
-            # non-blocking: a FIFO planted as .told fails at once instead of holding us
-            with os.fdopen(os.open(told, flags, 0o600), "ab") as handle:
-                handle.write(data)
+            if not _told_to_rewrite(told, len(data)):
+                try:  # non-blocking: a FIFO planted as .told fails at once instead of holding us
+                    with os.fdopen(os.open(told, flags, 0o600), "ab") as handle:
+                        handle.write(b"\n" + data)  # after a last line cut short, not onto it
+                    continue
+                except OSError:
+                    pass  # one we may not append to (another owner's): written anew below
+            kept = [name + "\n" for name in sorted(_told(folder) - set(n[:-1] for n in names))
+                    if os.path.lexists(os.path.join(folder, name))]  # the new first: read past any cap
+            _write_private(folder, ".told", data + "".join(kept).encode("utf-8"), over=True)
         except OSError as exc:
             _warn("warning: cannot record in %s which dead letters were told (%s): the next "
-                  "message names them again" % (told, _describe(exc)))
+                  "message names them again" % (told, exc.strerror or _describe(exc)))
 
 
 def _told_to_rewrite(told, adding):

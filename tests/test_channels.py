@@ -1308,6 +1308,23 @@ def test_a_told_list_that_is_not_a_file_is_replaced_or_said(servers, tmp_path, o
         assert "new.json" not in second and (dead / ".told").read_text() == "new.json\n"
 
 
+def test_a_told_list_we_cannot_append_to_or_cut_short_costs_one_repeat_at_most(servers, tmp_path):
+    """helper-33: a .told another user owns (dead/ still ours) refused every append, so a
+    letter was named in every message; an append onto a last line with no line break glued
+    two names, so both were named again."""
+    good = servers(tls=False)
+    dead = state_dir(tmp_path) / "outbox" / "dead"
+    dead.mkdir(parents=True)
+    (dead / "old.json").write_text("{}")
+    (dead / "new.json").write_text("{}")
+    (dead / ".told").write_text("old.json")  # no line break at its end
+    os.chmod(str(dead / ".told"), 0o444)  # not to be appended to (root still may), in our dead/
+    for _ in range(2):
+        run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/h" % good.port], timeout=30)
+    first, second = [r.body.decode("utf-8") for r in good.wait_for(2)]
+    assert "new.json" in first and "new.json" not in second and "old.json" not in first + second
+
+
 def test_a_full_told_list_is_written_anew_with_the_names_still_there(servers, tmp_path):
     """helper-31: .told only grew; past its 4 MiB cap, a new dead letter was named in every
     message and appended again each time."""

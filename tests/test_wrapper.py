@@ -479,6 +479,28 @@ def test_a_reader_that_pauses_between_bursts_is_not_taken_for_one_that_stopped()
     os.close(read_fd)
 
 
+def test_two_stopped_outputs_share_one_grace(tmp_path):
+    """helper-33: stdout and stderr each got their own 2 s after the exit, one after the
+    other, so with both readers stopped the wrapper ended about 4 s after the command."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()  # nobody reads either: both copies block once the pipes fill
+    mark = tmp_path / "exited"
+    child = ("import os, time\nos.write(1, b'o' * (1 << 20)); os.write(2, b'e' * (1 << 20))\n"
+             "open(%r, 'w').write(repr(time.time()))" % str(mark))
+    proc = subprocess.Popen([PY, SCRIPT, "--notify", "never", "--", PY, "-c", child],
+                            env=isolated_env(tmp_path), cwd=str(tmp_path), stdout=out_w, stderr=err_w)
+    os.close(out_w)
+    os.close(err_w)
+    try:
+        assert proc.wait(timeout=60) == 0
+        ended = time.time()
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    took = ended - float(mark.read_text())
+    assert took < 3.5, "the wrapper ended %.1f s after the command" % took
+
+
 def test_the_last_lines_reach_a_slow_reader_when_delivery_took_the_grace(tmp_path, relay_factory):
     """The helper's reproducer: 3 MiB of output, a reader taking 700 KiB/s and a relay
     slow enough to use the 2 s grace: LAST-OUT never reached the reader, and the wrapper
