@@ -6320,6 +6320,14 @@ def build_channel_request(channel, summary, record=None):
     return _PAYLOAD_BUILDERS[channel.service](channel, summary)
 
 
+def request_as_built(channel, summary, record=None, txn_id=None):
+    """The request a post would send, to look at (Matrix's into a stand-in room: the real
+    one is known only once the server has been asked)."""
+    if channel.service == "matrix":
+        return build_matrix(channel, summary, "!room:localhost", txn_id or "txn")
+    return build_channel_request(channel, summary, record)
+
+
 # ==== Edges: artifacts ====
 
 def find_artifacts(cwd, globs, since, exclude=()):
@@ -9428,25 +9436,31 @@ def mark_told(dead_letters):
     cap, a new name would be named in every message)."""
     by_folder = {}
     for path, _ in dead_letters:
-        by_folder.setdefault(os.path.dirname(path), []).append(os.path.basename(path) + "\n")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        by_folder.setdefault(os.path.dirname(path), []).append(os.path.basename(path))
     for folder, names in by_folder.items():
         told = os.path.join(folder, ".told")
-        data = "".join(names).encode("utf-8")
+        data = "".join(name + "\n" for name in names).encode("utf-8")
+        if not _told_to_rewrite(told, len(data)) and _append_told(told, data):
+            continue  # else one we may not append to (another owner's): written anew
+        kept = [name + "\n" for name in sorted(_told(folder) - set(names))
+                if os.path.lexists(os.path.join(folder, name))]  # the new first: read past any cap
         try:
-            if not _told_to_rewrite(told, len(data)):
-                try:  # non-blocking: a FIFO planted as .told fails at once instead of holding us
-                    with os.fdopen(os.open(told, flags, 0o600), "ab") as handle:
-                        handle.write(b"\n" + data)  # after a last line cut short, not onto it
-                    continue
-                except OSError:
-                    pass  # one we may not append to (another owner's): written anew below
-            kept = [name + "\n" for name in sorted(_told(folder) - set(n[:-1] for n in names))
-                    if os.path.lexists(os.path.join(folder, name))]  # the new first: read past any cap
             _write_private(folder, ".told", data + "".join(kept).encode("utf-8"), over=True)
         except OSError as exc:
             _warn("warning: cannot record in %s which dead letters were told (%s): the next "
                   "message names them again" % (told, exc.strerror or _describe(exc)))
+
+
+def _append_told(told, data):
+    """-> True once data is added to .told on a line of its own (after a last line cut
+    short, not onto it). Non-blocking: a FIFO planted as .told fails at once."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        with os.fdopen(os.open(told, flags, 0o600), "ab") as handle:
+            handle.write(b"\n" + data)
+        return True
+    except OSError:
+        return False
 
 
 def _told_to_rewrite(told, adding):
@@ -9571,10 +9585,8 @@ def _channel_from_record(data):
         raise ValueError("a part of the record is not of its kind")
     summary = summary._replace(fields=fields)
     try:  # values no builder takes (another version's severity, an empty summary) never will be
-        if channel.service == "matrix":
-            build_matrix(channel, summary, "!check:localhost", data.get("txn_id") or "check")
-        elif channel.service != "apprise":  # apprise reads the title and text only
-            build_channel_request(channel, summary, data.get("record"))
+        if channel.service != "apprise":  # apprise reads the title and text only
+            request_as_built(channel, summary, data.get("record"), data.get("txn_id"))
     except Exception as exc:
         raise ValueError("its record cannot be built into a request (%s)" % _describe(exc))
     return channel, summary
@@ -12164,8 +12176,7 @@ def _shown_text(channel, summary):
     import html
     import json
     from urllib.parse import parse_qsl
-    request = build_matrix(channel, summary, "!shown:localhost", "shown") if channel.service == "matrix" \
-        else build_channel_request(channel, summary)
+    request = request_as_built(channel, summary)
     text, kind = request.body.decode("utf-8", "replace"), request.headers.get("Content-Type", "")
     if kind.startswith("application/json"):
         text = "\n".join(_json_strings(json.loads(text)))
