@@ -117,6 +117,7 @@ TAIL_BYTES = 1024 * 1024
 TAIL_LINES = 60
 TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
+FILE_CLOCK_TICK_S = 0.02  # how far a file's mtime (the kernel's coarse clock) may lag time.time()
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
 READER_STALL_S = 1.0  # once the grace is spent, a reader that takes nothing this long has stopped
 TERMINAL_WRITE_BYTES = 64 << 10  # the most one write to an output takes: a pipe's default buffer
@@ -6521,7 +6522,9 @@ def choose_checkpoint(candidates, metrics, signals=()):
     if bad and len(good) < len(found):
         best["later_nonfinite"] = len(found) - len(good)
     warned = [at for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2", "SIGTERM")]
-    answer = [c for c in found if warned and c["mtime"] >= warned[0]]
+    # a file's time comes from the kernel's coarse clock, up to a tick (4-10 ms) behind
+    # time.time(): a save made at once in answer may carry a time just before the signal's
+    answer = [c for c in found if warned and c["mtime"] >= warned[0] - FILE_CLOCK_TICK_S]
     if answer:
         best["answer"] = {"path": answer[0]["path"], "mtime": answer[0]["mtime"]}
     best.pop("named", None)

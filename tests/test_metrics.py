@@ -619,6 +619,16 @@ class TestCheckpointFromTheRun(object):
         ckpt = row(first_screen(tmp_path), "Checkpoint")
         assert ckpt and ckpt.startswith(str(where / "epoch=1-step=200.ckpt") + " "), ckpt
 
+    def test_a_save_stamped_by_the_coarse_file_clock_just_before_the_signal_is_its_answer(self):
+        """CI (load): step_24.pt, saved at once in answer to SIGUSR1, carried an mtime a few ms
+        before the signal's time.time(), as the kernel stamps files from its coarse clock, so
+        the answer was taken to be the later routine save, step_80.pt."""
+        N = load_gpualert()
+        signals = [("SIGUSR1", 1000.0, "kill")]
+        found = [{"path": "/w/step_24.pt", "mtime": 999.996}, {"path": "/w/step_80.pt", "mtime": 1001.1},
+                 {"path": "/w/step_10.pt", "mtime": 990.0}]
+        assert N.choose_checkpoint(found, {}, signals)["answer"]["path"] == "/w/step_24.pt"
+
     def test_the_checkpoint_written_in_answer_to_sigusr1_is_named(self, tmp_path):
         code = ("import signal, time\n"
                 "def save(s, f):\n"
