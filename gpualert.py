@@ -72,7 +72,7 @@ its batch script again with sbatch --exclude=NODE; SGE: qmod -rj, after qalter -
 hostname=!NODE for a GPU fault), never one whose code, data or memory would fail it
 again; --max-requeues N (3) bounds walltime and hardware, preemptions have a cap of
 their own (20). The command sees GPUALERT_ATTEMPT (1, 2, ...) and GPUALERT_RESUME (the
-newest checkpoint of the earlier attempts, or empty).
+newest checkpoint of the earlier attempts while it is yours and unchanged, or empty).
 
 Examples
     python3 gpualert.py --to me@uni.edu -- python train.py --lr 3e-4
@@ -388,6 +388,7 @@ CHECKPOINT_PATTERNS = ("*.pt", "*.pth", "*.ckpt", "*.safetensors", "*.h5", "*.ke
                        "*.msgpack", "*.distcp", "checkpoint*", "ckpt*", "*checkpoint*.bin",
                        "pytorch_model*.bin", "global_step*")
 CHECKPOINT_MAX_SCAN = 3000
+CHECKPOINT_FUTURE_S = 5.0  # a checkpoint dated further ahead (clock skew, a planted date) is not offered
 
 
 # ==== Records and errors ====
@@ -4494,8 +4495,10 @@ def attempt_checkpoint(record):
 
 
 def resume_checkpoint(records):
-    """The newest checkpoint any of the attempts' run records names (GPUALERT_RESUME), or None."""
-    found = [c for c in (attempt_checkpoint(r) for r in records) if c]
+    """The newest checkpoint any of the attempts' run records names, with the "attempt" and
+    "host" that recorded it (GPUALERT_RESUME once resume_refusal agrees), or None."""
+    found = [dict(c, attempt=(r.get("requeue") or {}).get("attempt"), host=r.get("host"))
+             for r, c in ((r, attempt_checkpoint(r)) for r in records) if c]
     return max(found, key=lambda c: c.get("mtime") or 0) if found else None
 
 
@@ -6456,10 +6459,10 @@ def find_checkpoints(cwd, since, exclude=()):
                     if depth + 1 < ARTIFACT_MAX_DEPTH and entry.name not in ARTIFACT_SKIP_DIRS:
                         queue.append((entry.path, depth + 1))
                     continue
-                st = entry.stat()
             except OSError:
                 continue
-            if hit and written_since(st.st_mtime, since):
+            st = own_checkpoint(entry.path)[0] if hit else None
+            if st and written_since(st.st_mtime, since):
                 found.append(_checkpoint_record(entry.path, st))
     return found
 
@@ -6472,9 +6475,77 @@ def written_since(mtime, since):
     return mtime >= since or (mtime == int(mtime) and mtime >= int(since))
 
 
+def own_checkpoint(path, now=None):
+    """(stat, None) when `path` may be offered as a checkpoint, else (None, why): a regular
+    file or a folder (HF's checkpoint-N/) owned by the user running gpualert, not dated in
+    the future, reached through no link owned by anyone but that user or root. In a
+    directory others can write to, the owner check is what stops a file they planted."""
+    try:
+        link, st = _walk_links(os.path.abspath(path))
+    except OSError as exc:
+        return None, "cannot be checked (%s)" % (exc.strerror or exc)
+    if link:
+        return None, "is reached through %s, a link owned by uid %d" % link
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        return None, "is not a regular file or folder"
+    if st.st_uid != os.geteuid():
+        return None, "is not yours (owned by uid %d)" % st.st_uid
+    ahead = st.st_mtime - (now or time.time())
+    if ahead > CHECKPOINT_FUTURE_S:
+        return None, "is dated in the future (%s ahead)" % format_duration(ahead)
+    return st, None
+
+
+def _walk_links(path):
+    """-> ((link, uid) of the first link on the way to absolute `path` owned by neither this
+    user nor root, or None; the lstat of where it leads). Each component is lstat'ed and a
+    link followed as the kernel would, so a link in its target counts too."""
+    me, parts, here, hops = os.geteuid(), path.split("/"), "/", 0
+    st = os.lstat("/")
+    while parts:
+        name = parts.pop(0)
+        if name in ("", "."):
+            continue
+        step = os.path.dirname(here) if name == ".." else os.path.join(here, name)
+        st = os.lstat(step)
+        if not stat.S_ISLNK(st.st_mode):
+            here = step
+            continue
+        if st.st_uid not in (me, 0):
+            return (step, st.st_uid), st
+        hops += 1
+        if hops > 40:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+        target = os.readlink(step)
+        parts[:0] = target.split("/")
+        here = "/" if target.startswith("/") else here
+    return None, st
+
+
 def _checkpoint_record(path, st):
+    """What a checkpoint was when chosen: the next attempt resumes it only while it still is
+    (resume_refusal). Its device too, though only the same host compares it."""
     return {"path": os.path.abspath(path), "mtime": st.st_mtime,
-            "size": st.st_size if stat.S_ISREG(st.st_mode) else None}
+            "size": st.st_size if stat.S_ISREG(st.st_mode) else None,
+            "ino": st.st_ino, "dev": st.st_dev}
+
+
+def resume_refusal(ckpt, same_host):
+    """Why the checkpoint an earlier attempt recorded (resume_checkpoint) may not be
+    GPUALERT_RESUME now, or None: it passes own_checkpoint again and is still the file
+    recorded (size, mtime, inode; the device only on the same host: an NFS or Lustre
+    mount's number differs from node to node)."""
+    st, why = own_checkpoint(ckpt["path"])
+    if why:
+        return "%s %s" % (ckpt["path"], why)
+    now = _checkpoint_record(ckpt["path"], st)
+    changed = [word for word, keys in (("size", ("size",)), ("mtime", ("mtime",)),
+                                       ("inode", ("ino", "dev") if same_host else ("ino",)))
+               if any(now[k] != ckpt.get(k) for k in keys)]
+    if changed:
+        return "%s changed since attempt %s recorded it (%s)" % (
+            ckpt["path"], ckpt.get("attempt") or "?", "/".join(changed))
+    return None
 
 
 def named_checkpoints(saved, cwd, since):
@@ -6484,11 +6555,8 @@ def named_checkpoints(saved, cwd, since):
     out = []
     for item in saved or ():
         path = os.path.join(cwd or "", os.path.expanduser(item["path"]))
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if written_since(st.st_mtime, since):
+        st = own_checkpoint(path)[0]
+        if st and written_since(st.st_mtime, since):
             record = _checkpoint_record(path, st)
             record.update(named=True, after_nonfinite=item.get("after_nonfinite", False))
             out.append(record)
@@ -12491,6 +12559,14 @@ class RunAttempts(object):
         restarts = scheduler_named(scheduler.get("kind")).restarts(env)
         self.number = len(self.records) - len(own) + 1 + max(
             len(own), int(restarts) if restarts.isdigit() else 0)
+        # checked now, as the file is at this attempt's start: an earlier attempt's record
+        # says what it was; another user may have swapped it during the requeue's hold
+        self.resume = resume_checkpoint(self.records)
+        refused = self.resume and _safely(lambda: resume_refusal(
+            self.resume, self.resume.get("host") == _hostname(short=True)),
+            "%s cannot be checked" % self.resume["path"])
+        self.resume_note = refused and "GPUALERT_RESUME left empty: %s" % refused
+        self.resume = None if refused else self.resume
 
     def thread(self):
         """The Message-IDs of the job's thread so far: the newest record lists them all."""
@@ -12498,16 +12574,14 @@ class RunAttempts(object):
 
     def child_env(self):
         """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child."""
-        ckpt = resume_checkpoint(self.records)
-        return {ATTEMPT_ENV: str(self.number), RESUME_ENV: ckpt["path"] if ckpt else ""}
+        return {ATTEMPT_ENV: str(self.number), RESUME_ENV: self.resume["path"] if self.resume else ""}
 
     def decide(self, result, node, run_dir, log):
         """From the verdict and the budgets -> (result with its requeue record, the requeue to
         do last or None). A hardware fault's resubmission is done now (the message names the
         new job); a requeue is checked now and returned to be done last. Only rank 0 acts."""
         cls = None if result.status == "SUCCESS" else result.classification.cls
-        earlier = [attempt_summary(r) for r in self.records]
-        resume = resume_checkpoint(self.records)
+        earlier, resume = [attempt_summary(r) for r in self.records], self.resume
         req = {"attempt": self.number, "asked": list(self.cfg["requeue"]), "earlier": earlier,
                "node": node, "chain": self.chain,
                "resume": resume["path"] if resume else None, "exclude": sorted(set(
@@ -12519,7 +12593,8 @@ class RunAttempts(object):
                                          "requeues the job" % self.rank)
         last = None
         if decision is not None:
-            ckpt = resume_checkpoint(self.records + [{"metrics": result.metrics}])
+            # an earlier attempt's checkpoint refused now would be refused then too
+            ckpt = resume_checkpoint([{"metrics": {"checkpoint": resume}}, {"metrics": result.metrics}])
             req.update(decision._asdict(), next_resume=ckpt["path"] if ckpt else None)
             last = decision.action and scheduler_named(self.scheduler["kind"]).plan_requeue(
                 req, self.scheduler, self.cfg["dry_run"], run_dir)
@@ -12560,6 +12635,9 @@ class Run(object):
         self.attempts = None  # --requeue: this job's earlier attempts (RunAttempts)
         if cfg.get("requeue"):
             self.attempts = RunAttempts(cfg, self.scheduler, self.run_dir, self.rank)
+            if self.attempts.resume_note:
+                self.notes.append(self.attempts.resume_note)
+                _warn("warning: " + self.attempts.resume_note)
             self.delivery.thread_ids[:] = self.attempts.thread()  # one thread across attempts
         self.requeue_last = None  # set by conclude when the job is to be requeued: done last
         self.final = self.final_record = None  # conclude's result, (delivery, manifest)

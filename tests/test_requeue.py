@@ -4,8 +4,10 @@ gpualert builds. The real cluster's cases are in tests/test_slurm.py."""
 import glob
 import json
 import os
+import shlex
 import stat
 import sys
+import time
 from email import policy
 from email.parser import BytesParser
 
@@ -477,6 +479,129 @@ def test_attempt_variables_are_set_on_the_first_attempt_too(tmp_path):
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--", PY, "-c", "import os; print('ENV', "
                                                     "os.environ.get('GPUALERT_ATTEMPT'))"])
     assert b"ENV None" in proc.stdout  # without --requeue nothing changes
+
+
+
+# ---- resume only your own checkpoint, checked twice (issue 34, item 1) ----
+
+def _as(user, *commands):
+    """Run shell commands as `user` (a real second Unix user); they must succeed."""
+    proc = user.run(["sh", "-c", " && ".join(commands)])
+    assert proc.returncode == 0, proc.stderr
+
+
+def _group_dir(root):
+    """A project directory every member may write to (here: anyone, as the test's second
+    user shares no group with root)."""
+    path = os.path.join(root, "proj")
+    os.mkdir(path)
+    os.chmod(path, 0o777)
+    return path
+
+
+def test_a_checkpoint_another_user_planted_in_a_group_directory_is_not_offered(shared_tmp, other_user):
+    proj, since = _group_dir(shared_tmp), time.time() - 1
+    with open(os.path.join(proj, "step_5.pt"), "w") as handle:
+        handle.write("mine")
+    _as(other_user, "echo evil > %s/step_9.pt" % proj)  # newer, and named by the log too
+    found = g.find_checkpoints(proj, since)
+    assert [c["path"] for c in found] == [os.path.join(proj, "step_5.pt")], found  # mine still counts
+    named = g.named_checkpoints([{"path": "step_9.pt"}, {"path": "step_5.pt"}], proj, since)
+    assert [c["path"] for c in named] == [os.path.join(proj, "step_5.pt")], named
+    assert g.choose_checkpoint(found + named, {})["path"] == os.path.join(proj, "step_5.pt")
+    assert g.own_checkpoint(os.path.join(proj, "step_9.pt"))[1] == "is not yours (owned by uid %d)" % other_user.uid
+
+
+def test_a_link_another_user_planted_in_the_path_is_not_followed(shared_tmp, other_user):
+    proj, since = _group_dir(shared_tmp), time.time() - 1
+    mine = os.path.join(shared_tmp, "mine")
+    os.mkdir(mine)
+    with open(os.path.join(mine, "step_7.pt"), "w") as handle:  # my file, just not where the log says
+        handle.write("mine")
+    _as(other_user, "ln -s %s %s/ck" % (mine, proj))
+    assert g.named_checkpoints([{"path": "ck/step_7.pt"}], proj, since) == []
+    why = g.own_checkpoint(os.path.join(proj, "ck", "step_7.pt"))[1]
+    assert why == "is reached through %s/ck, a link owned by uid %d" % (proj, other_user.uid), why
+    os.symlink(mine, os.path.join(proj, "ck-mine"))  # a link of one's own is followed
+    assert len(g.named_checkpoints([{"path": "ck-mine/step_7.pt"}], proj, since)) == 1
+
+
+def test_a_checkpoint_dated_in_the_future_is_not_offered(tmp_path):
+    since = time.time() - 1
+    for name, ahead in (("step_1.pt", 3600), ("step_2.pt", 1)):  # a second of clock skew is no date
+        path = tmp_path / name
+        path.write_text("w")
+        os.utime(str(path), (time.time() + ahead, time.time() + ahead))
+    offered = [os.path.basename(c["path"]) for c in g.find_checkpoints(str(tmp_path), since)]
+    assert offered == ["step_2.pt"], offered
+    named = g.named_checkpoints([{"path": "step_1.pt"}, {"path": "step_2.pt"}], str(tmp_path), since)
+    assert [os.path.basename(c["path"]) for c in named] == ["step_2.pt"], named
+    assert g.own_checkpoint(str(tmp_path / "step_1.pt"))[1].startswith("is dated in the future (")
+
+
+def test_a_save_line_naming_another_users_file_in_tmp_is_not_resumed(tmp_path, shared_tmp, other_user):
+    planted = os.path.join(shared_tmp, "step_99.pt")
+    plant = " ".join(shlex.quote(a) for a in other_user.argv(["sh", "-c", "echo evil > %s" % planted]))
+    job = ["sh", "-c", "%s && echo 'saved %s' && echo '%s' && exit 1" % (plant, planted, PREEMPT_LINE)]
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"] + job,
+                        env=_job_env(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    assert os.stat(planted).st_uid == other_user.uid  # it was written during the run, and named
+    (rec,) = _records(tmp_path)
+    assert "checkpoint" not in rec["metrics"], rec["metrics"]
+    (msg,) = _messages(tmp_path)
+    assert "requeued, no checkpoint to resume from" in msg["Subject"], msg["Subject"]
+
+
+def _attempt_then_swap(tmp, swap):
+    """Attempt 1 saves ck/step_3000.pt and is requeued; swap(path) acts in Slurm's hold;
+    attempt 2 prints its GPUALERT_RESUME. -> (attempt 2's stdout, its message's subject and
+    text, the text's lines joined)."""
+    ckpt = "import os\nos.makedirs('ck', exist_ok=True)\nopen('ck/step_3000.pt', 'w').write('x' * 100)"
+    run_gpualert(tmp, base(tmp) + ["--requeue", "preempted", "--"]
+                 + _print_and_exit(PREEMPT_LINE, 1, ckpt), env=_job_env(tmp))
+    (first,) = _messages(tmp)
+    assert "resumes from ck/step_3000.pt" in first["Subject"]
+    swap(str(tmp / "ck" / "step_3000.pt"))
+    show = "print('ENV', os.environ['GPUALERT_ATTEMPT'], repr(os.environ['GPUALERT_RESUME']))"
+    proc = run_gpualert(tmp, base(tmp) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit(PREEMPT_LINE, 1, show),
+                        env=_job_env(tmp, SLURM_RESTART_COUNT="1"))
+    second = [m for m in _messages(tmp) if m["Message-ID"] != first["Message-ID"]][0]
+    return proc.stdout, second["Subject"], " ".join(_text(second).split())
+
+
+def test_a_checkpoint_replaced_after_its_attempt_recorded_it_is_not_resumed(tmp_path):
+    def swap(path):
+        with open(path + ".new", "w") as handle:
+            handle.write("pickle with a __reduce__")
+        os.replace(path + ".new", path)  # another file (inode), another size
+    out, subject, text = _attempt_then_swap(tmp_path, swap)
+    assert b"ENV 2 ''" in out, out
+    path = tmp_path / "ck" / "step_3000.pt"
+    assert "GPUALERT_RESUME left empty: %s changed since attempt 1 recorded it (size/mtime/inode)" \
+        % path in text, text
+    assert "requeued, no checkpoint to resume from" in subject, subject  # nor at attempt 3
+
+
+def test_a_checkpoint_unchanged_since_its_attempt_is_still_resumed(tmp_path):
+    out, subject, text = _attempt_then_swap(tmp_path, lambda path: None)
+    assert ("ENV 2 %r" % str(tmp_path / "ck" / "step_3000.pt")).encode() in out, out
+    assert "resumes from ck/step_3000.pt" in subject and "left empty" not in text
+
+
+def test_a_checkpoint_another_user_swapped_in_during_the_hold_is_not_resumed(shared_tmp, other_user):
+    import pathlib
+    tmp = pathlib.Path(shared_tmp)
+    (tmp / "ck").mkdir()
+    os.chmod(str(tmp / "ck"), 0o777)  # a group's checkpoint folder
+
+    def swap(path):
+        _as(other_user, "rm -f %s" % path, "echo evil > %s" % path)
+    out, subject, text = _attempt_then_swap(tmp, swap)
+    assert b"ENV 2 ''" in out, out
+    assert "GPUALERT_RESUME left empty: %s is not yours (owned by uid %d)" % (
+        tmp / "ck" / "step_3000.pt", other_user.uid) in text, text
 
 
 if __name__ == "__main__":
