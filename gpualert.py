@@ -7739,10 +7739,11 @@ def read_log_sample(path, head=METRIC_SAMPLE_HEAD_BYTES, tail=METRIC_SAMPLE_TAIL
 
 
 def _cut_lines(data, first=True, last=True):
-    """Drop the partial line at the start (first) and at the end (last) of a block."""
+    """Drop the partial line at the start (first) and at the end (last) of a block; a CR ends
+    a line too (a progress bar's update)."""
     if first:
-        cut = max(data.find(b"\n"), data.find(b"\r"))
-        data = data[cut + 1:] if cut >= 0 else b""
+        cut = re.search(b"[\r\n]", data)  # the first break of either kind
+        data = data[cut.end():] if cut else b""
     if last:
         cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
         data = data[:cut] if cut >= 0 else b""
