@@ -116,6 +116,7 @@ READ_CHUNK_BYTES = 1 << 20  # the pipe buffer is raised to this, so a fast write
 TAIL_BYTES = 1024 * 1024
 TAIL_LINES = 60
 TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
+TAIL_CLIPPED_MARK = b"[...] "  # before the end of a line that started before the tail
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 FILE_CLOCK_TICK_S = 0.02  # how far a file's mtime (the kernel's coarse clock) may lag time.time()
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
@@ -1852,8 +1853,9 @@ def clean_line(text, controls=True):
 
 def tail_lines(data, count=TAIL_LINES):
     """The last `count` lines of output (raw bytes or text), cleaned for a reader: no
-    control characters, a long line cut at TAIL_LINE_MAX_CHARS with " [...]". The one tail
-    helper: the run's tail, a watched job's log and the rendered message all go through it."""
+    control characters, a line longer than TAIL_LINE_MAX_CHARS cut to its start and its end
+    around " [...] " (its end is its last state). The one tail helper: the run's tail, a
+    watched job's log and the rendered message all go through it."""
     data = data[-256 * 1024:]
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     lines = text.split("\n")
@@ -1861,7 +1863,7 @@ def tail_lines(data, count=TAIL_LINES):
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
     redrawn = [([seg for seg in line.split("\r") if seg.strip()] or [""])[-1] for line in lines[-count:]]
-    return [_fit(mask_token_shapes(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...]", head=TAIL_LINE_MAX_CHARS)
+    return [_fit(mask_token_shapes(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...] ", tail=TAIL_LINE_MAX_CHARS // 2)
             for line in redrawn]
 
 
@@ -8038,7 +8040,9 @@ class ChildOutput(object):
 
     def bounded(self):
         """The last TAIL_BYTES, from a line start when there is one (the classifier's cost
-        grows with its text: it gets the bound)."""
+        grows with its text: it gets the bound). A line that starts before them is kept as
+        its last bytes after "[...] ", as the message shows it: a line of 400 MB followed by
+        a few short ones still shows its end."""
         whole = b"".join(self.pieces)
         if len(whole) <= TAIL_BYTES:
             return whole
@@ -8046,7 +8050,9 @@ class ChildOutput(object):
         if whole[-TAIL_BYTES - 1:-TAIL_BYTES] == b"\n":
             return tail  # the window starts at a line start already
         cut = tail.find(b"\n") + 1
-        return tail[cut:] if 0 < cut < len(tail) else tail
+        if 0 < cut < len(tail):
+            return TAIL_CLIPPED_MARK + tail[max(0, cut - 1 - TAIL_LINE_MAX_CHARS + len(TAIL_CLIPPED_MARK)):]
+        return tail
 
 
 class ChildPipes(object):
