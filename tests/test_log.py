@@ -681,6 +681,52 @@ def test_the_last_lines_carry_the_end_of_a_line_of_40_mb(tmp_path, after):
         assert "RuntimeError: boom" in "\n".join(last[last.index(line[0]):])
 
 
+def test_the_evidence_scan_of_one_300_mb_line_stays_under_200_mib(tmp_path):
+    """grep holds a whole line in memory: it is given a line's first EVIDENCE_LINE_BYTES only
+    (a 435 MiB process before). The peak of every process `classify` ran, measured by the
+    kernel (RUSAGE_CHILDREN of a parent of our own, where nothing else ran)."""
+    log = tmp_path / "output.log"
+    with open(str(log), "wb") as handle:
+        block = b"x" * (1 << 20)
+        for _ in range(300):
+            handle.write(block)
+        handle.write(b"\nRuntimeError: CUDA error: an illegal memory access was encountered\n")
+    probe = ("import resource, subprocess, sys\n"
+             "out = subprocess.run([sys.executable, %r, 'classify', %r], stdout=subprocess.PIPE).stdout\n"
+             "print(out.decode())\n"
+             "print('PEAK_KIB %%d' %% resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+             % (SCRIPT, str(log)))
+    out = subprocess.run([PY, "-c", probe], stdout=subprocess.PIPE, env=isolated_env(tmp_path),
+                         timeout=60).stdout.decode()
+    assert "cuda_error" in out and "line 2" in out, out
+    peak_mib = int(out.split("PEAK_KIB ")[1]) / 1024.0
+    assert peak_mib < 200, peak_mib
+
+
+def test_lines_past_the_bound_reach_grep_clipped_with_their_numbers(tmp_path, monkeypatch):
+    """Every line break reaches grep, over-long lines only their first bytes: the numbers are
+    the log's, whichever scan runs (two greps, one, the follower as the log grows, Python)."""
+    monkeypatch.setattr(G, "EVIDENCE_LINE_BYTES", 4096)
+    monkeypatch.setattr(G, "FOLLOW_CHUNK_BYTES", 10000)  # a line's cut spans several sends
+    parts = [b"INFO a\n" * 100, b"x" * 100000 + b"\n", b"RuntimeError: one\n",
+             b"y" * 3000 + b" Exception: within the bound\n", b"z" * 50000, b"z" * 50000 + b"\n\n\n",
+             b"Killed\n", b"w" * 200000]
+    want = [(102, "RuntimeError: one"), (103, "y" * 3000 + " Exception: within the bound"), (107, "Killed")]
+    log = tmp_path / "output.log"
+    log.write_bytes(b"".join(parts))
+    assert G.find_evidence(str(log)) == G.EvidenceScan(str(log)).result(10) == want
+    assert G._scan_evidence(str(log), 10) == want
+    monkeypatch.setattr(G, "EVIDENCE_SPLIT_BYTES", 1000)
+    scan = G.EvidenceFollower(str(log), finished=True)
+    assert scan.result(10) == want and scan.second is not None
+    log.write_bytes(b"")
+    follower = _followed(log)
+    for part in parts:
+        _append(log, part)
+        assert wait_for(lambda: follower.fed >= log.stat().st_size, 10)
+    assert follower.result(10) == want
+
+
 def test_grandchild_holding_the_pipe_does_not_hang_the_wrapper(tmp_path):
     code = "import subprocess; subprocess.Popen(['sleep', '30']); raise SystemExit(4)"
     started = time.time()
