@@ -116,6 +116,7 @@ READ_CHUNK_BYTES = 1 << 20  # the pipe buffer is raised to this, so a fast write
 TAIL_BYTES = 1024 * 1024
 TAIL_LINES = 60
 TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
+TAIL_CLIPPED_MARK = b"[...] "  # before the end of a line that started before the tail
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 FILE_CLOCK_TICK_S = 0.02  # how far a file's mtime (the kernel's coarse clock) may lag time.time()
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
@@ -137,6 +138,7 @@ EVIDENCE_MARKERS = ("Error([^='\"]|$)", "Exception", "Traceback", "Killed", "Seg
 EVIDENCE_MAX_LINES = 1000  # the first ones: a root cause comes before its consequences
 EVIDENCE_READ_BYTES = 4 << 20
 EVIDENCE_SCAN_S = 2.0
+EVIDENCE_LINE_BYTES = 1 << 20  # grep is given a line's first MiB at most (it holds a whole line)
 FOLLOW_POLL_S = 0.2  # how often the evidence grep looks whether the log grew while the job runs
 FOLLOW_CHUNK_BYTES = 8 << 20  # at most this much of the log handed to that grep per call
 FOLLOW_NICE = 10  # how much nicer than us: it takes idle CPU, not the job's or the pump's
@@ -1853,8 +1855,9 @@ def clean_line(text, controls=True):
 
 def tail_lines(data, count=TAIL_LINES):
     """The last `count` lines of output (raw bytes or text), cleaned for a reader: no
-    control characters, a long line cut at TAIL_LINE_MAX_CHARS with " [...]". The one tail
-    helper: the run's tail, a watched job's log and the rendered message all go through it."""
+    control characters, a line longer than TAIL_LINE_MAX_CHARS cut to its start and its end
+    around " [...] " (its end is its last state). The one tail helper: the run's tail, a
+    watched job's log and the rendered message all go through it."""
     data = data[-256 * 1024:]
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     lines = text.split("\n")
@@ -1862,7 +1865,7 @@ def tail_lines(data, count=TAIL_LINES):
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
     redrawn = [([seg for seg in line.split("\r") if seg.strip()] or [""])[-1] for line in lines[-count:]]
-    return [_fit(mask_token_shapes(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...]", head=TAIL_LINE_MAX_CHARS)
+    return [_fit(mask_token_shapes(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...] ", tail=TAIL_LINE_MAX_CHARS // 2)
             for line in redrawn]
 
 
@@ -7395,11 +7398,16 @@ class EvidenceScan(object):
         import subprocess
         self.path, self.after_line, self.proc, self.pattern = path, after_line, None, pattern
         try:
-            self.proc = start_helper(_evidence_grep(path, pattern), stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                                     env=dict(os.environ, LC_ALL="C"))
+            src = os.open(path, os.O_RDONLY)
+        except OSError:  # the scan in Python says why
+            return
+        try:
+            self.proc = _start_grep(subprocess.PIPE, pattern)
         except OSError:  # no grep here
-            pass
+            os.close(src)
+            return
+        threading.Thread(target=_feed_clipped, args=(src, self.proc, 0, os.fstat(src).st_size),
+                         daemon=True).start()
 
     def result(self, seconds):
         deadline = time.monotonic() + seconds
@@ -7447,15 +7455,17 @@ class EvidenceFollower(object):
     (about a second per GiB). Same command, same bytes in the same order, so the same lines
     with the same numbers as EvidenceScan after the exit.
 
-    A thread feeds grep's stdin from the log file with sendfile (the kernel copies; the GIL
-    is free meanwhile) and another collects grep's output. grep runs niced: it takes CPU the
-    job and the pump leave idle and never competes with them. result() is EvidenceScan's.
+    A thread feeds grep's stdin from the log file through a LineClip, with sendfile (the
+    kernel copies; the GIL is free meanwhile), and another collects grep's output. grep runs
+    niced: it takes CPU the job and the pump leave idle and never competes with them.
+    result() is EvidenceScan's.
 
     A long rest at the end (a finished log: all of it) is shared by two greps, one per half,
-    so a second core halves the wait. The second reads its half from the file; the first is
-    fed up to the same line boundary, then EVIDENCE_SPLIT_LINE, a line made to match: the
-    number grep gives that line tells how many lines the first half has, so the second's
-    line numbers are shifted by exactly that. Its lines count only when the first finished.
+    so a second core halves the wait. A thread of its own feeds the second its half; the
+    first is fed up to the same line boundary, then EVIDENCE_SPLIT_LINE, a line made to
+    match: the number grep gives that line tells how many lines the first half has, so the
+    second's line numbers are shifted by exactly that. Its lines count only when the first
+    finished.
     """
 
     def __init__(self, path, after_line=0, finished=False):
@@ -7465,6 +7475,7 @@ class EvidenceFollower(object):
         self._src = os.open(path, os.O_RDONLY)
         try:
             self.proc = _start_grep(subprocess.PIPE)
+            self._clip = LineClip(self._src, self.proc.stdin.fileno())
         except OSError:
             os.close(self._src)
             raise
@@ -7582,40 +7593,104 @@ class EvidenceFollower(object):
         if cut < 0:  # one giant line there: no line boundary to share at
             return size
         middle += cut + 1
-        rest = os.dup(self._src)  # pread/sendfile above never use the shared file offset
+        import subprocess
         try:
-            os.lseek(rest, middle, os.SEEK_SET)
             with self._lock:
                 if self._given_up:
                     return size
-                self.second = _start_grep(rest)
+                self.second = _start_grep(subprocess.PIPE)
+                threading.Thread(target=_feed_clipped, args=(os.dup(self._src), self.second, middle, size),
+                                 daemon=True).start()
                 self._second_reader = threading.Thread(
                     target=_collect_grep, args=(self.second, self._second_out), daemon=True)
                 self._second_reader.start()
         except OSError:
             return size
-        finally:
-            os.close(rest)
         return middle
 
     def _send(self, count):
-        count = min(count, FOLLOW_CHUNK_BYTES)
-        try:
-            return os.sendfile(self._sink, self._src, self.fed, count)
-        except OSError as exc:
-            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-                raise
-        # No sendfile to a pipe here: through our memory, a read's worth at a time.
-        return os.write(self._sink, os.pread(self._src, min(count, READ_CHUNK_BYTES), self.fed))
+        return self._clip.send(self.fed, min(count, FOLLOW_CHUNK_BYTES))
 
 
-def _start_grep(stdin):
+class LineClip(object):
+    """What an evidence grep is given of a log: all of it, but a line's first
+    EVIDENCE_LINE_BYTES only (grep holds a whole line in memory: a log of one 300 MB line
+    made it a 435 MiB process). Every line break is given, so grep's line numbers are the
+    log's; it shows a line's first MAX_LINE_CHARS anyway. A probe of the last bytes of each
+    line-length window finds a line start there, so ordinary lines still go by sendfile."""
+
+    PROBE_BYTES = 64 << 10
+
+    def __init__(self, src, sink, line_at=0):
+        self.src, self.sink = src, sink
+        self.line_at = line_at  # a line start, at or before the line being given
+        self.clip_from = None  # where the over-long line being given is cut
+
+    def send(self, offset, count):
+        """Gives grep its part of the log's bytes [offset, offset + count) (`offset` follows
+        the bytes given before). -> how many bytes of the log that took (0: the log ended)."""
+        end = offset + count
+        while self.clip_from is None and self.line_at + EVIDENCE_LINE_BYTES < end:
+            self._find_line_start()
+        if self.clip_from is None or offset < self.clip_from:
+            return _give_grep(self.sink, self.src, offset, min(end, self.clip_from or end) - offset)
+        data = os.pread(self.src, count, offset)  # the cut reaches to the line break
+        nl = data.find(b"\n")
+        if nl < 0:
+            return len(data)
+        self.clip_from, self.line_at = None, offset + nl + 1
+        return nl or self.send(offset, count)
+
+    def _find_line_start(self):
+        """The last line start in the window of a line's length after line_at: line_at moves
+        there; with none, the line from line_at is over-long and is cut at the window's end."""
+        limit = self.line_at + EVIDENCE_LINE_BYTES
+        probe = max(self.line_at, limit - self.PROBE_BYTES)
+        nl = os.pread(self.src, limit - probe, probe).rfind(b"\n")
+        if nl < 0 and probe > self.line_at:  # a long line: the whole window
+            probe = self.line_at
+            nl = os.pread(self.src, limit - probe, probe).rfind(b"\n")
+        if nl < 0:
+            self.clip_from = limit
+        else:
+            self.line_at = probe + nl + 1
+
+
+def _give_grep(sink, src, offset, count):
+    try:
+        return os.sendfile(sink, src, offset, count)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise
+    # No sendfile to a pipe here: through our memory, a read's worth at a time.
+    return os.write(sink, os.pread(src, min(count, READ_CHUNK_BYTES), offset))
+
+
+def _feed_clipped(src, proc, start, end):
+    """grep's stdin gets the log's bytes [start, end) (start: a line start) through a
+    LineClip, then its end; src is closed."""
+    clip = LineClip(src, proc.stdin.fileno(), start)
+    _safely(lambda: _set_pipe_size(clip.sink, READ_CHUNK_BYTES), None)
+    try:
+        while start < end:
+            sent = clip.send(start, min(end - start, FOLLOW_CHUNK_BYTES))
+            if not sent:
+                break
+            start += sent
+    except OSError:  # grep is gone: its -m limit was reached, or the scan gave up on it
+        pass
+    finally:
+        _safely(proc.stdin.close, None)
+        _safely(lambda: os.close(src), None)
+
+
+def _start_grep(stdin, pattern=None):
     """The evidence grep on stdin (a pipe to feed, or an open file), its output on a pipe.
     In a session of its own: a signal sent to our process group (timeout(1), Ctrl-C, `kill
     0`) is for the job, and must not end the scan of its log; it ends when its input does
     (our end of the pipe closes however we exit)."""
     import subprocess
-    return start_helper(_evidence_grep("-"), stdin=stdin, stdout=subprocess.PIPE,
+    return start_helper(_evidence_grep("-", pattern), stdin=stdin, stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"))
 
 
@@ -7679,7 +7754,7 @@ def _scan_evidence(path, seconds, pattern=None):
                 break
             buf = carry + chunk
             cut = buf.rfind(b"\n") + 1
-            body, carry = buf[:cut], buf[cut:]
+            body, carry = buf[:cut], buf[cut:cut + EVIDENCE_LINE_BYTES]  # bounded, as grep's lines
             line_no = _scan_body(body, line_no, marker_re, found)
     return found[:EVIDENCE_MAX_LINES]
 
@@ -7807,10 +7882,11 @@ def read_log_sample(path, head=METRIC_SAMPLE_HEAD_BYTES, tail=METRIC_SAMPLE_TAIL
 
 
 def _cut_lines(data, first=True, last=True):
-    """Drop the partial line at the start (first) and at the end (last) of a block."""
+    """Drop the partial line at the start (first) and at the end (last) of a block; a CR ends
+    a line too (a progress bar's update)."""
     if first:
-        cut = max(data.find(b"\n"), data.find(b"\r"))
-        data = data[cut + 1:] if cut >= 0 else b""
+        cut = re.search(b"[\r\n]", data)  # the first break of either kind
+        data = data[cut.end():] if cut else b""
     if last:
         cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
         data = data[:cut] if cut >= 0 else b""
@@ -8105,7 +8181,9 @@ class ChildOutput(object):
 
     def bounded(self):
         """The last TAIL_BYTES, from a line start when there is one (the classifier's cost
-        grows with its text: it gets the bound)."""
+        grows with its text: it gets the bound). A line that starts before them is kept as
+        its last bytes after "[...] ", as the message shows it: a line of 400 MB followed by
+        a few short ones still shows its end."""
         whole = b"".join(self.pieces)
         if len(whole) <= TAIL_BYTES:
             return whole
@@ -8113,7 +8191,9 @@ class ChildOutput(object):
         if whole[-TAIL_BYTES - 1:-TAIL_BYTES] == b"\n":
             return tail  # the window starts at a line start already
         cut = tail.find(b"\n") + 1
-        return tail[cut:] if 0 < cut < len(tail) else tail
+        if 0 < cut < len(tail):
+            return TAIL_CLIPPED_MARK + tail[max(0, cut - 1 - TAIL_LINE_MAX_CHARS + len(TAIL_CLIPPED_MARK)):]
+        return tail
 
 
 class ChildPipes(object):

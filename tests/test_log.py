@@ -13,7 +13,8 @@ import pytest
 
 from _load import load_gpualert
 from wrapper_helpers import (PY, SCRIPT, _end_terminal, _read_until, base, child, closed_port,
-                             isolated_env, log_text, outbox_messages, parse, run_gpualert, run_json)
+                             isolated_env, log_text, outbox_messages, parse, plain_text, run_gpualert,
+                             run_in, run_json)
 
 
 G = load_gpualert()
@@ -337,7 +338,8 @@ def test_the_classifier_gets_the_tail_bound_from_a_line_start():
     pump = G.ChildPump(0, {}, None, {})
     pump.output.add(b"first line\n" + b"x" * 100 + b"\n" + b"y" * (G.TAIL_BYTES + 5) + b"\n" + b"last\n")
     tail = pump.tail_bytes()
-    assert tail == b"last\n"  # the partial line before it is dropped, not half-shown
+    # the line that starts before the window: its last bytes, marked as clipped
+    assert tail == b"[...] " + b"y" * (G.TAIL_LINE_MAX_CHARS - 6) + b"\nlast\n"
     pump = G.ChildPump(0, {}, None, {})
     pump.output.add(b"a\n" * (G.TAIL_BYTES // 2 + 10))
     assert pump.tail_bytes().startswith(b"a\n") and len(pump.tail_bytes()) <= G.TAIL_BYTES
@@ -463,7 +465,8 @@ def test_the_tail_keeps_the_reads_themselves_and_stays_bounded_for_tiny_reads():
     whole = b"".join(reads)
     assert len(pump.output.pieces) <= G.TAIL_MAX_PIECES + 1  # joined, not 300,000 objects
     assert whole.endswith(pump.tail) and len(pump.tail) <= 2 * G.TAIL_BYTES
-    assert pump.tail_bytes() == whole[-G.TAIL_BYTES:][whole[-G.TAIL_BYTES:].find(b"\n") + 1:]
+    window = whole[-G.TAIL_BYTES:]
+    assert pump.tail_bytes() == b"[...] " + window
     big = G.ChildPump(0, {}, None, {})
     chunk = b"x" * 1000 + b"\n"
     for _ in range(5000):
@@ -656,6 +659,72 @@ def test_a_huge_line_without_newline_is_streamed_whole(tmp_path):
     assert proc.returncode == 0
     assert len(proc.stdout) == 160 * 65536
     assert log_text(tmp_path).count(b"x") >= 160 * 65536
+
+
+@pytest.mark.parametrize("after", [b"", b"\nTraceback (most recent call last):\nRuntimeError: boom\n"],
+                         ids=["alone", "then-a-traceback"])
+def test_the_last_lines_carry_the_end_of_a_line_of_40_mb(tmp_path, after):
+    """What the job printed last is a giant line's end; its start is long gone from the tail.
+    The message shows that end, marked as clipped (it showed a piece from the line's middle,
+    or nothing of the line when short lines followed it)."""
+    code = ("import os\n"
+            "block = b'abcdefghij' * 6554\n"
+            "for _ in range(640): os.write(1, block)\n"  # 42 MB, no line break
+            "os.write(1, b'THE-END-OF-THE-LINE' + %r)\n"
+            "raise SystemExit(1)\n" % after)
+    assert run_in(tmp_path, code).returncode == 1
+    text = plain_text(tmp_path)
+    last = text[text.index("Last "):].splitlines()
+    line = [s for s in last if "THE-END-OF-THE-LINE" in s]
+    assert line and "[...] " in line[0] and len(line[0].strip()) <= G.TAIL_LINE_MAX_CHARS, last[:4]
+    if after:
+        assert "RuntimeError: boom" in "\n".join(last[last.index(line[0]):])
+
+
+def test_the_evidence_scan_of_one_300_mb_line_stays_under_200_mib(tmp_path):
+    """grep holds a whole line in memory: it is given a line's first EVIDENCE_LINE_BYTES only
+    (a 435 MiB process before). The peak of every process `classify` ran, measured by the
+    kernel (RUSAGE_CHILDREN of a parent of our own, where nothing else ran)."""
+    log = tmp_path / "output.log"
+    with open(str(log), "wb") as handle:
+        block = b"x" * (1 << 20)
+        for _ in range(300):
+            handle.write(block)
+        handle.write(b"\nRuntimeError: CUDA error: an illegal memory access was encountered\n")
+    probe = ("import resource, subprocess, sys\n"
+             "out = subprocess.run([sys.executable, %r, 'classify', %r], stdout=subprocess.PIPE).stdout\n"
+             "print(out.decode())\n"
+             "print('PEAK_KIB %%d' %% resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+             % (SCRIPT, str(log)))
+    out = subprocess.run([PY, "-c", probe], stdout=subprocess.PIPE, env=isolated_env(tmp_path),
+                         timeout=60).stdout.decode()
+    assert "cuda_error" in out and "line 2" in out, out
+    peak_mib = int(out.split("PEAK_KIB ")[1]) / 1024.0
+    assert peak_mib < 200, peak_mib
+
+
+def test_lines_past_the_bound_reach_grep_clipped_with_their_numbers(tmp_path, monkeypatch):
+    """Every line break reaches grep, over-long lines only their first bytes: the numbers are
+    the log's, whichever scan runs (two greps, one, the follower as the log grows, Python)."""
+    monkeypatch.setattr(G, "EVIDENCE_LINE_BYTES", 4096)
+    monkeypatch.setattr(G, "FOLLOW_CHUNK_BYTES", 10000)  # a line's cut spans several sends
+    parts = [b"INFO a\n" * 100, b"x" * 100000 + b"\n", b"RuntimeError: one\n",
+             b"y" * 3000 + b" Exception: within the bound\n", b"z" * 50000, b"z" * 50000 + b"\n\n\n",
+             b"Killed\n", b"w" * 200000]
+    want = [(102, "RuntimeError: one"), (103, "y" * 3000 + " Exception: within the bound"), (107, "Killed")]
+    log = tmp_path / "output.log"
+    log.write_bytes(b"".join(parts))
+    assert G.find_evidence(str(log)) == G.EvidenceScan(str(log)).result(10) == want
+    assert G._scan_evidence(str(log), 10) == want
+    monkeypatch.setattr(G, "EVIDENCE_SPLIT_BYTES", 1000)
+    scan = G.EvidenceFollower(str(log), finished=True)
+    assert scan.result(10) == want and scan.second is not None
+    log.write_bytes(b"")
+    follower = _followed(log)
+    for part in parts:
+        _append(log, part)
+        assert wait_for(lambda: follower.fed >= log.stat().st_size, 10)
+    assert follower.result(10) == want
 
 
 def test_grandchild_holding_the_pipe_does_not_hang_the_wrapper(tmp_path):

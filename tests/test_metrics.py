@@ -421,6 +421,24 @@ class TestProgressAndSpeed(object):
         keras = N.metrics_from_chunks(["Epoch 3/10\n1875/1875 [====] loss: 0.5\n"])
         assert keras["progress"]["step"] is None  # an epoch's batch count is not the run's steps
 
+    def test_a_bar_of_100000_updates_ends_at_its_last(self, tmp_path):
+        """One line of 100,000 \\r updates, longer than the sampled tail: the tail's first
+        \\r starts a line, not the \\n that ends the bar (Progress said step 95093)."""
+        code = ("import sys\n"
+                "w = sys.stderr.write\n"
+                "print('epoch 1 loss 2.5', flush=True)\n"
+                "for i in range(1, 100001):\n"
+                "    w('\\r %3d%%|#####| %d/100000 [00:10<00:00, 9000.00it/s, loss=%.4f]'"
+                " % (i // 1000, i, 1.0 / i ** 0.1))\n"
+                "w('\\n')\n"
+                "raise SystemExit(1)\n")
+        run_in(tmp_path, code)
+        screen = first_screen(tmp_path)
+        assert row(screen, "Progress").startswith("step 100k/100k (100%)"), screen
+        assert "loss 0.3162" in row(screen, "Progress"), screen  # 1 / 100000 ** 0.1
+        progress = run_json(tmp_path)["metrics"]["progress"]
+        assert (progress["step"], progress["step_total"]) == (100000, 100000)
+
     def test_the_loss_is_not_the_speed(self, tmp_path):
         run_in(tmp_path, "print('step 70 loss 0.3586 it/s 9.8')\nraise SystemExit(1)\n")
         screen = first_screen(tmp_path)
