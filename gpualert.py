@@ -13525,8 +13525,9 @@ def convert_option(kind, raw):
         if kind == "count" and value < 0:
             raise ConfigError("%r is below 0" % raw)
         return value
-    if kind == "path":
-        return os.path.expanduser(os.path.expandvars(raw))
+    if kind == "path":  # absolute: a run's records name its directory for any later cwd
+        raw = os.path.expanduser(os.path.expandvars(raw))
+        return os.path.abspath(raw) if raw else raw
     if kind == "list":
         return [item.strip() for item in str(raw).split(",") if item.strip()]
     if kind == "causes":

@@ -772,3 +772,20 @@ def test_links_to_a_run_are_not_runs(tmp_path):
     assert sorted(os.listdir(str(elsewhere / "y"))) == ["output.log", "run.json"]
     assert os.path.islink(str(logs / "z-outside"))
 
+
+def test_a_relative_log_dir_names_its_run_so_prune_from_elsewhere_keeps_a_waiting_one(tmp_path):
+    # --log-dir logs, given in work/: the waiting message must name the run directory so
+    # that a prune run from another directory (with the absolute --log-dir) finds it
+    work = tmp_path / "work"
+    work.mkdir()
+    r = subprocess.run([PY, N.__file__, "--log-dir", "logs", "--outbox", str(tmp_path / "outbox"),
+                        "--name", "rel", "--"] + child("import sys; sys.exit(1)"),
+                       env=isolated_env(tmp_path), cwd=str(work), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 1, r.stderr
+    assert glob.glob(str(tmp_path / "outbox" / "*.eml")), r.stderr
+    [record] = glob.glob(str(work / "logs" / "*" / "run.json"))
+    _set_fields(record, start=time.time() - 41 * 86400, end=time.time() - 40 * 86400)
+    flags = ["--log-dir", str(work / "logs"), "--outbox", str(tmp_path / "outbox")]
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + flags)
+    assert r.returncode == 0 and b"1 a message in the outbox names it" in r.stdout, (r.stdout, r.stderr)
+    assert os.path.exists(record)
