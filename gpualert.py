@@ -11772,15 +11772,25 @@ RUNS_INDEX_MAX_BYTES = 256 << 20  # about 400,000 runs
 
 
 def run_dir_names(log_dir, warn=None):
-    """The entries of log_dir that can be run directories (not the outbox, not dot files).
-    One warn() line when log_dir is there but cannot be listed (none there: no runs yet)."""
+    """The entries of log_dir that can be run directories: directories, never a link (links
+    planted in a shared --log-dir to one run of ours would count it many times), not the
+    outbox, not dot files (prune's staging names among them). One warn() line when log_dir
+    is there but cannot be listed (none there: no runs yet)."""
     try:
-        names = os.listdir(log_dir)
+        with os.scandir(log_dir) as entries:  # the kind comes with the listing: no stat each
+            names = [e.name for e in entries if _is_real_dir(e)]
     except OSError as exc:
         if warn and exc.errno != errno.ENOENT:
             warn("warning: cannot list %s: %s" % (log_dir, exc.strerror or exc))
         return []
     return sorted(n for n in names if not n.startswith(".") and n != "outbox")
+
+
+def _is_real_dir(entry):
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def read_runs(log_dir, warn=None):
@@ -11956,55 +11966,176 @@ def disk_usage(folder):
     return sum(getattr(st, "st_blocks", 0) * 512 or st.st_size for _, st in _walk_files(folder))
 
 
+PRUNE_STAGING = ".gpualert-prune-"  # + pid-random: a run directory prune is removing
+PRUNE_MARK = ".gpualert-pruning"     # inside it, put there by our prune alone
+
+
 def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
     """Remove the run directories under log_dir whose run ended before `cutoff` (epoch).
     Never the outbox, a link, another user's directory, a run not known to have ended
-    (run_end) or one named in `keep` (a message still waiting names it).
-    -> {"removed": [(path, bytes, end)], "kept": {why: n}, "failed": [line]}"""
-    import shutil
+    (run_end) or one named in `keep` (a message still waiting names it). Each is checked
+    and removed through one descriptor (_prune_run), and a removal cut short earlier is
+    finished. -> {"removed": [(path, bytes, end)], "kept": {why: n}, "failed": [line]}"""
     out = {"removed": [], "kept": {}, "failed": []}
     keep = set(os.path.realpath(k) for k in keep)
-    for name in run_dir_names(log_dir, warn):
-        path = os.path.join(log_dir, name)
+    staged = [n for n in _listdir(log_dir) if n.startswith(PRUNE_STAGING)]
+    for name in run_dir_names(log_dir, warn) + staged:
         try:
-            st = os.lstat(path)
+            fd = open_own_dir(os.path.join(log_dir, name))
         except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-            continue
-        end, why = run_end(path, warn)
-        if end is not None and end >= cutoff:
-            why = "newer"
-        elif end is not None and os.path.realpath(path) in keep:
-            why = "a message in the outbox names it"
-        if why:
-            out["kept"][why] = out["kept"].get(why, 0) + 1
-            continue
-        size = disk_usage(path)
-        blocked = _not_removable(path)
-        if blocked:
-            out["failed"].append("%s: %s (nothing removed)" % (path, blocked))
-            continue
-        if not dry_run:
-            try:
-                shutil.rmtree(path)
-            except OSError as exc:
-                left = disk_usage(path) if os.path.lexists(path) else 0
-                out["failed"].append("%s: %s (%s of %s removed)" % (
-                    path, exc.strerror or exc, _format_size(size - left), _format_size(size)))
-                continue
-        out["removed"].append((path, size, end))
+            continue  # gone, a link, not a directory, or another user's
+        try:
+            if name in staged:
+                _finish_staged(out, log_dir, name, fd, dry_run)
+            else:
+                _prune_run(out, log_dir, name, fd, (cutoff, keep, dry_run), warn)
+        finally:
+            os.close(fd)
     return out
 
 
-def _not_removable(path):
-    """Why rmtree(path) would stop halfway (a directory we cannot write: its parent or one
-    inside it), checked before anything goes; None when it can remove it all. A run left half
-    removed would lose its record and count as not ended for good."""
-    for folder in [os.path.dirname(path)] + [top for top, _, _ in os.walk(path)]:
+def _held_path(fd, path):
+    """A path to the directory fd holds, whatever is renamed at `path` meanwhile (Linux's
+    /proc/self/fd); elsewhere `path` itself."""
+    held = "/proc/self/fd/%d" % fd
+    return held if os.path.isdir(held) else path
+
+
+def _prune_run(out, log_dir, name, fd, rule, warn):
+    """prune_runs for one run directory, open as fd: checked through fd (a member of a
+    group-writable --log-dir may swap two of our directories' names at any moment), so
+    what is removed is what was checked."""
+    cutoff, keep, dry_run = rule
+    path = os.path.join(log_dir, name)
+    held = _held_path(fd, path)
+    shown = lambda text: text.replace(held, path)  # noqa: E731
+    end, why = run_end(held, warn and (lambda line: warn(shown(line))))
+    if end is not None and end >= cutoff:
+        why = "newer"
+    elif end is not None and os.path.realpath(path) in keep:
+        why = "a message in the outbox names it"
+    if why:
+        out["kept"][why] = out["kept"].get(why, 0) + 1
+        return
+    size = disk_usage(held)
+    problem = _not_removable(log_dir, held)
+    if not problem and not dry_run:
+        problem = _remove_run_dir(log_dir, name, fd, size)
+    if problem:
+        out["failed"].append("%s: %s" % (path, shown(problem)))
+    else:
+        out["removed"].append((path, size, end))
+
+
+def _not_removable(parent, tree):
+    """Why removing tree (in parent) would stop halfway (a directory we cannot write: its
+    parent or one inside it), checked before anything goes; None when it can remove it all.
+    A run left half removed would lose its record and count as not ended for good."""
+    for folder in [parent] + [top for top, _, _ in os.walk(tree)]:
         if not os.access(folder, os.W_OK | os.X_OK):
-            return "%s is not writable" % folder
+            return "%s is not writable (nothing removed)" % folder
     return None
+
+
+def _remove_run_dir(log_dir, name, fd, size):
+    """Remove the run directory `name` that fd holds: marked as our prune's (PRUNE_MARK,
+    through fd), renamed to a staging name, and removed only if what that rename moved is
+    the directory fd holds (device, inode, owner). Anything else swapped in at its name is
+    put back and skipped: a race makes prune skip, never remove the wrong directory. A
+    removal cut short leaves the staging name and the mark: the next prune finishes it.
+    -> None, or why nothing (or not all) was removed."""
+    staging = "%s%d-%s" % (PRUNE_STAGING, os.getpid(), os.urandom(6).hex())
+    try:
+        _unmark(fd)  # a stale one: the mark must be this prune's file
+        os.close(os.open(PRUNE_MARK, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd))
+        os.rename(os.path.join(log_dir, name), os.path.join(log_dir, staging))
+    except FileNotFoundError:
+        return None  # another prune of ours (cron on a second login node) has it: its mark stays
+    except OSError as exc:
+        _unmark(fd)
+        return "%s (nothing removed)" % (exc.strerror or exc)
+    if not _same_dir(log_dir, staging, fd):
+        _unmark(fd)
+        try:
+            os.rename(os.path.join(log_dir, staging), os.path.join(log_dir, name))
+        except OSError:
+            return ("another directory was swapped in at its name while prune looked: skipped; "
+                    "the one found there is now %s (rename it back)" % os.path.join(log_dir, staging))
+        return "another directory was swapped in at its name while prune looked: skipped, nothing removed"
+    return _empty_and_remove(log_dir, staging, fd, size)
+
+
+def _same_dir(log_dir, name, fd):
+    """Is log_dir/name (not followed) the directory fd holds, and ours?"""
+    try:
+        st, held = os.lstat(os.path.join(log_dir, name)), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino, st.st_uid) == (held.st_dev, held.st_ino, os.geteuid())
+
+
+def _empty_and_remove(log_dir, staging, fd, size):
+    """Empty the staged directory through fd, then remove its name once it is still that
+    directory (rmdir takes only an empty one). -> None, or why not all went."""
+    try:
+        _empty_dir(fd)
+        if not _same_dir(log_dir, staging, fd):
+            os.lstat(os.path.join(log_dir, staging))  # gone: another prune of ours finished it
+            raise OSError(errno.EBUSY, "its name was swapped while prune removed it")
+        os.rmdir(os.path.join(log_dir, staging))
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        left = disk_usage(_held_path(fd, os.path.join(log_dir, staging)))
+        return "%s (%s of %s removed; a later prune finishes it: %s)" % (
+            exc.strerror or exc, _format_size(max(0, size - left)), _format_size(size),
+            os.path.join(log_dir, staging))
+    return None
+
+
+def _empty_dir(fd):
+    """Remove everything inside the directory open as fd, through descriptors, links never
+    followed: whatever is renamed in the shared parent meanwhile, nothing outside it goes
+    (shutil.rmtree starts from a path; its dir_fd needs Python 3.11). The mark goes last."""
+    for name in sorted(os.listdir(fd), key=lambda n: n == PRUNE_MARK):
+        try:
+            if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                try:
+                    _empty_dir(sub)
+                finally:
+                    os.close(sub)
+                os.rmdir(name, dir_fd=fd)
+            else:
+                os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            continue  # another prune of ours is removing it too
+
+
+def _unmark(fd):
+    try:
+        os.unlink(PRUNE_MARK, dir_fd=fd)
+    except OSError:
+        pass
+
+
+def _finish_staged(out, log_dir, name, fd, dry_run):
+    """A removal an earlier prune began (a staging name) is finished, if our prune's mark is
+    in it: a file of ours in a directory of ours. A staging name alone proves nothing:
+    anyone who may write a shared --log-dir may rename a run of ours to one."""
+    try:
+        mark = os.stat(PRUNE_MARK, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return
+    if not stat.S_ISREG(mark.st_mode) or mark.st_uid != os.geteuid():
+        return
+    path = os.path.join(log_dir, name)
+    size = disk_usage(_held_path(fd, path))
+    problem = None if dry_run else _empty_and_remove(log_dir, name, fd, size)
+    if problem:
+        out["failed"].append("%s: %s" % (path, problem))
+    else:
+        out["removed"].append((path, size, mark.st_mtime))
 
 
 # ==== Notification policy: ranks, arrays, the hourly cap, chat delivery ====
@@ -13552,8 +13683,9 @@ def convert_option(kind, raw):
         if kind == "count" and value < 0:
             raise ConfigError("%r is below 0" % raw)
         return value
-    if kind == "path":
-        return os.path.expanduser(os.path.expandvars(raw))
+    if kind == "path":  # absolute: a run's records name its directory for any later cwd
+        raw = os.path.expanduser(os.path.expandvars(raw))
+        return os.path.abspath(raw) if raw else raw
     if kind == "list":
         return [item.strip() for item in str(raw).split(",") if item.strip()]
     if kind == "causes":

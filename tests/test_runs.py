@@ -635,3 +635,157 @@ def test_digest_counts_the_requeues_made_not_the_refused_or_dry_run(tmp_path, sm
     js = run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path))
     got = sorted(json.loads(line)["requeued"] or "-" for line in js.stdout.decode().splitlines())
     assert got == ["-", "-", "hardware", "preempted", "preempted"], got
+
+
+# ---- issue 34: prune by identity, links are not runs, a relative --log-dir ----
+
+def _exchange(a, b):
+    """Swap two names at once, as anyone who may write a shared --log-dir can
+    (renameat2 RENAME_EXCHANGE): the real syscall, at a moment the test picks."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.renameat2(-100, str(a).encode(), -100, str(b).encode(), 2) != 0:  # AT_FDCWD
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _ended(logs, name):
+    """A run of ours that ended 40 days ago."""
+    path = _plant(logs, name, _ok_record(name, time.time() - 40 * 86400))
+    with open(os.path.join(os.path.dirname(path), "output.log"), "w") as f:
+        f.write("x\n")
+
+
+def _going(logs, name):
+    """A run of ours still going here: no run.json yet, its header names this host and a
+    live wrapper (this process)."""
+    os.makedirs(str(logs / name / "ckpt"))
+    with open(str(logs / name / "output.log"), "w") as f:
+        f.write("=== gpualert run started (gpualert 0.1.0) ===\ncommand: x\nhost: %s\npid: %d\n"
+                % (N._hostname(short=True), os.getpid()))
+    with open(str(logs / name / "ckpt" / "step_9.pt"), "w") as f:
+        f.write("precious")
+
+
+@pytest.mark.parametrize("when", ["after the check", "during the check"])
+def test_prune_never_removes_a_running_run_swapped_in_while_it_looked(tmp_path, monkeypatch, when):
+    # Another member of a group-writable --log-dir exchanges two of our run directories'
+    # names while prune works: after an ended run was checked (its name now holds the
+    # running one), or during the running run's check (an ended one sits at its name
+    # while prune looks, and goes back after).
+    logs = tmp_path / "logs"
+    _ended(logs, "a-ended")
+    _going(logs, "b-going")
+    _ended(logs, "c-ended")
+    real, calls = N.run_end, []
+
+    def run_end(run_dir, warn=None):
+        calls.append(run_dir)
+        if when == "during the check" and len(calls) == 2:  # b-going's check
+            _exchange(logs / "b-going", logs / "c-ended")
+            try:
+                return real(run_dir, warn)
+            finally:
+                _exchange(logs / "b-going", logs / "c-ended")
+        got = real(run_dir, warn)
+        if when == "after the check" and len(calls) == 1:  # a-ended checked: b-going takes its name
+            _exchange(logs / "a-ended", logs / "b-going")
+        return got
+
+    monkeypatch.setattr(N, "run_end", run_end)
+    warned = []
+    out = N.prune_runs(str(logs), time.time() - 30 * 86400, warn=warned.append)
+    assert len(calls) == 3, calls
+    precious = glob.glob(str(logs / "*" / "ckpt" / "step_9.pt"))
+    assert len(precious) == 1, (out, warned)  # the running run, whole, at one of the names
+    going = os.path.dirname(os.path.dirname(precious[0]))
+    assert sorted(os.listdir(going)) == ["ckpt", "output.log"]
+    assert open(precious[0]).read() == "precious"
+    assert sorted(os.listdir(str(logs))) == [os.path.basename(going)], out  # both ended runs went
+    if when == "after the check":
+        assert len(out["failed"]) == 1 and "swapped" in out["failed"][0], out
+
+
+def test_a_removal_cut_short_is_finished_by_the_next_prune(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    _ended(logs, "old")
+    os.makedirs(str(logs / "old" / "ckpt"))
+    with open(str(logs / "old" / "ckpt" / "step_1.pt"), "w") as f:
+        f.write("x")
+
+    def cut_short(fd):  # the first file goes, then the removal stops (a kill, an I/O error)
+        os.unlink("run.json", dir_fd=fd)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(N, "_empty_dir", cut_short)
+    out = N.prune_runs(str(logs), time.time() - 30 * 86400)
+    assert len(out["failed"]) == 1 and "a later prune finishes it" in out["failed"][0], out
+    staged = [n for n in os.listdir(str(logs)) if n.startswith(".gpualert-prune-")]
+    assert len(staged) == 1 and not os.path.exists(str(logs / "old")), os.listdir(str(logs))
+    monkeypatch.undo()
+    r = run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path))
+    assert r.returncode == 0 and _json_lines(r.stdout) == [], (r.stdout, r.stderr)
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + _flags(tmp_path))
+    assert r.returncode == 0 and b"removed 1 run directory" in r.stdout, (r.stdout, r.stderr)
+    assert not [n for n in os.listdir(str(logs)) if n.startswith(".gpualert-prune-")]
+
+
+def test_prune_finishes_only_a_staging_directory_its_own_prune_marked(tmp_path):
+    # A staging name alone proves nothing: anyone who may write the --log-dir may rename
+    # a running run of ours to one. Only our prune's mark inside (a file of ours in our
+    # directory) says a removal was under way.
+    logs = tmp_path / "logs"
+    _going(logs, ".gpualert-prune-1-unmarked")
+    _going(logs, ".gpualert-prune-2-linked")
+    os.symlink(str(tmp_path), str(logs / ".gpualert-prune-2-linked" / N.PRUNE_MARK))
+    marked = [".gpualert-prune-3-marked"]
+    _going(logs, marked[0])
+    open(str(logs / marked[0] / N.PRUNE_MARK), "w").close()
+    if os.geteuid() == 0:  # a mark of another user's is not ours either
+        marked.append(".gpualert-prune-4-foreign")
+        _going(logs, marked[1])
+        open(str(logs / marked[1] / N.PRUNE_MARK), "w").close()
+        os.chown(str(logs / marked[1] / N.PRUNE_MARK), 65534, 65534)
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + _flags(tmp_path))
+    assert r.returncode == 0 and b"removed 1 run directory" in r.stdout, (r.stdout, r.stderr)
+    left = sorted(n for n in os.listdir(str(logs)) if n.startswith(".gpualert-prune-"))
+    assert left == sorted([".gpualert-prune-1-unmarked", ".gpualert-prune-2-linked"] + marked[1:])
+    assert all(os.path.exists(str(logs / n / "ckpt" / "step_9.pt")) for n in left)
+
+
+def test_links_to_a_run_are_not_runs(tmp_path):
+    # 5 links planted beside one failed run: one run, one failure, and prune follows none
+    logs, now = tmp_path / "logs", time.time()
+    _plant(logs, "x", _ok_record("x", now - 60, status="FAILED", host="vm", **{
+        "class": "gpu_hardware", "classification": {"cls": "gpu_hardware", "detail": "Xid 79"}}))
+    for i in range(5):
+        os.symlink(str(logs / "x"), str(logs / ("link%d" % i)))
+    elsewhere = tmp_path / "elsewhere"
+    _ended(elsewhere, "y")
+    os.symlink(str(elsewhere / "y"), str(logs / "z-outside"))
+    rows = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + _flags(tmp_path)).stdout)
+    assert [row["name"] for row in rows] == ["x"]
+    r = run_gpualert(tmp_path, ["digest", "--since", "1h", "--dry-run"] + _flags(tmp_path))
+    assert r.returncode == 0 and b"digest: 1 run, 1 failed" in r.stdout, (r.stdout, r.stderr)
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + _flags(tmp_path))
+    assert r.returncode == 0 and b"removed 0 run directories" in r.stdout, (r.stdout, r.stderr)
+    assert sorted(os.listdir(str(elsewhere / "y"))) == ["output.log", "run.json"]
+    assert os.path.islink(str(logs / "z-outside"))
+
+
+def test_a_relative_log_dir_names_its_run_so_prune_from_elsewhere_keeps_a_waiting_one(tmp_path):
+    # --log-dir logs, given in work/: the waiting message must name the run directory so
+    # that a prune run from another directory (with the absolute --log-dir) finds it
+    work = tmp_path / "work"
+    work.mkdir()
+    r = subprocess.run([PY, N.__file__, "--log-dir", "logs", "--outbox", str(tmp_path / "outbox"),
+                        "--name", "rel", "--"] + child("import sys; sys.exit(1)"),
+                       env=isolated_env(tmp_path), cwd=str(work), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 1, r.stderr
+    assert glob.glob(str(tmp_path / "outbox" / "*.eml")), r.stderr
+    [record] = glob.glob(str(work / "logs" / "*" / "run.json"))
+    _set_fields(record, start=time.time() - 41 * 86400, end=time.time() - 40 * 86400)
+    flags = ["--log-dir", str(work / "logs"), "--outbox", str(tmp_path / "outbox")]
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + flags)
+    assert r.returncode == 0 and b"1 a message in the outbox names it" in r.stdout, (r.stdout, r.stderr)
+    assert os.path.exists(record)
