@@ -45,7 +45,8 @@ Configuration, in rising precedence: the INI file ([gpualert] section of --confi
 $GPUALERT_CONFIG or ~/.config/gpualert/config.ini), GPUALERT_* environment variables, flags.
 Every option --some-option has the config key some_option and the variable
 GPUALERT_SOME_OPTION. The SMTP password comes only from GPUALERT_SMTP_PASSWORD or the
-config key smtp_password, never from the command line.
+config key smtp_password, never from the command line. A file another user owns, or that
+group or others may write to, is refused (chmod go-w it).
 
 Chat and push channels: --notify-url URL (repeatable; notify_url, comma-separated;
 GPUALERT_NOTIFY_URL) posts a short message beside the e-mail, within the same deadline:
@@ -13421,17 +13422,23 @@ class NotAConfigFile(ConfigError):
 def read_config_file(path):
     """The [gpualert] section of an INI file -> dict of raw strings; ConfigError if broken,
     NotAConfigFile if it is no regular file (opened without blocking, never read: a FIFO
-    or /dev/zero must not hang the start or fill the memory)."""
+    or /dev/zero must not hang the start or fill the memory); refused (ConfigError) if
+    someone else could have written it, whichever path named it (_config_refusal)."""
     import configparser
     parser = configparser.ConfigParser(interpolation=None)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        mode = _safely(lambda: os.fstat(fd).st_mode, 0)
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             os.close(fd)
             raise NotAConfigFile("config file %s is %s, not a file: ignored" % (
                 path, "a directory" if stat.S_ISDIR(mode) else
                 "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"))
+        refusal = _config_refusal(st)
+        if refusal:
+            os.close(fd)
+            raise ConfigError("config file %s %s" % (path, refusal))
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(CONFIG_MAX_BYTES + 1)
         if len(data) > CONFIG_MAX_BYTES:
@@ -13442,6 +13449,29 @@ def read_config_file(path):
     if not parser.has_section("gpualert"):
         raise ConfigError("config file %s has no [gpualert] section" % path)
     return dict(parser.items("gpualert"))
+
+
+def _config_refusal(st):
+    """Why a config file may not be obeyed, or None: it names where the mail and the log go,
+    so whoever can write it could redirect them. Ours or root's, and writable by us alone
+    (group-writable only through our own private group, as umask 002 makes files)."""
+    if st.st_uid not in (os.geteuid(), 0):
+        return "is owned by uid %d, not by you: refused" % st.st_uid
+    if st.st_mode & 0o002 or (st.st_mode & 0o020 and not _private_group(st.st_gid)):
+        return "is writable by %s: refused (chmod go-w it)" % (
+            "others" if st.st_mode & 0o002 else "group %d" % st.st_gid)
+    return None
+
+
+def _private_group(gid):
+    """Is gid a user private group: our primary group, named as we are, no other member?"""
+    try:
+        import grp
+        import pwd
+        me, group = pwd.getpwuid(os.geteuid()), grp.getgrgid(gid)
+    except (ImportError, KeyError):
+        return False
+    return gid == me.pw_gid and group.gr_name == me.pw_name and set(group.gr_mem) <= {me.pw_name}
 
 
 def load_config(flags, environ):
