@@ -828,17 +828,29 @@ SECRET_SHAPES = tuple(re.compile(shape) for shape in (
 ))
 
 
-def mask_secrets(text, found=None):
+def mask_secrets(text, found=None, hold=None):
     """text with what each SECRET_SHAPES pattern matches shown as its group 1 and ***: the
     one mask for argv shown, channel URLs and the job's lines that leave. found: a list
-    that gets each secret masked (parse_channel masks them in a service's answers too)."""
+    that gets each secret masked (parse_channel masks them in a service's answers too).
+    hold: a character each masked one becomes instead, so positions stay (_masked_cut)."""
     if text is None or not isinstance(text, str):
         return text
     for shape in SECRET_SHAPES:
         if found is not None:
             found.extend(m.group(0)[len(m.group(1)):] for m in shape.finditer(text))
-        text = shape.sub(r"\1***", text)
+        text = shape.sub((lambda m: m.group(1) + hold * (m.end() - m.end(1))) if hold else r"\1***", text)
     return text
+
+
+def _masked_cut(text, lo, hi, margin=4096):
+    """text[lo:hi] masked as the whole line would be: a secret cut at either end (a password
+    whose @ is past the cut, a webhook whose host is before it) shows none of itself.
+    Masked over a margin either side only, so a long line costs no more than this."""
+    if lo <= 0 and len(text) <= hi:
+        return mask_secrets(text)
+    start = max(0, lo - margin)
+    held = mask_secrets(text[start:hi + margin], hold="\0")[lo - start:hi - start]
+    return re.sub("\0+", MASK, held)
 
 
 # ---- small pure helpers ----
@@ -1876,7 +1888,7 @@ def clean_line(text, controls=True):
 
 def tail_lines(data, count=TAIL_LINES):
     """The last `count` lines of output (raw bytes or text), cleaned for a reader: no
-    control characters, a long line cut at TAIL_LINE_MAX_CHARS with " [...]". The one tail
+    control characters, secrets masked, a long line cut at TAIL_LINE_MAX_CHARS with " [...]". The one tail
     helper: the run's tail, a watched job's log and the rendered message all go through it."""
     data = data[-256 * 1024:]
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
@@ -1885,14 +1897,12 @@ def tail_lines(data, count=TAIL_LINES):
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
     redrawn = [([seg for seg in line.split("\r") if seg.strip()] or [""])[-1] for line in lines[-count:]]
-    return [_fit(_masked_head(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...]", head=TAIL_LINE_MAX_CHARS)
-            for line in redrawn]
+    return [_tail_line(clean_line(line)) for line in redrawn]
 
 
-def _masked_head(line, keep=TAIL_LINE_MAX_CHARS + 600):
-    """mask_secrets on what of a line is shown: its first `keep` characters, enough past the
-    cut for any bounded shape that starts before it (a 256 KiB line costs no more than this)."""
-    return mask_secrets(line) if len(line) <= keep else mask_secrets(line[:keep]) + " [...]"
+def _tail_line(text):
+    shown = _masked_cut(text, 0, TAIL_LINE_MAX_CHARS)
+    return shown + " [...]" if len(text) > TAIL_LINE_MAX_CHARS else shown
 
 
 def _collapse_cr(text):
@@ -2282,7 +2292,7 @@ def _evidence(display, body, m_start_in_line):
     if len(display) <= EVIDENCE_CHARS:
         return display
     lo = max(0, min(pos - 80, len(display) - EVIDENCE_CHARS))
-    return display[lo:lo + EVIDENCE_CHARS]
+    return _masked_cut(display, lo, lo + EVIDENCE_CHARS)
 
 
 #: One failed run's prepared log as the classifier's second opinions read it: the lines and
@@ -2349,7 +2359,8 @@ class _Region(object):
         display, body = self.lines[idx]
         col = pos - offsets[idx - self.start]
         groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
-        detail = re.sub(r"\s+", " ", _render_template(rule.detail, groups, ", ") or m.group(0)).strip()[:200]
+        detail = _masked_cut(re.sub(r"\s+", " ", _render_template(rule.detail, groups, ", ") or m.group(0)).strip(),
+                             0, 200)
         return Classification(rule.cls, rule.rule_id, detail, self.first_line + idx, _evidence(display, body, col),
                               _render_template(rule.hint, groups, " ") or rule.hint)
 
@@ -3146,7 +3157,7 @@ def _with_last_error_line(verdict, raws, first_line):
     for i in range(len(raws) - 1, max(-1, len(raws) - 1 - LAST_ERROR_LOOKBACK), -1):
         line = raws[i].strip()
         if line and not line.startswith(HEADER_MARK) and _ERROR_LEVEL_RE.search(line):
-            evidence = clean_line(line)[:EVIDENCE_CHARS]
+            evidence = _masked_cut(clean_line(line), 0, EVIDENCE_CHARS)
             return verdict._replace(line=first_line + i, evidence=evidence, detail="%s; its last error line: %s" % (
                 verdict.detail, evidence[:120]))
     return verdict

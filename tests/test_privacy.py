@@ -361,3 +361,17 @@ def test_one_table_masks_a_channel_url_alike_on_argv_in_a_job_s_line_and_as_a_ch
     assert secret not in shown and "***" in shown
     assert g.redact_argv(["python", "train.py", url]) == ["python", "train.py", shown]
     assert g.tail_lines("posting to %s failed\n" % url) == ["posting to %s failed" % shown]
+
+
+def test_a_url_password_cut_by_a_line_s_limit_shows_none_of_itself(tmp_path):
+    # Lines are cut (the tail at 500 characters, the decisive line at 300, the detail at
+    # 120): masked after the cut, a password whose @ lay past it showed its first letters.
+    tail_line = "x" * 485 + " " + DB_URL
+    error = "ERROR: " + "y" * 91 + " " + DB_URL
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"]
+                       + child("print(%r); raise SystemExit(%r)" % (tail_line, error)))
+    assert run.returncode == 1, run.stderr
+    record = open(glob.glob(str(tmp_path / "logs" / "*" / "run.json"))[0]).read()
+    text = _texts(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(), attachments=False)
+    for where, seen in (("run.json", record), ("message", text), ("gpualert's lines", _gpualert_lines(run.stderr).decode())):
+        assert "PgPass" not in seen and "bob:**" in seen, (where, seen)
