@@ -774,7 +774,7 @@ def iso_time(epoch):
 #: and the job's own lines (the tail, the decisive line). In each, group 1 is kept and the
 #: rest of the match becomes ***. Bounded repeats keep it linear on a long line; the shapes
 #: are long enough that ordinary words never match. The log on disk is never altered.
-_U = r"[^/\s'\"<>?#]"  # one character of a URL path segment
+_SEGMENT_CHAR = r"[^/\s'\"<>?#]"  # one character of a URL path segment
 SECRET_SHAPES = tuple(re.compile(shape) for shape in (
     # user:PASSWORD@ in any URL: postgres://, https://, ntfy, json, matrix USER:TOKEN@
     r"(\b[A-Za-z][\w+.-]{0,30}://[^/\s:@'\"<>]{0,256}:)[^/\s@'\"<>]{1,256}(?=@)",
@@ -790,18 +790,18 @@ SECRET_SHAPES = tuple(re.compile(shape) for shape in (
     # Teams (Office 365 connector): .../webhookb2/GUID@TENANT/IncomingWebhook/SECRET/GUID
     r"(?i)(/(?:webhookb2|incomingwebhook)/)[^\s'\"<>?#]+",
     # Telegram: api.telegram.org/bot<TOKEN>/method, and tgram://TOKEN/CHAT
-    r"(?i)(\bapi\.telegram\.org/(?:file/)?bot)%s+" % _U,
-    r"(?i)(\btgram://)%s+" % _U,
+    r"(?i)(\bapi\.telegram\.org/(?:file/)?bot)%s+" % _SEGMENT_CHAR,
+    r"(?i)(\btgram://)%s+" % _SEGMENT_CHAR,
     # Mattermost, Rocket.Chat and other self-hosted chat: HOST/hooks/KEY[/TOKEN]
     r"(?i)(://[\w.:\[\]-]{1,256}/hooks/)[^\s'\"<>?#]+",
     # ntfy: the topic (whoever knows it reads it): ntfy(s)://HOST/TOPIC, https://ntfy.HOST/
     # TOPIC, and ntfy(s)://TOPIC on ntfy.sh
-    r"(?i)(\bntfys?://%s{0,256}/|\bhttps?://ntfy\.[\w.:-]{1,256}/)%s+" % (_U, _U),
+    r"(?i)(\bntfys?://%s{0,256}/|\bhttps?://ntfy\.[\w.:-]{1,256}/)%s+" % (_SEGMENT_CHAR, _SEGMENT_CHAR),
     r"(?i)(\bntfys?://)[^/\s:@'\"<>?#]{1,256}(?![^\s'\"<>?#])",
     # Gotify: gotify(s)://HOST[/PATH]/APPTOKEN
-    r"(?i)(\bgotifys?://[^\s'\"<>?#]{0,256}/)%s+" % _U,
+    r"(?i)(\bgotifys?://[^\s'\"<>?#]{0,256}/)%s+" % _SEGMENT_CHAR,
     # Pushover: pover://USERKEY@APPTOKEN
-    r"(?i)(\bpover://[^/\s@'\"<>]{0,256}@)%s+" % _U,
+    r"(?i)(\bpover://[^/\s@'\"<>]{0,256}@)%s+" % _SEGMENT_CHAR,
     # tokens by their shape, the first 4 characters kept: Hugging Face, GitHub, GitHub
     # fine-grained, Slack, OpenAI-style, AWS, GitLab, ntfy access tokens, JWTs
     r"\b(hf_[A-Za-z0-9])[A-Za-z0-9]{29,}",
