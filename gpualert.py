@@ -45,7 +45,8 @@ Configuration, in rising precedence: the INI file ([gpualert] section of --confi
 $GPUALERT_CONFIG or ~/.config/gpualert/config.ini), GPUALERT_* environment variables, flags.
 Every option --some-option has the config key some_option and the variable
 GPUALERT_SOME_OPTION. The SMTP password comes only from GPUALERT_SMTP_PASSWORD or the
-config key smtp_password, never from the command line.
+config key smtp_password, never from the command line. A file another user owns, or that
+group or others may write to, is refused (chmod go-w it).
 
 Chat and push channels: --notify-url URL (repeatable; notify_url, comma-separated;
 GPUALERT_NOTIFY_URL) posts a short message beside the e-mail, within the same deadline:
@@ -254,11 +255,6 @@ NOT_SECRET_AFTER = frozenset(("mkdir", "cp", "ssh", "scp", "psql", "install", "n
 USER_OPTIONS = frozenset(("-u", "--user", "--proxy-user"))
 #: URL query parameters whose values are secrets (?access_token=X&sig=Y), also in channel URLs.
 SECRET_PARAM = r"token|key|sig|secret|pass|auth|code"
-#: Chat webhooks whose path is the secret (a Slack or Discord webhook given as an argument).
-_WEBHOOK_RE = re.compile(r"(?i)(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)"
-                         r"|(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks|[\w.-]+/hooks)/)"
-                         r"[^\s'\"?#]+")
-_URL_PARAM_RE = re.compile(r"(?i)([?&;][\w.-]*(?:%s)[\w.-]*=)[^&#\s'\"]+" % SECRET_PARAM)
 
 
 #: Bound on the whole delivery (DNS, connect, TLS, AUTH, DATA, the 552 retry), seconds.
@@ -719,9 +715,9 @@ def job_name_for(argv, cfg_name=None, scheduler=None):
 def redact_argv(argv):
     """argv as gpualert shows it: the values of secret-looking options (--hf-token X,
     --password=X, -p X: _secret_option), NAME=VALUE arguments with a secret-looking NAME,
-    the same inside an argument with spaces (sh -c '... --token X'), and in URLs the password
-    of user:password@, secret query parameters and chat-webhook paths become ***. The
-    command itself always runs as given."""
+    the same inside an argument with spaces (sh -c '... --token X'), and what SECRET_SHAPES
+    masks (URL passwords, webhook paths, tokens) become ***. The command itself always runs
+    as given."""
     out, hide_next, prev = [], False, ""
     for arg in argv:
         arg, prev = str(arg), os.path.basename(prev)
@@ -744,7 +740,7 @@ def redact_argv(argv):
         elif re.search(r"\s", arg):
             arg = _redact_words(arg)
         prev = arg
-        out.append(mask_token_shapes(redact_url(arg)))
+        out.append(mask_secrets(arg))
     return out
 
 
@@ -765,14 +761,6 @@ def _redact_words(text):
     return "".join(parts)
 
 
-def redact_url(text):
-    """text with the secrets of the URLs in it as ***: user:password@, query parameters
-    named like tokens, keys, signatures and passwords, and chat-webhook paths."""
-    text = re.sub(r"(\w[\w+.-]*://[^/\s:@]*:)[^/\s@]+@", r"\1***@", text)
-    text = _WEBHOOK_RE.sub(r"\1***", text)
-    return _URL_PARAM_RE.sub(r"\1***", text)
-
-
 def quote_argv(argv):
     """A shell-pasteable rendering of argv (shlex.quote without importing shlex)."""
     safe = re.compile(r"^[\w@%+=:,./-]+$")
@@ -784,40 +772,88 @@ def iso_time(epoch):
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
 
 
-#: Token shapes masked in the job's own lines wherever they leave the machine (the tail,
-#: the decisive line, chat progress); the log on disk is never altered. Long enough that
-#: ordinary words never match: Hugging Face, GitHub, Slack, OpenAI-style, AWS, GitLab.
-TOKEN_SHAPES = re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|glpat-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)")
-#: Secrets by their label, wherever the label is: an HTTP header's value (Authorization:
-#: Bearer X, X-Api-Key: X), a JSON field ("password": "X"), an env dump's NAME=X with a
-#: secret-like NAME in capitals (MYTOKEN=X, not MAX_TOKENS=5; lower case only the plain
-#: words: password=X, so num_tokens=1234 stays). The label is kept, the value becomes ***.
-SECRET_LABELS = (
-    re.compile(r"(?i)\b((?:proxy-)?authorization\s*:\s*(?:(?:bearer|token|basic|digest)\s+)?)"
-               r"[^\s'\"]+"),
-    re.compile(r"(?i)\b((?:x-)?(?:api|auth|access|private)[-_]?(?:key|token)\s*:\s*)[^\s'\"]+"),
-    re.compile(r"(?i)(\"(?:password|passwd|secret|token|api[-_]?key|access[-_]?token|"
-               r"client[-_]?secret)\"\s*:\s*\")[^\"]+"),
-    re.compile(r"\b([A-Z][A-Z0-9_]*(?:TOKEN(?!S)|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)"
-               r"[A-Z0-9_]*=)[^\s'\";&|)]+"),
-    re.compile(r"(?i)(?<![\w.-])((?:password|passwd|pwd|secret|token|api[-_]?key|access[-_]?token)"
-               r"\s*=\s*)[^\s'\";&|)]+"),
-)
+#: The one table of secret shapes, for all text that leaves the machine: the argv shown
+#: (redact_argv), channel URLs (parse_channel: what it masks is what a channel keeps secret)
+#: and the job's own lines (the tail, the decisive line). In each, group 1 is kept and the
+#: rest of the match becomes ***. Bounded repeats keep it linear on a long line; the shapes
+#: are long enough that ordinary words never match. The log on disk is never altered.
+_SEGMENT_CHAR = r"[^/\s'\"<>?#]"  # one character of a URL path segment
+SECRET_SHAPES = tuple(re.compile(shape) for shape in (
+    # user:PASSWORD@ in any URL: postgres://, https://, ntfy, json, matrix USER:TOKEN@
+    r"(\b[A-Za-z][\w+.-]{0,30}://[^/\s:@'\"<>]{0,256}:)[^/\s@'\"<>]{1,256}(?=@)",
+    # a token as the user alone: matrix(s)://TOKEN@, ntfy(s)://TOKEN@, pover://USERKEY@
+    r"(?i)(\b(?:matrixs?|ntfys?|pover)://)[^/\s:@'\"<>]{1,256}(?=@)",
+    # query parameters named like secrets: ?token=, ?api_key=, Google Chat key= and token=,
+    # Matrix access_token=, ntfy auth=, the sig= of Teams' Workflows (Logic Apps) URLs
+    r"(?i)([?&;][\w.-]{0,40}(?:%s)[\w.-]{0,40}=)[^&#\s'\"<>]+" % SECRET_PARAM,
+    # Slack: hooks.slack.com/services|workflows|triggers/...
+    r"(?i)(\bhooks\.slack\.com/[\w-]{1,40}/)[^\s'\"<>?#]+",
+    # Discord: discord(app).com/api/webhooks/ID/TOKEN
+    r"(?i)(\b(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/)[^\s'\"<>?#]+",
+    # Teams (Office 365 connector): .../webhookb2/GUID@TENANT/IncomingWebhook/SECRET/GUID
+    r"(?i)(/(?:webhookb2|incomingwebhook)/)[^\s'\"<>?#]+",
+    # Telegram: api.telegram.org/bot<TOKEN>/method, and tgram://TOKEN/CHAT
+    r"(?i)(\bapi\.telegram\.org/(?:file/)?bot)%s+" % _SEGMENT_CHAR,
+    r"(?i)(\btgram://)%s+" % _SEGMENT_CHAR,
+    # Mattermost, Rocket.Chat and other self-hosted chat: HOST/hooks/KEY[/TOKEN]
+    r"(?i)(://[\w.:\[\]-]{1,256}/hooks/)[^\s'\"<>?#]+",
+    # ntfy: the topic (whoever knows it reads it): ntfy(s)://HOST/TOPIC, https://ntfy.HOST/
+    # TOPIC, and ntfy(s)://TOPIC on ntfy.sh
+    r"(?i)(\bntfys?://%s{0,256}/|\bhttps?://ntfy\.[\w.:-]{1,256}/)%s+" % (_SEGMENT_CHAR, _SEGMENT_CHAR),
+    r"(?i)(\bntfys?://)[^/\s:@'\"<>?#]{1,256}(?![^\s'\"<>?#])",
+    # Gotify: gotify(s)://HOST[/PATH]/APPTOKEN
+    r"(?i)(\bgotifys?://[^\s'\"<>?#]{0,256}/)%s+" % _SEGMENT_CHAR,
+    # Pushover: pover://USERKEY@APPTOKEN
+    r"(?i)(\bpover://[^/\s@'\"<>]{0,256}@)%s+" % _SEGMENT_CHAR,
+    # tokens by their shape, the first 4 characters kept: Hugging Face, GitHub, GitHub
+    # fine-grained, Slack, OpenAI-style, AWS, GitLab, ntfy access tokens, JWTs
+    r"\b(hf_[A-Za-z0-9])[A-Za-z0-9]{29,}",
+    r"\b(gh[pousr]_)[A-Za-z0-9]{30,}",
+    r"\b(gith)ub_pat_[A-Za-z0-9_]{30,}",
+    r"\b(xox[abposr])-[A-Za-z0-9-]{10,}",
+    r"\b(sk-[A-Za-z0-9_-])[A-Za-z0-9_-]{19,}",
+    r"\b(AKIA|ASIA)[0-9A-Z]{16}",
+    r"\b(glpa)t-[A-Za-z0-9_-]{20,}",
+    r"\b(tk_[a-z0-9])[a-z0-9]{28}\b",
+    r"\b(eyJ[A-Za-z0-9_-])[A-Za-z0-9_-]{9,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
+    # secrets by their label: an HTTP header (Authorization: Bearer X, X-Api-Key: X,
+    # X-Gotify-Key: X), a JSON field ("password": "X"), an env dump's NAME=X with a
+    # secret-like NAME in capitals (MYTOKEN=X, not MAX_TOKENS=5; lower case only the plain
+    # words: password=X, so num_tokens=1234 stays)
+    r"(?i)\b((?:proxy-)?authorization\s*:\s*(?:(?:bearer|token|basic|digest)\s+)?)[^\s'\"]+",
+    r"(?i)\b((?:x-)?(?:api|auth|access|private|gotify)[-_]?(?:key|token)\s*:\s*)[^\s'\"]+",
+    r"(?i)(\"(?:password|passwd|secret|token|api[-_]?key|access[-_]?token|"
+    r"client[-_]?secret)\"\s*:\s*\")[^\"]+",
+    r"\b([A-Z][A-Z0-9_]{0,64}(?:TOKEN(?!S)|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)"
+    r"[A-Z0-9_]{0,64}=)[^\s'\";&|)]+",
+    r"(?i)(?<![\w.-])((?:password|passwd|pwd|secret|token|api[-_]?key|access[-_]?token)"
+    r"\s*=\s*)[^\s'\";&|)]+",
+))
 
 
-def mask_token_shapes(text):
-    """text with each TOKEN_SHAPES match as its first 4 characters and ***, and each
-    SECRET_LABELS value as ***: the one mask for argv shown and the job's lines that leave."""
+def mask_secrets(text, found=None, hold=None):
+    """text with what each SECRET_SHAPES pattern matches shown as its group 1 and ***: the
+    one mask for argv shown, channel URLs and the job's lines that leave. found: a list
+    that gets each secret masked (parse_channel masks them in a service's answers too).
+    hold: a character each masked one becomes instead, so positions stay (_masked_cut)."""
     if text is None or not isinstance(text, str):
         return text
-    text = TOKEN_SHAPES.sub(lambda m: m.group(0)[:4] + "***", text)
-    for label in SECRET_LABELS:
-        text = label.sub(r"\1***", text)
+    for shape in SECRET_SHAPES:
+        if found is not None:
+            found.extend(m.group(0)[len(m.group(1)):] for m in shape.finditer(text))
+        text = shape.sub((lambda m: m.group(1) + hold * (m.end() - m.end(1))) if hold else r"\1***", text)
     return text
 
+
+def _masked_cut(text, lo, hi, margin=4096):
+    """text[lo:hi] masked as the whole line would be: a secret cut at either end (a password
+    whose @ is past the cut, a webhook whose host is before it) shows none of itself.
+    Masked over a margin either side only, so a long line costs no more than this."""
+    if lo <= 0 and len(text) <= hi:
+        return mask_secrets(text)
+    start = max(0, lo - margin)
+    held = mask_secrets(text[start:hi + margin], hold="\0")[lo - start:hi - start]
+    return re.sub("\0+", MASK, held)
 
 
 # ---- small pure helpers ----
@@ -1855,9 +1891,9 @@ def clean_line(text, controls=True):
 
 def tail_lines(data, count=TAIL_LINES):
     """The last `count` lines of output (raw bytes or text), cleaned for a reader: no
-    control characters, a line longer than TAIL_LINE_MAX_CHARS cut to its start and its end
-    around " [...] " (its end is its last state). The one tail helper: the run's tail, a
-    watched job's log and the rendered message all go through it."""
+    control characters, secrets masked, a line longer than TAIL_LINE_MAX_CHARS cut to its start
+    and its end around " [...] " (its end is its last state). The one tail helper: the run's
+    tail, a watched job's log and the rendered message all go through it."""
     data = data[-256 * 1024:]
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     lines = text.split("\n")
@@ -1865,8 +1901,15 @@ def tail_lines(data, count=TAIL_LINES):
         lines.pop()
     # A progress bar redrawn with \r shows its last state, not a terminal's overlay of states.
     redrawn = [([seg for seg in line.split("\r") if seg.strip()] or [""])[-1] for line in lines[-count:]]
-    return [_fit(mask_token_shapes(clean_line(line)), TAIL_LINE_MAX_CHARS, " [...] ", tail=TAIL_LINE_MAX_CHARS // 2)
-            for line in redrawn]
+    return [_tail_line(clean_line(line)) for line in redrawn]
+
+
+def _tail_line(text, mark=" [...] "):
+    if len(text) <= TAIL_LINE_MAX_CHARS:
+        return mask_secrets(text)
+    tail = TAIL_LINE_MAX_CHARS // 2  # masked before the cut: a secret cut at it shows nothing
+    head = TAIL_LINE_MAX_CHARS - len(mark) - tail
+    return _masked_cut(text, 0, head) + mark + _masked_cut(text, len(text) - tail, len(text))
 
 
 def _collapse_cr(text):
@@ -2256,7 +2299,7 @@ def _evidence(display, body, m_start_in_line):
     if len(display) <= EVIDENCE_CHARS:
         return display
     lo = max(0, min(pos - 80, len(display) - EVIDENCE_CHARS))
-    return display[lo:lo + EVIDENCE_CHARS]
+    return _masked_cut(display, lo, lo + EVIDENCE_CHARS)
 
 
 #: One failed run's prepared log as the classifier's second opinions read it: the lines and
@@ -2323,7 +2366,8 @@ class _Region(object):
         display, body = self.lines[idx]
         col = pos - offsets[idx - self.start]
         groups = _derive(dict((k, v) for k, v in m.groupdict().items() if v))
-        detail = re.sub(r"\s+", " ", _render_template(rule.detail, groups, ", ") or m.group(0)).strip()[:200]
+        detail = _masked_cut(re.sub(r"\s+", " ", _render_template(rule.detail, groups, ", ") or m.group(0)).strip(),
+                             0, 200)
         return Classification(rule.cls, rule.rule_id, detail, self.first_line + idx, _evidence(display, body, col),
                               _render_template(rule.hint, groups, " ") or rule.hint)
 
@@ -3120,7 +3164,7 @@ def _with_last_error_line(verdict, raws, first_line):
     for i in range(len(raws) - 1, max(-1, len(raws) - 1 - LAST_ERROR_LOOKBACK), -1):
         line = raws[i].strip()
         if line and not line.startswith(HEADER_MARK) and _ERROR_LEVEL_RE.search(line):
-            evidence = clean_line(line)[:EVIDENCE_CHARS]
+            evidence = _masked_cut(clean_line(line), 0, EVIDENCE_CHARS)
             return verdict._replace(line=first_line + i, evidence=evidence, detail="%s; its last error line: %s" % (
                 verdict.detail, evidence[:120]))
     return verdict
@@ -4711,8 +4755,8 @@ def result_for(outcome, verdict):
         argv=list(outcome.argv), host=outcome.host, cwd=outcome.cwd, start=outcome.start,
         end=outcome.end, exit_code=child.exit_code,
         exit_status=exit_status_for(child.exit_code, child.exec_error),
-        classification=verdict._replace(detail=mask_token_shapes(verdict.detail),
-                                        evidence=mask_token_shapes(verdict.evidence)),
+        classification=verdict._replace(detail=mask_secrets(verdict.detail),
+                                        evidence=mask_secrets(verdict.evidence)),
         log_path=outcome.log_path, run_dir=outcome.run_dir, tail=tail_lines(outcome.tail),
         rusage=child.rusage, scheduler=outcome.scheduler, notes=notes, gpu=outcome.gpu,
         metrics=outcome.metrics)
@@ -5807,7 +5851,6 @@ CHANNEL_WHEN_PARAM = "gpualert_when"
 #: Schemes gpualert speaks itself; any other scheme goes to `apprise` when it is installed.
 NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover", "tgram",
                   "matrix", "matrixs", "json", "jsons")
-_SECRET_QUERY_RE = re.compile(r"(?i)" + SECRET_PARAM)
 MASK = "***"
 
 
@@ -5845,13 +5888,15 @@ def parse_channel(url):
     if scheme not in NATIVE_SCHEMES:
         return Channel("apprise", raw, _mask_unparsed(raw), when, (_after_scheme(raw),), {})
     try:
-        split = urlsplit(raw)
-        service, secrets, parts = _CHANNEL_PARSERS[scheme](split, raw)
+        service, parts = _CHANNEL_PARSERS[scheme](urlsplit(raw), raw)
     except (ValueError, IndexError) as exc:
         raise ConfigError("notify URL %s: %s" % (_mask_unparsed(raw), exc))
-    secrets = tuple(s for s in secrets if s)
-    secrets += tuple(_quote(s) for s in secrets if _quote(s) != s)
-    return Channel(service, raw, mask_text(raw, secrets), when, secrets, parts)
+    found = []  # what SECRET_SHAPES masks, also each path segment of it and its decoded form
+    masked = mask_secrets(raw, found)
+    found += [part for secret in found for part in secret.split("/")]
+    found += [_unquote(secret) for secret in found]
+    secrets = tuple(sorted(set(found + [_quote(secret) for secret in found]) - {""}))
+    return Channel(service, raw, masked, when, secrets, parts)
 
 
 def _after_scheme(raw):
@@ -5861,6 +5906,11 @@ def _after_scheme(raw):
 def _quote(text):
     from urllib.parse import quote
     return quote(text, safe="")
+
+
+def _unquote(text):
+    from urllib.parse import unquote
+    return unquote(text)
 
 
 def _pop_when(raw):
@@ -5914,24 +5964,12 @@ def _parse_webhook(split, raw):
     """An https:// (or http://) webhook URL: the service is told by its host and path."""
     host = (split.hostname or "").lower()
     path = _path_parts(split)
-    query = _query_pairs(split)
-    query_secrets = [v for k, v in query if _SECRET_QUERY_RE.search(k)]
-    for service, test, secret_of in _WEBHOOK_KINDS:
+    for service, test in _WEBHOOK_KINDS:
         if test(host, path):
-            return service, secret_of(path) + query_secrets + _userinfo_secrets(split), {}
+            return service, {}
     raise ValueError("cannot tell which service this is (Slack, Discord, Teams, Google Chat, "
                      "Mattermost, Rocket.Chat and ntfy webhooks are known; use json(s)://HOST/PATH "
                      "for a plain JSON POST)")
-
-
-def _query_pairs(split):
-    from urllib.parse import parse_qsl
-    return parse_qsl(split.query, keep_blank_values=True)
-
-
-def _userinfo_secrets(split):
-    user, password = _userinfo(split)
-    return [password] if password else ([user] if user else [])
 
 
 def _is_teams(host, path):
@@ -5940,21 +5978,15 @@ def _is_teams(host, path):
             or host == "flow.microsoft.com" or "powerautomate" in path)
 
 
-def _teams_secrets(path):
-    idx = [i for i, p in enumerate(path) if p.lower() in ("incomingwebhook", "webhookb2")]
-    return path[idx[0] + 1:] if idx else []
-
-
-_WEBHOOK_KINDS = (  # (service, test(host, path segments), secrets(path segments))
-    ("slack", lambda h, p: h == "hooks.slack.com", lambda p: p[1:]),
+_WEBHOOK_KINDS = (  # (service, test(host, path segments)); SECRET_SHAPES says what is secret
+    ("slack", lambda h, p: h == "hooks.slack.com"),
     ("discord", lambda h, p: (h in ("discord.com", "discordapp.com") or h.endswith(".discord.com"))
-     and p[:2] == ["api", "webhooks"], lambda p: p[3:]),
-    ("teams", _is_teams, _teams_secrets),
-    ("googlechat", lambda h, p: h == "chat.googleapis.com", lambda p: []),
-    ("mattermost", lambda h, p: len(p) == 2 and p[0] == "hooks", lambda p: p[1:]),
-    ("rocketchat", lambda h, p: len(p) == 3 and p[0] == "hooks", lambda p: p[1:]),
-    ("ntfy", lambda h, p: (h == "ntfy.sh" or h.startswith("ntfy.")) and len(p) == 1,
-     lambda p: p),
+     and p[:2] == ["api", "webhooks"]),
+    ("teams", _is_teams),
+    ("googlechat", lambda h, p: h == "chat.googleapis.com"),
+    ("mattermost", lambda h, p: len(p) == 2 and p[0] == "hooks"),
+    ("rocketchat", lambda h, p: len(p) == 3 and p[0] == "hooks"),
+    ("ntfy", lambda h, p: (h == "ntfy.sh" or h.startswith("ntfy.")) and len(p) == 1),
 )
 
 
@@ -5971,8 +6003,7 @@ def _parse_ntfy(split, raw):
     if not topic:
         raise ValueError("no topic")
     user, password = _userinfo(split)
-    return "ntfy", [topic, password, user if password is None else None], {
-        "endpoint": base + "/" + _quote(topic), "user": user, "password": password}
+    return "ntfy", {"endpoint": base + "/" + _quote(topic), "user": user, "password": password}
 
 
 def _parse_gotify(split, raw):
@@ -5982,7 +6013,7 @@ def _parse_gotify(split, raw):
         raise ValueError("no application token: gotify(s)://HOST/TOKEN")
     base = _host_port(split, split.scheme.lower() == "gotifys")
     prefix = "".join("/" + _quote(p) for p in path[:-1])
-    return "gotify", [path[-1]], {"endpoint": base + prefix + "/message", "token": path[-1]}
+    return "gotify", {"endpoint": base + prefix + "/message", "token": path[-1]}
 
 
 def _parse_pover(split, raw):
@@ -5993,8 +6024,8 @@ def _parse_pover(split, raw):
     user, token = netloc.rsplit("@", 1)
     if not user or not token:
         raise ValueError("want pover://USERKEY@APPTOKEN")
-    return "pushover", [user, token], {"endpoint": "https://api.pushover.net/1/messages.json",
-                                       "user": user, "token": token}
+    return "pushover", {"endpoint": "https://api.pushover.net/1/messages.json",
+                        "user": user, "token": token}
 
 
 def _parse_tgram(split, raw):
@@ -6004,8 +6035,8 @@ def _parse_tgram(split, raw):
     chats = _path_parts(split)
     if not token or len(chats) != 1:
         raise ValueError("want tgram://BOTTOKEN/CHATID (one chat; repeat --notify-url for more)")
-    return "telegram", [token], {"endpoint": "https://api.telegram.org/bot%s/sendMessage" % token,
-                                 "chat_id": chats[0]}
+    return "telegram", {"endpoint": "https://api.telegram.org/bot%s/sendMessage" % token,
+                        "chat_id": chats[0]}
 
 
 def _parse_matrix(split, raw):
@@ -6020,7 +6051,7 @@ def _parse_matrix(split, raw):
     room = path[0]
     if room[0] not in "#!":
         room = "#" + room
-    return "matrix", [token], {"base": _host_port(split, split.scheme.lower() == "matrixs"),
+    return "matrix", {"base": _host_port(split, split.scheme.lower() == "matrixs"),
                                "token": token, "room": room}
 
 
@@ -6030,8 +6061,7 @@ def _parse_json(split, raw):
     path = split.path or "/"
     query = ("?" + split.query) if split.query else ""
     user, password = _userinfo(split)
-    secrets = [password] + [v for k, v in _query_pairs(split) if _SECRET_QUERY_RE.search(k)]
-    return "json", secrets, {"endpoint": base + path + query, "user": user, "password": password}
+    return "json", {"endpoint": base + path + query, "user": user, "password": password}
 
 
 _CHANNEL_PARSERS = {
@@ -13711,17 +13741,23 @@ class NotAConfigFile(ConfigError):
 def read_config_file(path):
     """The [gpualert] section of an INI file -> dict of raw strings; ConfigError if broken,
     NotAConfigFile if it is no regular file (opened without blocking, never read: a FIFO
-    or /dev/zero must not hang the start or fill the memory)."""
+    or /dev/zero must not hang the start or fill the memory); refused (ConfigError) if
+    someone else could have written it, whichever path named it (_config_refusal)."""
     import configparser
     parser = configparser.ConfigParser(interpolation=None)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        mode = _safely(lambda: os.fstat(fd).st_mode, 0)
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             os.close(fd)
             raise NotAConfigFile("config file %s is %s, not a file: ignored" % (
                 path, "a directory" if stat.S_ISDIR(mode) else
                 "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"))
+        refusal = _config_refusal(st)
+        if refusal:
+            os.close(fd)
+            raise ConfigError("config file %s %s" % (path, refusal))
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(CONFIG_MAX_BYTES + 1)
         if len(data) > CONFIG_MAX_BYTES:
@@ -13732,6 +13768,29 @@ def read_config_file(path):
     if not parser.has_section("gpualert"):
         raise ConfigError("config file %s has no [gpualert] section" % path)
     return dict(parser.items("gpualert"))
+
+
+def _config_refusal(st):
+    """Why a config file may not be obeyed, or None: it names where the mail and the log go,
+    so whoever can write it could redirect them. Ours or root's, and writable by us alone
+    (group-writable only through our own private group, as umask 002 makes files)."""
+    if st.st_uid not in (os.geteuid(), 0):
+        return "is owned by uid %d, not by you: refused" % st.st_uid
+    if st.st_mode & 0o002 or (st.st_mode & 0o020 and not _private_group(st.st_gid)):
+        return "is writable by %s: refused (chmod go-w it)" % (
+            "others" if st.st_mode & 0o002 else "group %d" % st.st_gid)
+    return None
+
+
+def _private_group(gid):
+    """Is gid a user private group: our primary group, named as we are, no other member?"""
+    try:
+        import grp
+        import pwd
+        me, group = pwd.getpwuid(os.geteuid()), grp.getgrgid(gid)
+    except (ImportError, KeyError):
+        return False
+    return gid == me.pw_gid and group.gr_name == me.pw_name and set(group.gr_mem) <= {me.pw_name}
 
 
 def load_config(flags, environ):

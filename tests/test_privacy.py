@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import (PY, SCRIPT, addressed, broken_home_env, child, isolated_env, parse,
-                             run_gpualert)
+from wrapper_helpers import (PY, SCRIPT, addressed, base, broken_home_env, child, isolated_env,
+                             parse, run_gpualert, wait_for)
 
 
 def test_a_planted_fallback_outbox_is_never_sent_from(tmp_path, other_user, shared_tmp, refusing_port, smtp_plain):
@@ -253,3 +253,125 @@ def test_array_records_and_rate_stamps_live_in_private_directories(tmp_path):
     for name in ("open-arrays", "open-rates"):
         assert stat.S_IMODE(os.stat(str(tmp_path / name)).st_mode) == 0o700
         assert os.listdir(str(tmp_path / name)), name
+
+
+# ---- one table of secret shapes: argv, channel URLs and the job's own lines ----
+
+TEAMS_URL = ("https://x.webhook.office.com/webhookb2/0a1b-guid@2c3d-tenant/IncomingWebhook/"
+             "TEAMSSECRET99/4e5f-guid")
+TELEGRAM_URL = "https://api.telegram.org/bot123456:AAHTGSECRET99/sendMessage"
+DB_URL = "postgres://bob:PgPassw0rd@db.example.org:5432/prod"
+
+
+def _texts(raw, attachments=True):
+    """The subject and every text part of a message, decoded (the attachments too, or not)."""
+    msg = parse(raw)
+    out = [str(msg["Subject"])]
+    for part in msg.walk():
+        if part.is_multipart() or (part.get_filename() and not attachments):
+            continue
+        content = part.get_content()
+        out.append(content.decode("utf-8", "replace") if isinstance(content, bytes) else content)
+    return "\n".join(out)
+
+
+def _gpualert_lines(stderr):
+    return b"\n".join(line for line in stderr.splitlines() if line.startswith(b"gpualert:"))
+
+
+def test_teams_and_telegram_webhooks_on_the_command_line_are_masked(tmp_path, smtp_plain):
+    # Both went out unmasked in the e-mail: argv redaction had its own list of secret URL
+    # paths, apart from the channel parsers'.
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--", "sh", "-c",
+                                                        "exit 1", TEAMS_URL, TELEGRAM_URL])
+    assert run.returncode == 1, run.stderr
+    assert len(smtp_plain.messages) == 1, run.stderr
+    text = _texts(smtp_plain.messages[0].data)
+    runs = run_gpualert(tmp_path, ["runs", "--json"] + base(tmp_path))
+    record = open(glob.glob(str(tmp_path / "logs" / "*" / "run.json"))[0]).read()
+    for secret in ("TEAMSSECRET99", "AAHTGSECRET99"):
+        for where, seen in (("message", text), ("run.json", record), ("runs --json", runs.stdout.decode()),
+                            ("stderr", run.stderr.decode())):
+            assert secret not in seen, where
+    assert "webhook.office.com/webhookb2/***" in text and "api.telegram.org/bot***" in text, text
+
+
+def test_url_credentials_the_job_prints_are_masked_wherever_its_lines_leave(tmp_path, smtp_plain):
+    # postgres://bob:PASSWORD@ was masked on argv but not in the job's lines: the tail, the
+    # stand-in, run.json, `runs --json` and the digest. The attached log stays as it was.
+    go = tmp_path / "go"
+    code = ("import os, time\nprint('connecting to %s', flush=True)\nend = time.time() + 60\n"
+            "while not os.path.exists(%r) and time.time() < end:\n    time.sleep(0.05)\n"
+            "raise SystemExit('ERROR: cannot reach %s')" % (DB_URL, str(go), DB_URL))
+    proc = subprocess.Popen([PY, SCRIPT] + addressed(tmp_path) + ["--smtp", smtp_plain.addr, "--"]
+                            + child(code), env=isolated_env(tmp_path), cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # the stand-in, rewritten with the job's latest lines 1, 2, 4 ... s after the start
+        stand_in = wait_for(lambda: [t for t in map(_outbox_text, glob.glob(str(tmp_path / "outbox" / "*")))
+                                     if "connecting to postgres" in t], 30, step=0.1, what="the stand-in")
+    finally:
+        go.write_text("")
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert "bob:***@db.example.org" in stand_in[0] and "PgPassw0rd" not in stand_in[0]
+    run_gpualert(tmp_path, ["digest"] + addressed(tmp_path) + ["--smtp", smtp_plain.addr])
+    sent = smtp_plain.wait_for(2)
+    assert len(sent) == 2, err
+    message, digest = (_texts(m.data, attachments=False) for m in sent)
+    record = open(glob.glob(str(tmp_path / "logs" / "*" / "run.json"))[0]).read()
+    runs = run_gpualert(tmp_path, ["runs", "--json"] + base(tmp_path)).stdout.decode()
+    for where, seen in (("message", message), ("digest", digest), ("run.json", record),
+                        ("runs --json", runs), ("gpualert's lines", _gpualert_lines(err).decode())):
+        assert "PgPassw0rd" not in seen and "bob:***@db.example.org" in seen, (where, seen)
+    assert "connecting to postgres://bob:***@db.example.org" in message  # the tail
+    assert DB_URL in _texts(sent[0].data)  # the attached log: the job's own bytes
+
+
+def _outbox_text(path):
+    try:
+        with open(path, "rb") as handle:
+            return _texts(handle.read(), attachments=False)
+    except (OSError, ValueError):  # renamed or rewritten as we read
+        return ""
+
+
+@pytest.mark.parametrize("url,secret", [
+    ("https://hooks.slack.com/services/T0001/B0001/SLACKSECRET99", "SLACKSECRET99"),
+    ("https://discord.com/api/webhooks/1234/DISCORDSECRET99", "DISCORDSECRET99"),
+    (TEAMS_URL, "TEAMSSECRET99"),
+    ("https://prod-00.westus.logic.azure.com/workflows/abc/triggers/manual/paths/invoke"
+     "?api-version=2016-06-01&sv=1.0&sig=TEAMSSIG99", "TEAMSSIG99"),
+    ("https://chat.googleapis.com/v1/spaces/AAA/messages?key=GCHATKEY99&token=GCHATTOKEN99", "GCHAT"),
+    ("https://mattermost.test:8065/hooks/MMKEY99", "MMKEY99"),
+    ("https://rocket.test/hooks/RCID1/RCTOKEN99", "RCTOKEN99"),
+    ("ntfys://ntfy.sh/NTFYTOPIC99", "NTFYTOPIC99"),
+    ("ntfy://:tk_ntfytoken99@ntfy.test/NTFYTOPIC99", "99"),
+    ("https://ntfy.sh/NTFYTOPIC99", "NTFYTOPIC99"),
+    ("gotifys://gotify.test/sub/GOTIFYTOKEN99", "GOTIFYTOKEN99"),
+    ("pover://POUSER99@POTOKEN99", "99"),
+    ("tgram://123:TGSECRET99/4242", "TGSECRET99"),
+    ("matrixs://bot:syt_SECRET99@matrix.example.org/#alerts:example.org", "SECRET99"),
+    ("matrix://syt_SECRET99@matrix.example.org/!abc:example.org", "SECRET99"),
+    ("jsons://ci:JSONPASS99@hook.test/hook?api_key=JSONKEY99", "99"),
+])
+def test_one_table_masks_a_channel_url_alike_on_argv_in_a_job_s_line_and_as_a_channel(url, secret):
+    g = load_gpualert()
+    shown = g.parse_channel(url).masked
+    assert secret not in shown and "***" in shown
+    assert g.redact_argv(["python", "train.py", url]) == ["python", "train.py", shown]
+    assert g.tail_lines("posting to %s failed\n" % url) == ["posting to %s failed" % shown]
+
+
+def test_a_url_password_cut_by_a_line_s_limit_shows_none_of_itself(tmp_path):
+    # Lines are cut (the tail at 500 characters, the decisive line at 300, the detail at
+    # 120): masked after the cut, a password whose @ lay past it showed its first letters.
+    tail_line = "x" * 485 + " " + DB_URL
+    error = "ERROR: " + "y" * 91 + " " + DB_URL
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"]
+                       + child("print(%r); raise SystemExit(%r)" % (tail_line, error)))
+    assert run.returncode == 1, run.stderr
+    record = open(glob.glob(str(tmp_path / "logs" / "*" / "run.json"))[0]).read()
+    text = _texts(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(), attachments=False)
+    for where, seen in (("run.json", record), ("message", text), ("gpualert's lines", _gpualert_lines(run.stderr).decode())):
+        assert "PgPass" not in seen and "bob:**" in seen, (where, seen)
