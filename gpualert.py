@@ -636,12 +636,20 @@ def _bounded(seconds, text):
     return seconds
 
 
-def parse_size(text):
-    """'10M', '512k', '1.5G', '2000' (bytes) -> bytes; binary units."""
+#: The largest size an option takes. Beyond it the message's arithmetic (floats) loses whole
+#: bytes: --budget 99999999999999999999T never built a message.
+SIZE_MAX_BYTES = 1 << 40
+
+
+def parse_size(text, most=None):
+    """'10M', '512k', '1.5G', '2000' (bytes) -> bytes; binary units. most: the largest taken."""
     m = re.match(r"^(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?$", str(text).strip().lower())
     if not m:
         raise ConfigError("malformed size %r (try 10M, 512K, 1G)" % text)
-    return int(float(m.group(1)) * _UNITS_B[m.group(2)])
+    size = float(m.group(1)) * _UNITS_B[m.group(2)]
+    if most is not None and size > most:  # inf too: a number too long for a float
+        raise ConfigError("%r is over the largest size gpualert takes (1T)" % text)
+    return int(size)
 
 
 def parse_seconds(text):
@@ -12049,7 +12057,7 @@ def slurm_array_ended(array_job_id, run=None, task_ids=None):
     could not report themselves. When sacct cannot tell (accounting off, as
     AccountingStorageType=accounting_storage/none on small clusters), the controller's queue
     does: each of task_ids squeue no longer lists has ended. {} when neither can tell."""
-    run = run or run_command
+    run = run or run_command_with_errors  # squeue's words: "Invalid job id specified"
     out = run(["sacct", "-n", "-P", "-X", "-j", str(array_job_id), "-o", "JobID,State,ExitCode"])
     if not out or out[0] != 0 or not out[1].strip():
         return _array_ended_from_queue(array_job_id, run, task_ids)
@@ -12063,8 +12071,12 @@ def slurm_array_ended(array_job_id, run=None, task_ids=None):
 
 def _array_ended_from_queue(array_job_id, run, task_ids):
     """{task id: state} of the task_ids that squeue no longer lists (pending, running and
-    requeued tasks are listed). An empty list is no answer: the asking task is still in it."""
+    requeued tasks are listed). An empty list is no answer: the asking task is still in it.
+    An array squeue has forgotten ("Invalid job id specified") has ended, all of it."""
     out = run(["squeue", "-h", "-r", "-j", str(array_job_id), "-o", "%i %T"]) if task_ids else None
+    if out and out[0] != 0 and "invalid job id" in out[1].lower():
+        return dict((task, "ended, no longer known to squeue (no accounting to say how)")
+                    for task in task_ids)
     if not out or out[0] != 0:
         return {}
     queued = set()
@@ -13368,7 +13380,7 @@ def watched_result(info, verdict, log_dir):
 def convert_option(kind, raw):
     """One option value from text; raises ConfigError naming the problem."""
     if kind == "size":
-        return parse_size(raw)
+        return parse_size(raw, SIZE_MAX_BYTES)
     if kind == "duration":
         return parse_duration(raw)
     if kind == "seconds":
