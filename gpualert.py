@@ -635,12 +635,20 @@ def _bounded(seconds, text):
     return seconds
 
 
-def parse_size(text):
-    """'10M', '512k', '1.5G', '2000' (bytes) -> bytes; binary units."""
+#: The largest size an option takes. Beyond it the message's arithmetic (floats) loses whole
+#: bytes: --budget 99999999999999999999T never built a message.
+SIZE_MAX_BYTES = 1 << 40
+
+
+def parse_size(text, most=None):
+    """'10M', '512k', '1.5G', '2000' (bytes) -> bytes; binary units. most: the largest taken."""
     m = re.match(r"^(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?$", str(text).strip().lower())
     if not m:
         raise ConfigError("malformed size %r (try 10M, 512K, 1G)" % text)
-    return int(float(m.group(1)) * _UNITS_B[m.group(2)])
+    size = float(m.group(1)) * _UNITS_B[m.group(2)]
+    if most is not None and size > most:  # inf too: a number too long for a float
+        raise ConfigError("%r is over the largest size gpualert takes (1T)" % text)
+    return int(size)
 
 
 def parse_seconds(text):
@@ -4004,6 +4012,9 @@ def job_rank(environ):
 # ---- parsing scheduler output ----
 
 _SCONTROL_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_:/().]*)=")
+#: A comment is free text ("lr=3e-4 bs=32"); scontrol ends it with a space and then the line's
+#: end, a space with -o: it runs to the first space followed by more space and Key=.
+_SCONTROL_COMMENT = re.compile(r"(?:^|\s)Comment=(.*?) (?:\s+(?=[A-Za-z][A-Za-z0-9_:/().]*=)|\s*$)", re.S)
 
 
 def parse_scontrol(text):
@@ -4021,6 +4032,9 @@ def parse_scontrol(text):
         for i, m in enumerate(marks):
             end = marks[i + 1].start() if i + 1 < len(marks) else len(chunk)
             rec[m.group(1)] = chunk[m.end():end].strip()
+        comment = _SCONTROL_COMMENT.search(chunk)
+        if comment:
+            rec["Comment"] = comment.group(1)
         records.append(rec)
     return records
 
@@ -4629,23 +4643,61 @@ def _attempt_text(attempt):
     return text
 
 
+#: scontrol show job's field -> sbatch's option, for each that a user sets at submission and
+#: scontrol shows as sbatch takes it (Slurm 22.05 to 25.11). What scontrol does not show comes
+#: back another way: an #SBATCH line with the script (sbatch reads them again); --signal from
+#: the submit line (submitted_signal, as the made-up field Signal); --export and --open-mode
+#: are set anew; --dependency and --begin were met when the job ran, --hold is not wanted.
+SBATCH_FROM_SCONTROL = (
+    ("JobName", "--job-name"), ("Partition", "--partition"), ("Account", "--account"),
+    ("QOS", "--qos"), ("WCKey", "--wckey"), ("Reservation", "--reservation"),
+    ("WorkDir", "--chdir"), ("StdOut", "--output"), ("StdErr", "--error"), ("StdIn", "--input"),
+    ("NumTasks", "--ntasks"), ("Features", "--constraint"), ("Prefer", "--prefer"),
+    ("ReqNodeList", "--nodelist"), ("Licenses", "--licenses"), ("Network", "--network"),
+    ("MinTmpDiskNode", "--tmp"), ("Socks/Node", "--sockets-per-node"),
+    ("NtasksPerTRES", "--ntasks-per-gpu"), ("TimeMin", "--time-min"), ("Deadline", "--deadline"),
+    ("Comment", "--comment"), ("MailUser", "--mail-user"), ("MailType", "--mail-type"),
+    ("Signal", "--signal"))
+#: The GPUs of a job, in the TRES scontrol shows (gres:gpu:2, 23.11 on gres/gpu:2).
+SBATCH_GPU_FROM_SCONTROL = (
+    ("TresPerJob", "--gpus"), ("TresPerTask", "--gpus-per-task"),
+    ("TresPerSocket", "--gpus-per-socket"), ("CpusPerTres", "--cpus-per-gpu"),
+    ("MemPerTres", "--mem-per-gpu"))
+_SLURM_EXCLUSIVE = {"NO": "--exclusive", "USER": "--exclusive=user", "MCS": "--exclusive=mcs",
+                    "TOPO": "--exclusive=topo", "YES": "--oversubscribe"}  # OverSubscribe=OK: none
+
+
 def resubmit_argv(rec, script, exclude, job_ids):
     """sbatch's command line for a resubmission of the job scontrol showed as `rec`: its own
-    options (scontrol shows what the submission asked, flags and #SBATCH lines alike), the
-    nodes in `exclude` left out, its output appended to the first attempt's file, and the
-    chain of job ids exported for the next attempt's records and thread."""
+    options (sbatch_options), the nodes in `exclude` left out, its output appended to the
+    first attempt's file, and the chain of job ids exported for the next attempt's records
+    and thread."""
     argv = ["sbatch", "--parsable", "--exclude=%s" % ",".join(exclude),
             "--export=ALL,%s=%s" % (REQUEUED_FROM_ENV, ",".join(job_ids)), "--open-mode=append"]
-    for key, flag in (("JobName", "--job-name"), ("Partition", "--partition"),
-                      ("Account", "--account"), ("QOS", "--qos"), ("WorkDir", "--chdir"),
-                      ("StdOut", "--output"), ("StdErr", "--error"), ("StdIn", "--input"),
-                      ("NumTasks", "--ntasks"), ("CPUs/Task", "--cpus-per-task"),
-                      ("TresPerNode", "--gres"), ("Features", "--constraint")):
-        value = rec.get(key)
-        if key == "TresPerNode" and value:
-            value = re.sub(r"(^|,)gres:", r"\1", value)  # scontrol: gres:gpu:1; sbatch: gpu:1
-        if value and value not in ("(null)", "N/A", "None", "*", "/dev/null"):
-            argv.append("%s=%s" % (flag, value))
+    return argv + sbatch_options(rec) + [script]
+
+
+def _shown(value):
+    return value and value not in ("(null)", "N/A", "None", "*", "/dev/null", "0", "Unknown")
+
+
+def sbatch_options(rec):
+    """The options a user set at submission, as scontrol shows them in rec (see
+    SBATCH_FROM_SCONTROL), less those sbatch refuses together with another one shown."""
+    argv = ["%s=%s" % (flag, rec[key]) for key, flag in SBATCH_FROM_SCONTROL if _shown(rec.get(key))
+            and not (key == "WCKey" and rec[key].startswith("*"))]  # *name: the default one
+    per_gpu = _shown(rec.get("NtasksPerTRES"))  # sbatch: not with --gpus-per-task/socket
+    for key, flag in SBATCH_GPU_FROM_SCONTROL:
+        found = re.search(r"(?:^|,)gres[:/]gpu[:=]([^,]+)", rec.get(key) or "")
+        if found and not (per_gpu and key in ("TresPerTask", "TresPerSocket")):
+            argv.append("%s=%s" % (flag, found.group(1)))
+    if _shown(rec.get("TresPerNode")):  # scontrol: gres:gpu:1 or gres/gpu:1; sbatch: gpu:1
+        argv.append("--gres=%s" % re.sub(r"(^|,)gres[:/]", r"\1", rec["TresPerNode"]))
+    if _shown(rec.get("CPUs/Task")) and not _shown(rec.get("CpusPerTres")):  # refused together
+        argv.append("--cpus-per-task=%s" % rec["CPUs/Task"])
+    per_node = (rec.get("NtasksPerN:B:S:C") or "").split(":")[0]
+    if per_node.isdigit() and per_node != "0" and not per_gpu:
+        argv.append("--ntasks-per-node=%s" % per_node)
     if (rec.get("ArrayTaskId") or "").isdigit():  # this task only: the script's --array would
         argv.append("--array=%s" % rec["ArrayTaskId"])  # submit the whole array again
     nodes = (rec.get("NumNodes") or "").split("-")[0]
@@ -4654,9 +4706,34 @@ def resubmit_argv(rec, script, exclude, job_ids):
     if parse_slurm_duration(rec.get("TimeLimit")):  # scontrol's D-HH:MM:SS, as sbatch takes it
         argv.append("--time=%s" % rec["TimeLimit"])
     mem = rec.get("MinMemoryNode") or rec.get("MinMemoryCPU")
-    if mem and mem[0].isdigit() and mem.rstrip("MGKT") != "0":
+    if mem and mem[0].isdigit() and mem.rstrip("MGKT") != "0" and not _shown(rec.get("MemPerTres")):
         argv.append("%s=%s" % ("--mem" if rec.get("MinMemoryNode") else "--mem-per-cpu", mem))
-    return argv + [script]
+    if (rec.get("Nice") or "").isdigit() and rec["Nice"] != "0":  # below 0: an admin's, not ours
+        argv.append("--nice=%s" % rec["Nice"])
+    flags = (_SLURM_EXCLUSIVE.get(rec.get("OverSubscribe")),
+             {"0": "--no-requeue", "1": "--requeue"}.get(rec.get("Requeue")),
+             "--contiguous" if rec.get("Contiguous") == "1" else None)
+    return argv + [f for f in flags if f]
+
+
+def submitted_signal(submit_line, command, environ):
+    """--signal as given on sbatch's command line (the submit line, up to the script's name),
+    else in SBATCH_SIGNAL (the submission's environment, exported into the job); None when
+    neither: an #SBATCH --signal line comes back with the script."""
+    words, script = (submit_line or "").split(), os.path.basename(command or "")
+    for i, word in enumerate(words[1:], 1):
+        if script and os.path.basename(word) == script:
+            break
+        if word.startswith("--signal="):
+            return word[len("--signal="):]
+        if word == "--signal" and i + 1 < len(words):
+            return words[i + 1]
+    return environ.get("SBATCH_SIGNAL") or None
+
+
+def hostlist_items(text):
+    """Slurm's 'gpu[01,03],n7' -> ['gpu[01,03]', 'n7']: its commas inside brackets kept."""
+    return re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text or "")
 
 
 def sge_requeue_refusal(rec):
@@ -4669,12 +4746,32 @@ def sge_requeue_refusal(rec):
 
 
 def sge_exclude_argv(rec, exclude, job_id):
-    """qalter's command line that keeps the job's hard resources and adds hostname=!NODE for
-    each node in `exclude` (qalter -l replaces the whole list, so it is given whole)."""
-    kept = [r for r in (rec.get("hard resource_list") or "").split(",")
-            if r and not re.match(r"^(?:h|hostname)=", r)]
-    hosts = "&".join("!%s" % n for n in exclude)
-    return ["qalter", "-l", ",".join(kept + ["hostname=%s" % hosts]), job_id]
+    """qalter's command line that keeps the job's hard resources and adds !NODE for each node
+    in `exclude` to its hostname expression (qalter -l replaces the whole list, so it is
+    given whole): the user's hostname=a|b becomes hostname=(a|b)&!NODE."""
+    kept, hosts = [], []
+    for r in (rec.get("hard resource_list") or "").split(","):
+        name, _, value = r.partition("=")
+        if name in ("h", "hostname"):
+            hosts = [t for t in _sge_and_terms(value) if not (t[:1] == "!" and t[1:] in exclude)]
+        elif r:
+            kept.append(r)
+    return ["qalter", "-l", ",".join(kept + ["hostname=%s" % "&".join(
+        hosts + ["!%s" % n for n in exclude])]), job_id]
+
+
+def _sge_and_terms(expression):
+    """SGE's 'a*&!b&(c|d)' -> ['a*', '!b', '(c|d)']: the terms & joins outside parentheses;
+    the whole in parentheses where an | outside them joins some ('a&b|c')."""
+    terms, depth, start = [], 0, 0
+    for i, c in enumerate(expression + "&"):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "|" and depth == 0:
+            return ["(%s)" % expression]
+        if c == "&" and depth == 0:
+            terms.append(expression[start:i])
+            start = i + 1
+    return [t for t in terms if t]
 
 
 def requeue_steps_sge(req, rec, job_id):
@@ -11096,9 +11193,10 @@ class Slurm(Scheduler):
             # "done" in the message: it is the last thing, and a refusal is told after
             req.update(command="scontrol requeue %s" % job, state="dry-run" if dry else "done")
             return None if dry else lambda: self.requeue(job)
-        old = [n for n in (rec.get("ExcNodeList") or "").split(",") if n and n != "(null)"]
+        old = [n for n in hostlist_items(rec.get("ExcNodeList")) if n != "(null)"]
         req["exclude"] = sorted(set(old + req["exclude"] + [req["node"]]))
         chain = req["chain"] + [sched.get("label") or job]
+        rec = dict(rec, Signal=self.submit_signal(rec, os.environ))
         if dry:
             return req.update(state="dry-run", command=quote_argv(resubmit_argv(
                 rec, "BATCH_SCRIPT", req["exclude"], chain)))
@@ -11106,6 +11204,16 @@ class Slurm(Scheduler):
         if new_id:
             return req.update(state="done", new_job=new_id, command="%s  (job %s)" % (command, new_id))
         return req.update(state="refused", reason="not requeued: %s" % why, command=command)
+
+    def submit_signal(self, rec, environ, run=None):
+        """The job's --signal from outside its script (submitted_signal). The submit line:
+        scontrol shows it from Slurm 25.11 on, sacct before (where accounting is on)."""
+        line = rec.get("SubmitLine")
+        if not line:
+            got = (run or run_command)(["sacct", "-n", "-P", "-X", "-j", rec.get("JobId", ""),
+                                        "-o", "SubmitLine"], CMD_TIMEOUT_S)
+            line = got[1] if got and got[0] == 0 else ""
+        return submitted_signal(line, rec.get("Command"), environ)
 
     def requeue(self, job_id, run=None):
         """`scontrol requeue JOBID` -> None when Slurm took it, else its words. Called last: in
@@ -12358,7 +12466,7 @@ def slurm_array_ended(array_job_id, run=None, task_ids=None):
     could not report themselves. When sacct cannot tell (accounting off, as
     AccountingStorageType=accounting_storage/none on small clusters), the controller's queue
     does: each of task_ids squeue no longer lists has ended. {} when neither can tell."""
-    run = run or run_command
+    run = run or run_command_with_errors  # squeue's words: "Invalid job id specified"
     out = run(["sacct", "-n", "-P", "-X", "-j", str(array_job_id), "-o", "JobID,State,ExitCode"])
     if not out or out[0] != 0 or not out[1].strip():
         return _array_ended_from_queue(array_job_id, run, task_ids)
@@ -12372,8 +12480,12 @@ def slurm_array_ended(array_job_id, run=None, task_ids=None):
 
 def _array_ended_from_queue(array_job_id, run, task_ids):
     """{task id: state} of the task_ids that squeue no longer lists (pending, running and
-    requeued tasks are listed). An empty list is no answer: the asking task is still in it."""
+    requeued tasks are listed). An empty list is no answer: the asking task is still in it.
+    An array squeue has forgotten ("Invalid job id specified") has ended, all of it."""
     out = run(["squeue", "-h", "-r", "-j", str(array_job_id), "-o", "%i %T"]) if task_ids else None
+    if out and out[0] != 0 and "invalid job id" in out[1].lower():
+        return dict((task, "ended, no longer known to squeue (no accounting to say how)")
+                    for task in task_ids)
     if not out or out[0] != 0:
         return {}
     queued = set()
@@ -13687,7 +13799,7 @@ def watched_result(info, verdict, log_dir):
 def convert_option(kind, raw):
     """One option value from text; raises ConfigError naming the problem."""
     if kind == "size":
-        return parse_size(raw)
+        return parse_size(raw, SIZE_MAX_BYTES)
     if kind == "duration":
         return parse_duration(raw)
     if kind == "seconds":

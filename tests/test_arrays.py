@@ -147,16 +147,40 @@ class TestArrayWithoutAccounting(unittest.TestCase):
         self.addCleanup(shutil.rmtree, str(self.tmp), True)
         self.bin = self.tmp / "slurm-bin"
         self.bin.mkdir()
-        for name, body in (
-                ("sacct", 'echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1'),
-                # the asking task and those still pending; task 9 (its node died) has left
-                ("squeue", 'i=$SLURM_ARRAY_TASK_ID; while [ $i -le 8 ]; do '
-                           'echo "4500_$i PENDING"; i=$((i+1)); done')):
-            path = self.bin / name
-            path.write_text("#!/bin/sh\n%s\n" % body)
-            path.chmod(0o755)
+        self.fake("sacct", 'echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1')
+        # the asking task and those still pending; task 9 (its node died) has left
+        self.fake("squeue", 'i=$SLURM_ARRAY_TASK_ID; while [ $i -le 8 ]; do '
+                            'echo "4500_$i PENDING"; i=$((i+1)); done')
+
+    def fake(self, name, body):
+        """Written under another name and renamed into place: an executable rewritten in
+        place can be "Text file busy" for a task starting it at that moment."""
+        new = self.bin / (name + ".new")
+        new.write_text("#!/bin/sh\n%s\n" % body)
+        new.chmod(0o755)
+        os.replace(str(new), str(self.bin / name))
 
     def test_a_task_that_never_reports_does_not_silence_the_summary(self):
+        self.nine_tasks_fail()
+        self.assertIn("not in the queue", self.the_summary())
+
+    def test_an_array_squeue_has_forgotten_has_ended(self):
+        """At the ninth task's end squeue no longer knows the array (its tasks were purged):
+        that is an answer, not silence. No summary was sent at all."""
+        self.fake("squeue", 'if [ "$SLURM_ARRAY_TASK_ID" = 8 ]; then echo "slurm_load_jobs error: '
+                            'Invalid job id specified" >&2; exit 1; fi; i=$SLURM_ARRAY_TASK_ID; '
+                            'while [ $i -le 8 ]; do echo "4500_$i PENDING"; i=$((i+1)); done')
+        self.nine_tasks_fail()
+        self.assertIn("no longer known to squeue", self.the_summary())
+
+    def the_summary(self):
+        msgs = self.sink.wait_for(1, timeout=30)
+        self.assertEqual(len(msgs), 1, [m.data[:600] for m in msgs])
+        summary = email.message_from_bytes(msgs[0].data, policy=email.policy.default)
+        self.assertIn("9 failed, 1 never reported", summary["Subject"])
+        return summary.get_body(("plain",)).get_content()
+
+    def nine_tasks_fail(self):
         from wrapper_helpers import PY, SCRIPT, child, isolated_env
         for n in range(9):
             env = isolated_env(self.tmp, SLURM_JOB_ID=str(4500 + n), SLURM_ARRAY_JOB_ID="4500",
@@ -170,11 +194,6 @@ class TestArrayWithoutAccounting(unittest.TestCase):
                 child("raise SystemExit(1)"), env=env, cwd=str(self.tmp), stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, timeout=60)
             self.assertEqual(proc.returncode, 1, proc.stderr)
-        msgs = self.sink.wait_for(1, timeout=30)
-        self.assertEqual(len(msgs), 1, [m.data[:600] for m in msgs])
-        summary = email.message_from_bytes(msgs[0].data, policy=email.policy.default)
-        self.assertIn("9 failed, 1 never reported", summary["Subject"])
-        self.assertIn("not in the queue", summary.get_body(("plain",)).get_content())
 
     def test_the_queue_answers_only_for_tasks_it_no_longer_lists(self):
         def run(argv):
@@ -186,6 +205,10 @@ class TestArrayWithoutAccounting(unittest.TestCase):
                           "1": "ended, not in the queue (no accounting to say how)"})
         self.assertEqual(N.slurm_array_ended("4501", run=lambda argv: (0, ""), task_ids=["0"]), {})
         self.assertEqual(N.slurm_array_ended("4501", run=run, task_ids=None), {})
+        forgot = lambda argv: (1, "slurm_load_jobs error: Invalid job id specified\n")
+        self.assertEqual(sorted(N.slurm_array_ended("4501", run=forgot, task_ids=["0", "1"])), ["0", "1"])
+        down = lambda argv: (1, "slurm_load_jobs error: Unable to contact slurm controller\n")
+        self.assertEqual(N.slurm_array_ended("4501", run=down, task_ids=["0", "1"]), {})
         self.assertIsNone(N.array_task_ids({"SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "9",
                                             "SLURM_ARRAY_TASK_COUNT": "4"}))
         self.assertEqual(N.array_task_ids({"SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "7",

@@ -27,6 +27,8 @@ from wrapper_helpers import (PY, SCRIPT, addressed, base, child, isolated_env, o
 
 @pytest.mark.parametrize("args,needle", [
     (["--budget", "10Q", "--"], b"size"),
+    # a float step-down loop ran ~1e16 times: the message was never built
+    (["--budget", "99999999999999999999T", "--"], b"over the largest size gpualert takes (1T)"),
     (["--timeout", "soon", "--"], b"duration"),
     (["--notify", "sometimes", "--"], b"always"),
     (["--frobnicate", "--"], b"unknown option --frobnicate"),

@@ -114,6 +114,12 @@ def test_sge_requeues_the_same_job_and_excludes_the_node_with_qalter():
     assert g.requeue_steps_sge(req, rec, "40") == [
         ["qalter", "-l", "h_rt=600,hostname=!gpu03&!gpu17", "40"], ["qmod", "-rj", "40"]]
     assert g.requeue_steps_sge({"cause": "walltime"}, rec, "40") == [["qmod", "-rj", "40"]]
+    # the user's own hostname restriction stays, the exclusion is added to it (qstat -j shows
+    # an h= as hostname=); an | outside parentheses is put inside them
+    for own, kept in (("hostname=gpu0*", "gpu0*&"), ("hostname=a|b", "(a|b)&"),
+                      ("hostname=(a|b)&!c", "(a|b)&!c&"), ("hostname=a&b|c", "(a&b|c)&")):
+        argv = g.sge_exclude_argv(dict(rec, **{"hard resource_list": "h_rt=600," + own}), ["gpu03", "gpu17"], "40")
+        assert argv == ["qalter", "-l", "h_rt=600,hostname=%s!gpu03&!gpu17" % kept, "40"], argv
     req = dict(req, action="requeue", state="done", node="gpu17")
     assert g.requeue_subject(req, "gpu_hardware").startswith("gpu_hardware on gpu17: requeued without gpu17")
 
@@ -154,6 +160,91 @@ def test_resubmit_argv_keeps_the_jobs_options_and_excludes_the_nodes():
     assert not [a for a in argv if a.startswith(("--account", "--input", "--array"))]
     argv = g.resubmit_argv(dict(SCONTROL_REC, ArrayJobId="4240", ArrayTaskId="7"), "/s", ["n1"], ["4240_7"])
     assert "--array=7" in argv  # this task again, never the script's whole array
+
+
+# `scontrol show job -o` of a held job on Slurm 22.05.8, submitted with `sbatch --hold --exclusive
+# --nice=50 --comment="lr=3e-4 bs=32" --mail-type=END,FAIL --mail-user=bob@example.com --time=10:00
+# --time-min=5:00 --deadline=2030-01-01T00:00:00 --requeue --mem-per-cpu=100M --ntasks-per-node=2
+# --partition=low`; Reservation= and Licenses= as 22.05 prints them (this cluster has neither).
+SCONTROL_22_05 = (
+    "JobId=4242 JobName=s.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=0 Nice=50 "
+    "Account=(null) QOS=(null) JobState=PENDING Reason=JobHeldUser Dependency=(null) Requeue=1 "
+    "Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:00 "
+    "TimeLimit=00:10:00 TimeMin=00:05:00 SubmitTime=2026-12-06T13:57:17 EligibleTime=Unknown "
+    "AccrueTime=Unknown StartTime=Unknown EndTime=Unknown Deadline=2030-01-01T00:00:00 "
+    "SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-06T13:57:17 Scheduler=Main "
+    "Partition=low AllocNode:Sid=localhost:7364 ReqNodeList=(null) ExcNodeList=gpu[03,05] NodeList= "
+    "NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=2,mem=200M,node=1,billing=2 "
+    "Socks/Node=* NtasksPerN:B:S:C=2:0:*:* CoreSpec=* MinCPUsNode=2 MinMemoryCPU=100M MinTmpDiskNode=0 "
+    "Features=(null) DelayBoot=00:00:00 Reservation=maint OverSubscribe=NO Contiguous=0 "
+    "Licenses=matlab:1 Network=(null) Command=/tmp/h5-x/s.sh WorkDir=/tmp/h5-x Comment=lr=3e-4 bs=32  "
+    "StdErr=/tmp/h5-x/o-4242.txt StdIn=/dev/null StdOut=/tmp/h5-x/o-4242.txt Power= "
+    "MailUser=bob@example.com MailType=END,FAIL \n")
+
+
+def test_resubmit_argv_carries_every_option_scontrol_shows():
+    # --exclusive, --nice, --comment, --mail-*, --time-min, --deadline, --reservation were lost
+    rec = g.parse_scontrol(SCONTROL_22_05)[0]
+    argv = g.resubmit_argv(rec, "/r/batch_script.4242", ["gpu17"], ["4242"])
+    for arg in ("--exclusive", "--nice=50", "--comment=lr=3e-4 bs=32", "--mail-type=END,FAIL",
+                "--mail-user=bob@example.com", "--time-min=00:05:00", "--deadline=2030-01-01T00:00:00",
+                "--reservation=maint", "--licenses=matlab:1", "--requeue", "--time=00:10:00",
+                "--mem-per-cpu=100M", "--ntasks-per-node=2", "--ntasks=2", "--cpus-per-task=1",
+                "--partition=low", "--nodes=1", "--output=/tmp/h5-x/o-4242.txt", "--chdir=/tmp/h5-x"):
+        assert arg in argv, (arg, argv)
+    assert not [a for a in argv if a.startswith(("--account", "--qos", "--nodelist", "--tmp", "--gres",
+                                                 "--gpus", "--network", "--input", "--oversubscribe"))], argv
+    shared = [g.resubmit_argv(dict(rec, OverSubscribe=v), "/s", ["n"], ["1"]) for v in ("OK", "USER", "YES")]
+    assert [[a for a in x if a.startswith(("--exclusive", "--oversubscribe"))] for x in shared] == [
+        [], ["--exclusive=user"], ["--oversubscribe"]]
+    assert "--no-requeue" in g.resubmit_argv(dict(rec, Requeue="0", Nice="-5"), "/s", ["n"], ["1"])
+    assert not [a for a in g.resubmit_argv(dict(rec, Nice="-5"), "/s", ["n"], ["1"]) if "nice" in a]
+
+
+def test_resubmit_argv_carries_the_gpus_in_either_spelling_and_never_what_sbatch_refuses_together():
+    gpus = dict(g.parse_scontrol(SCONTROL_22_05)[0], TresPerJob="gres/gpu:a100:8",
+                TresPerNode="gres/gpu:4", TresPerTask="cpu=4,gres/gpu:1", CpusPerTres="gres/gpu:6",
+                MemPerTres="gres:gpu:10240", TresPerSocket="gres:gpu:2")
+    argv = g.resubmit_argv(gpus, "/s", ["n"], ["1"])
+    for arg in ("--gpus=a100:8", "--gres=gpu:4", "--gpus-per-task=1", "--cpus-per-gpu=6",
+                "--mem-per-gpu=10240", "--gpus-per-socket=2"):
+        assert arg in argv, (arg, argv)
+    # sbatch: --cpus-per-gpu with --cpus-per-task, --mem-per-gpu with --mem* are fatal
+    assert not [a for a in argv if a.startswith(("--cpus-per-task", "--mem=", "--mem-per-cpu"))], argv
+    argv = g.resubmit_argv(dict(gpus, NtasksPerTRES="2"), "/s", ["n"], ["1"])
+    assert "--ntasks-per-gpu=2" in argv
+    assert not [a for a in argv if a.startswith(("--gpus-per-task", "--gpus-per-socket", "--ntasks-per-node"))]
+
+
+def test_the_exclusions_a_job_had_are_kept_whole():
+    assert g.hostlist_items("gpu[03,05],n7") == ["gpu[03,05]", "n7"]
+
+
+def test_a_signal_given_outside_the_script_is_found_in_the_submit_line_or_the_environment():
+    line = "sbatch --time=1:00 --signal B:USR1@300 train.sh --signal=not-ours"
+    assert g.submitted_signal(line, "/home/u/train.sh", {}) == "B:USR1@300"
+    assert g.submitted_signal("sbatch --signal=USR2@60 -p gpu job.sh", "/w/job.sh", {}) == "USR2@60"
+    assert g.submitted_signal("sbatch train.sh --signal=not-ours", "/w/train.sh", {}) is None
+    assert g.submitted_signal("", None, {"SBATCH_SIGNAL": "B:USR1@120"}) == "B:USR1@120"
+    assert g.submitted_signal("sbatch --signal=B:TERM@30 x.sh", "/x.sh", {"SBATCH_SIGNAL": "USR1"}) == "B:TERM@30"
+
+
+def test_the_dry_run_resubmission_keeps_the_signal_from_sacct(tmp_path, monkeypatch):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, body in (("scontrol", "printf '%%s\\n' '%s'" % SCONTROL_22_05.strip()),
+                       ("sacct", "echo 'sbatch --signal=B:USR1@120 --exclusive s.sh'")):
+        (fake / (name + ".new")).write_text("#!/bin/sh\n%s\n" % body)
+        (fake / (name + ".new")).chmod(0o755)
+        os.replace(str(fake / (name + ".new")), str(fake / name))
+    monkeypatch.setenv("PATH", str(fake) + os.pathsep + os.environ["PATH"])
+    monkeypatch.delenv("SBATCH_SIGNAL", raising=False)
+    req = {"action": "resubmit", "cause": "hardware", "exclude": [], "node": "gpu17", "chain": []}
+    g.SLURM.plan_requeue(req, {"kind": "slurm", "job_id": "4242", "label": "4242"}, True, str(tmp_path))
+    assert req["state"] == "dry-run", req
+    assert "--signal=B:USR1@120" in req["command"] and "--exclude=gpu03,gpu05,gpu17" not in req["command"]
+    assert "--exclude=gpu17,gpu[03,05]" in req["command"], req["command"]
+    assert "'--comment=lr=3e-4 bs=32'" in req["command"], req["command"]
 
 
 def test_slurm_refusals_in_words():

@@ -359,6 +359,30 @@ XID_CHILD = ("import sys; print('NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU h
              "the bus.', flush=True); sys.exit(1)")
 
 
+def test_the_exclusion_is_added_to_the_users_own_hostname_restriction(workdir):
+    """qalter -l hostname=!NODE replaced the job's own -l hostname=: a job asked for two
+    hosts and, rescheduled, could run on any other."""
+    from _load import load_gpualert
+    g = load_gpualert()
+    proc = subprocess.run(["qsub", "-terse", "-h", "-r", "y", "-N", "own-hosts", "-o", workdir,
+                           "-e", workdir, "-l", "h_rt=600,hostname=vm|gpu99", "-b", "y", "/bin/true"],
+                          env=job_env(workdir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip()
+    try:
+        rec = g.SGE.record(job)
+        assert rec["hard resource_list"] == "h_rt=600,hostname=vm|gpu99", rec
+        assert g.SGE.requeue([g.sge_exclude_argv(rec, ["gpu03"], job)]) is None
+        again = g.SGE.record(job)["hard resource_list"]
+        assert again == "h_rt=600,hostname=(vm|gpu99)&!gpu03", again
+        assert g.SGE.requeue([g.sge_exclude_argv(g.SGE.record(job), ["gpu03", "gpu17"], job)]) is None
+        again = g.SGE.record(job)["hard resource_list"]
+        assert again == "h_rt=600,hostname=(vm|gpu99)&!gpu03&!gpu17", again  # not !gpu03 twice
+    finally:
+        _sge("qdel", job)
+
+
 def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
     folder = os.path.join(workdir, "requeue-xid")
     os.makedirs(folder)

@@ -448,6 +448,42 @@ def test_requeue_an_xid_79_leaves_a_job_pending_without_the_node(workdir):
         _slurm("scancel", new)
 
 
+def test_a_resubmission_carries_the_options_the_job_was_submitted_with(workdir):
+    """Resubmit the job as submitted: a held job with the options users set on sbatch's
+    command line, resubmitted as a hardware requeue does (Slurm.resubmit, here without the
+    only node: submitted held and released), shows the same options in its own record; the
+    script's #SBATCH lines come back with the script. --exclusive, --nice, --comment,
+    --mail-*, --time-min and --deadline were lost."""
+    folder = os.path.join(workdir, "options")
+    os.makedirs(folder)
+    script = os.path.join(folder, "job.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n#SBATCH --signal=B:USR1@90\ntrue\n")
+    asked = ["--exclusive", "--nice=50", "--comment=lr=3e-4 bs=32", "--mail-type=END,FAIL",
+             "--mail-user=bob@example.com", "--time=10:00", "--time-min=5:00",
+             "--deadline=2030-01-01T00:00:00", "--mem-per-cpu=100M", "--ntasks-per-node=2",
+             "--partition=low", "--no-requeue"]
+    job = sbatch("--hold", "-o", os.path.join(folder, "out-%j.txt"), *(asked + [script]))
+    new = None
+    try:
+        rec = cluster.SLURM.record(job)
+        node = _slurm("sinfo", "-h", "-N", "-o", "%N").stdout.split()[0]
+        new, command, why = cluster.SLURM.resubmit(rec, [node], [job], folder)
+        assert new, (command, why)
+        again = job_record(new)
+        for key in ("Nice", "OverSubscribe", "Comment", "MailUser", "MailType", "TimeLimit",
+                    "TimeMin", "Deadline", "MinMemoryCPU", "NtasksPerN:B:S:C", "Partition",
+                    "Requeue", "NumTasks", "StdOut"):
+            assert again.get(key) == rec.get(key), (key, again.get(key), rec.get(key), command)
+        assert node in again["ExcNodeList"]
+        with open(os.path.join(folder, "batch_script.%s" % job)) as f:
+            assert "#SBATCH --signal=B:USR1@90" in f.read()
+    finally:
+        _slurm("scancel", job)
+        if new:
+            _slurm("scancel", new)
+
+
 def test_requeue_a_preempted_job_resumes_from_its_checkpoint_in_one_thread(workdir):
     idle = int(_slurm("sinfo", "-h", "-p", "low", "-o", "%C").stdout.split("/")[1])
     assert idle >= 1, "no idle CPU left for the preemption test"
