@@ -6652,6 +6652,17 @@ def _walk_links(path):
     return None, st
 
 
+def foreign_link(path):
+    """Why the directory at `path` is not to be used as ours: the first link on its way owned
+    by neither this user nor root (planted in a shared folder, it sends what is written, read
+    or removed there to where its owner chose), or None."""
+    try:
+        link = _walk_links(os.path.abspath(path))[0]
+    except OSError:  # a part missing: any link before it was checked; the caller's error says the rest
+        return None
+    return link and "%s is reached through %s, a link owned by uid %d: refused" % (path, link[0], link[1])
+
+
 def _checkpoint_record(path, st):
     """What a checkpoint was when chosen: the next attempt resumes it only while it still is
     (resume_refusal). Its device too, though only the same host compares it."""
@@ -7909,6 +7920,9 @@ def make_run_dir(log_dir, name, host, scheduler, *, rank=None, start):
     if rank is not None:
         parts.append("rank%d" % rank)
     base = os.path.join(log_dir, "-".join(parts))
+    planted = foreign_link(log_dir)
+    if planted:
+        raise OSError(errno.EPERM, planted)
     for n in range(1000):
         path = base if n == 0 else "%s.%d" % (base, n)
         try:
@@ -11913,7 +11927,13 @@ def run_dir_names(log_dir, warn=None):
     """The entries of log_dir that can be run directories: directories, never a link (links
     planted in a shared --log-dir to one run of ours would count it many times), not the
     outbox, not dot files (prune's staging names among them). One warn() line when log_dir
-    is there but cannot be listed (none there: no runs yet)."""
+    is there but cannot be listed (none there: no runs yet), or is reached through another
+    user's link."""
+    planted = foreign_link(log_dir)
+    if planted:
+        if warn:
+            warn("warning: " + planted)
+        return []
     try:
         with os.scandir(log_dir) as entries:  # the kind comes with the listing: no stat each
             names = [e.name for e in entries if _is_real_dir(e)]
@@ -12116,8 +12136,9 @@ def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
     finished. -> {"removed": [(path, bytes, end)], "kept": {why: n}, "failed": [line]}"""
     out = {"removed": [], "kept": {}, "failed": []}
     keep = set(os.path.realpath(k) for k in keep)
-    staged = [n for n in _listdir(log_dir) if n.startswith(PRUNE_STAGING)]
-    for name in run_dir_names(log_dir, warn) + staged:
+    names = run_dir_names(log_dir, warn)
+    staged = [] if foreign_link(log_dir) else [n for n in _listdir(log_dir) if n.startswith(PRUNE_STAGING)]
+    for name in names + staged:
         try:
             fd = open_own_dir(os.path.join(log_dir, name))
         except OSError:

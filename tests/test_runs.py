@@ -6,6 +6,7 @@ import glob
 import hashlib
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -789,3 +790,26 @@ def test_a_relative_log_dir_names_its_run_so_prune_from_elsewhere_keeps_a_waitin
     r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + flags)
     assert r.returncode == 0 and b"1 a message in the outbox names it" in r.stdout, (r.stdout, r.stderr)
     assert os.path.exists(record)
+
+
+def test_a_log_dir_reached_through_another_user_s_link_is_refused(tmp_path, other_user, shared_tmp):
+    # A member of a shared folder moves our --log-dir aside and puts a link of theirs in
+    # its place: prune would remove runs wherever the link leads (our private archive
+    # here), and a run would write its log where its owner chose.
+    shared, private = pathlib.Path(shared_tmp), tmp_path / "private"
+    _ended(private / "logs", "old")
+    made = other_user.run(["sh", "-c", "ln -s %s/logs %s/logs && ln -s %s/theirs %s/mine"
+                           % (private, shared, shared, shared)])
+    assert made.returncode == 0, made.stderr
+    flags = ["--log-dir", str(shared / "logs"), "--outbox", str(tmp_path / "outbox")]
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "1s"] + flags)
+    assert b"a link owned by uid %d: refused" % other_user.uid in r.stderr, (r.stdout, r.stderr)
+    assert os.listdir(str(private / "logs")) == ["old"], r.stdout
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    r = subprocess.run([PY, N.__file__, "--log-dir", str(shared / "mine"), "--outbox", str(tmp_path / "outbox"),
+                        "--"] + child("print('hello')"), env=isolated_env(tmp_path, TMPDIR=str(tmp)),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 0 and b"hello" in r.stdout, r.stderr
+    assert not os.path.exists(str(shared / "theirs")), os.listdir(str(shared))
+    assert glob.glob(str(tmp / "gpualert-*" / "*" / "output.log")), r.stderr
