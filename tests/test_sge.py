@@ -355,8 +355,12 @@ def test_a_suspend_notice_is_no_time_limit(workdir, smtp):
 
 # ---- --requeue on SGE: qalter adds hostname=!NODE to the running job, qmod -rj reruns it ----
 
-XID_CHILD = ("import sys; print('NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off "
-             "the bus.', flush=True); sys.exit(1)")
+# nvidia-smi (a stand-in in smi/, on PATH) counts an uncorrected ECC error after the wrapper's
+# start sample: the proof a hardware requeue needs (a printed Xid alone is not).
+XID_CHILD = ("import os, sys, time\nend = time.time() + 30\nwhile not os.path.exists('smi/asked') and "
+             "time.time() < end:\n    time.sleep(0.1)\nopen('smi/ecc', 'w').write('2')\n"
+             "print('NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.', flush=True)\n"
+             "sys.exit(1)\n")
 
 
 def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
@@ -364,9 +368,16 @@ def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
     os.makedirs(folder)
     outbox = os.path.join(folder, "outbox")
     script = os.path.join(folder, "job.sh")
+    os.makedirs(os.path.join(folder, "smi"))
+    with open(os.path.join(folder, "smi", "nvidia-smi"), "w") as f:
+        f.write('#!/bin/sh\nd=$(dirname "$0")\ntouch "$d/asked"\necho "0, NVIDIA A100-SXM4-80GB, 3, '
+                '81920, 0, 29, 61.00, $(cat "$d/ecc" 2>/dev/null || echo 0)"\n')
+    os.chmod(os.path.join(folder, "smi", "nvidia-smi"), 0o755)
+    with open(os.path.join(folder, "child.py"), "w") as f:
+        f.write(XID_CHILD)
     with open(script, "w") as f:
-        f.write("#!/bin/sh\n%s %s --sendmail none --outbox %s --requeue hardware -- %s -c \"%s\"\n"
-                % (sys.executable, SCRIPT, outbox, sys.executable, XID_CHILD))
+        f.write("#!/bin/sh\ncd %s\nPATH=%s:$PATH %s %s --sendmail none --outbox %s --requeue hardware -- %s child.py\n"
+                % (folder, os.path.join(folder, "smi"), sys.executable, SCRIPT, outbox, sys.executable))
     env = dict(job_env(folder), GPUALERT_SENDMAIL="none")
     proc = subprocess.run(["qsub", "-terse", "-V", "-r", "y", "-N", "requeue-xid", "-o", folder,
                            "-e", folder, "-wd", folder, "-l", "h_rt=600", script], env=env,
