@@ -180,6 +180,7 @@ exit 1
 
 FAKE_SBATCH = r"""#!/bin/sh
 echo "sbatch $* GPUALERT_REQUEUED_FROM=$GPUALERT_REQUEUED_FROM SLURM_JOB_ID=$SLURM_JOB_ID" >> "$FAKE_CALLS"
+if [ -n "$FAKE_SBATCH_HANG" ]; then exec sleep 30; fi
 if [ -n "$FAKE_ONE_NODE" ] && [ "$2" != "--hold" ]; then
   echo "sbatch: error: Batch job submission failed: Requested node configuration is not available" >&2
   exit 1
@@ -566,6 +567,18 @@ def test_a_requeue_that_does_not_answer_is_uncertain_and_spent(tmp_path):
     last = [m for m in _messages(tmp_path) if "(attempt 2)" in m["Subject"]]
     assert last and "requeue budget used (1 of 1): not requeued" in last[0]["Subject"], \
         [m["Subject"] for m in _messages(tmp_path)]
+
+
+def test_a_resubmission_sbatch_does_not_answer_is_uncertain_and_spent(tmp_path):
+    env = _job_env(tmp_path, FAKE_NODE_STATE=DRAINED, FAKE_SBATCH_HANG="1")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=env)
+    assert proc.returncode == 1, proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "uncertain", rec["requeue"]
+    assert g.requeue_budget("hardware", [g.attempt_summary(rec)], 3)[0] == 1
+    (msg,) = _messages(tmp_path)
+    assert "gpu_hardware on gpu17: requeue uncertain: sbatch did not answer" in msg["Subject"], msg["Subject"]
 
 
 # ---- a line the job prints is no proof: Slurm confirms a time limit, nvidia-smi or the node a fault ----
