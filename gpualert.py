@@ -193,7 +193,8 @@ NEVER_REQUEUED = dict(
        ("interrupted", "it was stopped on purpose")])
 #: The child's environment on every attempt of a requeued job (README "Requeue by cause").
 ATTEMPT_ENV, RESUME_ENV = "GPUALERT_ATTEMPT", "GPUALERT_RESUME"
-#: Exported to a resubmitted job: the earlier jobs of its chain (their run records, thread).
+#: Exported to a resubmitted job: the earlier jobs of its chain (their run records, thread),
+#: joined by ":" (sbatch --export splits its list at commas, so "4242,4250" arrived as 4242).
 REQUEUED_FROM_ENV = "GPUALERT_REQUEUED_FROM"
 
 # (flag, config key, kind, metavar, help). Kinds (convert_option reads them): str, path (~ and
@@ -4017,16 +4018,16 @@ _SCONTROL_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_:/().]*)=")
 _SCONTROL_COMMENT = re.compile(r"(?:^|\s)Comment=(.*?) (?:\s+(?=[A-Za-z][A-Za-z0-9_:/().]*=)|\s*$)", re.S)
 
 
-def parse_scontrol(text):
-    """`scontrol show job [-o]` output -> list of dicts, one per JobId record.
-    Values may hold '=' (TRES=cpu=1,node=1); a value runs to the next ' Key='."""
+def parse_scontrol(text, first="JobId"):
+    """`scontrol show job [-o]` output -> list of dicts, one per JobId record (`show node`:
+    first="NodeName"). Values may hold '=' (TRES=cpu=1,node=1); a value runs to the next ' Key='."""
     records = []
     text = text or ""
-    starts = [m.start() for m in re.finditer(r"(?m)^\s*JobId=", text)]  # not re.split: 3.6
+    starts = [m.start() for m in re.finditer(r"(?m)^\s*%s=" % first, text)]  # not re.split: 3.6
     for begin, end in zip(starts, starts[1:] + [len(text)]):
         chunk = text[begin:end]
         marks = list(_SCONTROL_KEY.finditer(chunk))
-        if not marks or marks[0].group(1) != "JobId":
+        if not marks or marks[0].group(1) != first:
             continue
         rec = {}
         for i, m in enumerate(marks):
@@ -4494,14 +4495,17 @@ def requeue_cause(cls):
     return None
 
 
-def requeue_budget(cause, earlier, max_requeues):
+def requeue_budget(cause, earlier, max_requeues, unrecorded=0):
     """(requeues already spent from the cause's budget, its cap). Preemptions count apart:
     the site took the allocation, the job did nothing wrong. earlier: the earlier attempts'
-    requeue records, in order."""
+    requeue records, in order; a requeue whose command did not answer ("uncertain") may
+    still have been carried out, so it counts. unrecorded: earlier attempts the scheduler's
+    restart count or the chain shows and no record does: their cause is unknown, so they
+    count against every budget (a budget must not reset with a node-local --log-dir)."""
     preempted = cause == "preempted"
-    spent = sum(1 for a in earlier if a.get("action") and a.get("state") == "done"
+    spent = sum(1 for a in earlier if a.get("action") and a.get("state") in ("done", "uncertain")
                 and (a.get("cause") == "preempted") == preempted)
-    return spent, PREEMPT_REQUEUES_MAX if preempted else max_requeues
+    return spent + unrecorded, PREEMPT_REQUEUES_MAX if preempted else max_requeues
 
 
 #: Classes a plain requeue may cure (the cause was outside the program); any other class
@@ -4509,10 +4513,11 @@ def requeue_budget(cause, earlier, max_requeues):
 REQUEUE_CLASSES = frozenset(("preempted", "interrupted", "nccl"))
 
 
-def decide_requeue(cls, asked, earlier, max_requeues, kind):
+def decide_requeue(cls, asked, earlier, max_requeues, kind, unrecorded=0):
     """What to do now that an attempt ended with verdict class `cls` (None: success).
-    asked: --requeue's causes; kind: the scheduler's kind ("" outside one). -> a
-    RequeueDecision, or None when --requeue is off or the attempt succeeded."""
+    asked: --requeue's causes; kind: the scheduler's kind ("" outside one); unrecorded: see
+    requeue_budget. -> a RequeueDecision, or None when --requeue is off or the attempt
+    succeeded."""
     if not asked or cls is None:
         return None
     if cls in NEVER_REQUEUED:
@@ -4525,11 +4530,13 @@ def decide_requeue(cls, asked, earlier, max_requeues, kind):
     if cause not in asked:
         return RequeueDecision(None, cause, "%s: not requeued (--requeue %s leaves %s out)"
                                % (cls, ",".join(asked), cause), None)
-    spent, cap = requeue_budget(cause, earlier, max_requeues)
+    spent, cap = requeue_budget(cause, earlier, max_requeues, unrecorded)
     what = "preemption requeue budget" if cause == "preempted" else "requeue budget"
     if spent >= cap:
-        return RequeueDecision(None, cause, "%s used (%d of %d): not requeued" % (what, spent, cap),
-                               (spent, cap))
+        unseen = "; %d earlier attempt%s with no run record here count as spent" % (
+            unrecorded, "" if unrecorded == 1 else "s") if unrecorded else ""
+        return RequeueDecision(None, cause, "%s used (%d of %d%s): not requeued"
+                               % (what, spent, cap, unseen), (spent, cap))
     if kind not in HARDWARE_ACTION:
         return RequeueDecision(None, cause, REQUEUE_UNAVAILABLE.get(kind, REQUEUE_OUTSIDE), (spent, cap))
     return RequeueDecision(HARDWARE_ACTION[kind] if cause == "hardware" else "requeue", cause,
@@ -4540,11 +4547,23 @@ def decide_requeue(cls, asked, earlier, max_requeues, kind):
 #: ExcNodeList for a running job (so: its batch script again, without the node); SGE's qalter
 #: takes `hostname=!NODE` for a running job, and `qmod -rj` reruns it under the new list.
 HARDWARE_ACTION = {"slurm": "resubmit", "sge": "requeue"}
+#: The end of a requeue's words when its command did not answer: state "uncertain".
+UNANSWERED = "; a busy controller may still carry it out, so the budget counts it"
 REQUEUE_OUTSIDE = ("not requeued: not in a batch job, so nothing could be requeued (gpualert "
                    "never reruns a command by itself)")
 REQUEUE_UNAVAILABLE = {
     "pbs": "not requeued: PBS requeue is not available in gpualert",
     "lsf": "not requeued: LSF requeue is not available in gpualert"}
+
+
+def gpu_fault_evidence(gpu):
+    """What nvidia-smi showed of a GPU fault, which no line a job prints can fake: uncorrected
+    ECC errors counted during the run, or a GPU that answered at the start and not at the
+    end (GpuSampler's "lost"). None when it showed none (or never answered)."""
+    gpu = gpu or {}
+    if _count(gpu, "ecc_delta") > 0:
+        return "nvidia-smi: uncorrected ECC errors +%d during the run" % gpu["ecc_delta"]
+    return "nvidia-smi: %s" % gpu["lost"] if gpu.get("lost") else None
 
 
 def attempt_checkpoint(record):
@@ -4583,6 +4602,8 @@ def requeue_subject(req, cls):
     # its folder too: "checkpoint-6" alone does not say whose (ck-A/ or ck-B/, run1/ or run2/)
     resume_text = "resumes from %s" % "/".join(resume.rstrip("/").split("/")[-2:]) if resume \
         else "no checkpoint to resume from"
+    if req.get("cause") == "hardware" and state not in ("done", "dry-run") and req.get("reason"):
+        return "%s on %s: %s" % (cls, req.get("node") or "?", req["reason"])  # the fault, still said
     if req.get("cause") == "hardware" and state in ("done", "dry-run"):
         node = req.get("node") or "?"
         job = "as job %s " % req["new_job"] if req.get("new_job") else ""
@@ -4673,7 +4694,7 @@ def resubmit_argv(rec, script, exclude, job_ids):
     first attempt's file, and the chain of job ids exported for the next attempt's records
     and thread."""
     argv = ["sbatch", "--parsable", "--exclude=%s" % ",".join(exclude),
-            "--export=ALL,%s=%s" % (REQUEUED_FROM_ENV, ",".join(job_ids)), "--open-mode=append"]
+            "--export=ALL,%s=%s" % (REQUEUED_FROM_ENV, ":".join(job_ids)), "--open-mode=append"]
     return argv + sbatch_options(rec) + [script]
 
 
@@ -11083,6 +11104,8 @@ class Scheduler(object):
     def restarts(self, environ):
         return "0"
 
+    restarts_exact = True  # restarts() is the count (Slurm's); SGE only says "restarted"
+
     def node(self, sched, environ):
         return None  # the host name
 
@@ -11091,6 +11114,28 @@ class Scheduler(object):
 
     def plan_requeue(self, req, sched, dry, folder):
         return None
+
+    def limit_reached(self, rec):
+        return False  # what the scheduler's job record `rec` says of the time limit
+
+    def node_fault(self, node):
+        return None  # the scheduler's word that `node` is out of order, or None
+
+    def unconfirmed(self, req, rec):
+        """Why a walltime or hardware requeue is not made, or None. A line in the log is no
+        proof (a requeued job appends its previous output, jobs print example logs), so the
+        time limit must be the scheduler's word (its record, or its answer to the SIGTERM:
+        req["said"]) and a hardware fault must show where the job cannot print: nvidia-smi's
+        counters or a GPU that stopped answering (req["gpu_fault"]), or the node's state."""
+        if req["cause"] == "walltime" and req.get("said") != "walltime" and not self.limit_reached(rec):
+            return ("not requeued: only the job's own output says so; %s does not confirm a "
+                    "time limit" % self.name)
+        if req["cause"] != "hardware" or req.get("gpu_fault"):
+            return None
+        req["gpu_fault"] = self.node_fault(req.get("node"))
+        return None if req["gpu_fault"] else (
+            "not requeued: only the job's own output says so; neither nvidia-smi nor %s shows "
+            "a fault" % self.name)
 
 
 class Slurm(Scheduler):
@@ -11101,7 +11146,8 @@ class Slurm(Scheduler):
 
     def recognise(self, environ):
         sched, end = super(Slurm, self).recognise(environ), _env(environ, "SLURM_JOB_END_TIME")
-        return sched and dict(sched, end_time=float(end) if end and end.isdigit() else None)
+        return sched and dict(sched, end_time=float(end) if end and end.isdigit() else None,
+                              cluster=_env(environ, "SLURM_CLUSTER_NAME"))
 
     def read_limit(self, info, sched, run, environ):
         """SLURM_JOB_END_TIME, else `scontrol show job -o ID` (TimeLimit, EndTime)."""
@@ -11200,7 +11246,7 @@ class Slurm(Scheduler):
         job = _query_id(sched)  # an array task: only itself
         rec = self.record(job)
         refusal = slurm_requeue_refusal(rec, req["action"]) or (
-            req["cause"] == "preempted" and slurm_preemption_unseen(rec))
+            req["cause"] == "preempted" and slurm_preemption_unseen(rec)) or self.unconfirmed(req, rec)
         if refusal:
             return req.update(state="refused", reason=refusal)
         if req["action"] == "requeue":
@@ -11217,6 +11263,8 @@ class Slurm(Scheduler):
         new_id, command, why = self.resubmit(rec, req["exclude"], chain, folder)
         if new_id:
             return req.update(state="done", new_job=new_id, command="%s  (job %s)" % (command, new_id))
+        if why.endswith(UNANSWERED):
+            return req.update(state="uncertain", reason="requeue uncertain: %s" % why, command=command)
         return req.update(state="refused", reason="not requeued: %s" % why, command=command)
 
     def submit_signal(self, rec, environ, run=None):
@@ -11229,13 +11277,31 @@ class Slurm(Scheduler):
             line = got[1] if got and got[0] == 0 else ""
         return submitted_signal(line, rec.get("Command"), environ)
 
+    def limit_reached(self, rec):
+        """Slurm says the job reached its time limit: JobState TIMEOUT, Reason=TimeLimit, or
+        a RunTime that reached its TimeLimit."""
+        limit, ran = parse_slurm_duration(rec.get("TimeLimit")), parse_slurm_duration(rec.get("RunTime"))
+        return slurm_record_reason(rec)[0] == "walltime" or bool(limit and ran is not None and ran >= limit)
+
+    def node_fault(self, node):
+        """'Slurm: node gpu17 State=IDLE+DRAIN Reason=...' for a node Slurm drains, marks
+        down or failing, else None."""
+        recs = parse_scontrol(_ask(run_command, ["scontrol", "show", "node", "-o", node or ""],
+                                   CMD_TIMEOUT_S, []), "NodeName") if node else []
+        state = recs[0].get("State", "") if recs else ""
+        if not re.search(r"DRAIN|DOWN|FAIL", state):
+            return None
+        return "Slurm: node %s State=%s Reason=%s" % (node, state, recs[0].get("Reason", ""))
+
     def requeue(self, job_id, run=None):
-        """`scontrol requeue JOBID` -> None when Slurm took it, else its words. Called last: in
-        the job it requeues, the batch step ends at once."""
+        """`scontrol requeue JOBID` -> None when Slurm took it, else ("refused" or "uncertain",
+        why). Called last: in the job it requeues, the batch step ends at once. A controller
+        too busy to answer may still requeue the job: uncertain, and the budget counts it."""
         got = (run or run_command_with_errors)(["scontrol", "requeue", job_id], CMD_TIMEOUT_S)
         if got is None:
-            return "scontrol requeue did not answer within %gs" % CMD_TIMEOUT_S
-        return None if got[0] == 0 else "Slurm refused: %s" % (_first_line(got[1]) or "exit %d" % got[0])
+            return "uncertain", "scontrol requeue did not answer within %gs%s" % (CMD_TIMEOUT_S, UNANSWERED)
+        return None if got[0] == 0 else ("refused", "Slurm refused: %s" % (
+            _first_line(got[1]) or "exit %d" % got[0]))
 
     def resubmit(self, rec, exclude, chain, folder, *, run=None, environ=None):
         """The job's batch script (`scontrol write batch_script`) submitted again with `sbatch
@@ -11262,8 +11328,10 @@ class Slurm(Scheduler):
                 got = (0, held) if got and got[0] == 0 else (1, "job %s stays held: scontrol release "
                                                              "%s failed" % (held, held))
         text, new_id = quote_argv(argv), _submitted_id(got)
+        if not new_id and got is None:  # sbatch may have submitted it all the same
+            return None, text, "sbatch did not answer within %gs%s" % (CMD_TIMEOUT_S * 2, UNANSWERED)
         if not new_id:
-            return None, text, "sbatch refused: %s" % (_first_line(got[1]) if got else "no answer")
+            return None, text, "sbatch refused: %s" % _first_line(got[1])
         return new_id, text, None
 
 
@@ -11386,6 +11454,8 @@ class Sge(Scheduler):
     def restarts(self, environ):
         return "1" if environ.get("RESTARTED") == "1" else "0"
 
+    restarts_exact = False
+
     def node(self, sched, environ):
         return sched.get("nodelist")
 
@@ -11451,7 +11521,7 @@ class Sge(Scheduler):
         """Check with SGE (a rerunnable job?) and leave qalter (hardware) and qmod -rj for last."""
         job = sched["job_id"]
         rec = self.record(job)
-        refusal = sge_requeue_refusal(rec)
+        refusal = sge_requeue_refusal(rec) or self.unconfirmed(req, rec)
         if refusal:
             return req.update(state="refused", reason=refusal)
         if req["cause"] == "hardware":
@@ -11461,13 +11531,16 @@ class Sge(Scheduler):
         return None if dry else lambda: self.requeue(steps)
 
     def requeue(self, steps, run=None):
-        """Run SGE's steps (requeue_steps_sge) -> None when SGE took them, else its words. qmod
-        exits 0 even when it refuses ("... jobs are not rerunable"): its words decide."""
+        """Run SGE's steps (requeue_steps_sge) -> None when SGE took them, else ("refused" or
+        "uncertain", why). qmod exits 0 even when it refuses ("... jobs are not rerunable"):
+        its words decide. A qmod that did not answer may still have rescheduled the job."""
         for argv in steps:
             got = (run or run_command_with_errors)(argv, CMD_TIMEOUT_S)
+            if got is None and argv[0] == "qmod":
+                return "uncertain", "qmod -rj did not answer within %gs%s" % (CMD_TIMEOUT_S, UNANSWERED)
             words = _first_line(got[1]) if got else "%s did not answer" % argv[0]
             if not got or got[0] != 0 or (argv[0] == "qmod" and "Pushed rescheduling" not in got[1]):
-                return "SGE refused: %s" % (words or "%s exited %s" % (argv[0], got[0]))
+                return "refused", "SGE refused: %s" % (words or "%s exited %s" % (argv[0], got[0]))
         return None
 
 
@@ -11595,27 +11668,56 @@ def slurm_preemption_unseen(rec):
 
 # ---- requeue by cause (--requeue): the earlier attempts ----
 
-def read_attempts(log_dir, kind, labels, own_dir=None):
+def read_attempts(log_dir, sched, chain, restarts, own_dir=None, exact=True, before=None):
     """The run records (run.json's dicts) of a job's earlier attempts under --requeue, oldest
-    first: the run directories under log_dir tagged with one of the job's labels (a requeued
-    Slurm job keeps its id; a resubmission knows its predecessors from REQUEUED_FROM_ENV);
-    other ranks' directories are not attempts of their own."""
-    import glob
-    records = []
-    for label in labels:
-        tag = "%s-%s" % (kind, re.sub(r"[^A-Za-z0-9_.-]+", "_", label))
-        pattern = os.path.join(glob.escape(log_dir), "*-%s-*" % glob.escape(tag), "run.json")
-        for path in glob.glob(pattern):
-            folder = os.path.dirname(path)
-            if folder == own_dir or re.search(r"-rank[1-9]\d*(?:\.\d+)?$", folder):
+    first: the run directories under log_dir tagged with the job's label (a requeued Slurm
+    job keeps its id) or one of its chain's (a resubmission's predecessors, REQUEUED_FROM_ENV);
+    other ranks' directories are not attempts of their own.
+
+    A job id alone names no job: two clusters may share $HOME, ids wrap. Slurm resets
+    SubmitTime on every requeue, so no time of the job's is a key; what survives a requeue
+    is the cluster, the job id, the chain exported at submission and Slurm's restart count.
+    So a record is an earlier attempt when its cluster is this job's, it started before
+    this attempt (`before`), and the chain it recorded is this job's up to it: the same
+    chain for a record of this job's own id, whose restart count must also be below this
+    one's (a first attempt has none of its own id, whatever an older job 777 left), the
+    chain before that job for a record of a job in the chain. Of several records with one
+    job id and restart count, the newest is this job's (an older job with the id came
+    before it). SGE only says whether the job was restarted (exact False): there every
+    record of its id with a restart mark up to its own counts."""
+    cluster, wanted = sched.get("cluster"), dict((job, chain[:i]) for i, job in enumerate(chain))
+    wanted[sched["label"]] = chain
+    picked = {}
+    for label, chain_then in wanted.items():
+        for record in _tagged_records(log_dir, sched["kind"], label, own_dir):
+            req, then = record["requeue"], record.get("scheduler") or {}
+            count, start = req.get("restarts"), record.get("start") or 0
+            if then.get("cluster") != cluster or req.get("chain") != chain_then \
+                    or not isinstance(count, int) or (before and start >= before):
                 continue
-            try:
-                record = read_json_file(path, RUN_JSON_MAX_BYTES)
-            except (OSError, ValueError):
-                continue  # a record cut short by a SIGKILL: that attempt is not counted
-            if isinstance(record, dict) and record.get("requeue"):
-                records.append(record)
-    return sorted(records, key=lambda r: r.get("start") or 0)
+            if label == sched["label"] and not (count < restarts or (not exact and 0 < count <= restarts)):
+                continue
+            key = (label, count) if exact else id(record)
+            if key not in picked or start > (picked[key].get("start") or 0):
+                picked[key] = record
+    return sorted(picked.values(), key=lambda r: r.get("start") or 0)
+
+
+def _tagged_records(log_dir, kind, label, own_dir):
+    """The --requeue run records (with a requeue entry) of the run directories tagged with a
+    job's label; not own_dir, not other ranks'."""
+    import glob
+    tag = "%s-%s" % (kind, re.sub(r"[^A-Za-z0-9_.-]+", "_", label))
+    for path in glob.glob(os.path.join(glob.escape(log_dir), "*-%s-*" % glob.escape(tag), "run.json")):
+        folder = os.path.dirname(path)
+        if folder == own_dir or re.search(r"-rank[1-9]\d*(?:\.\d+)?$", folder):
+            continue
+        try:
+            record = read_json_file(path, RUN_JSON_MAX_BYTES)
+        except (OSError, ValueError):
+            continue  # a record cut short by a SIGKILL: that attempt is not counted
+        if isinstance(record, dict) and isinstance(record.get("requeue"), dict):
+            yield record
 
 
 def _submitted_id(got):
@@ -11860,6 +11962,7 @@ class GpuSampler(object):
         self.samples = []   # (time, [gpu dicts])
         self.notes = []
         self._failures = 0
+        self._answered = True  # the latest query listed every GPU the first one did
         self._given_up = False
         self._busy = False
         self._lock = threading.Lock()
@@ -11888,9 +11991,12 @@ class GpuSampler(object):
             self._busy = False
         with self._lock:
             if gpus:
+                first = set(g["index"] for g in self.samples[0][1]) if self.samples else set()
+                self._answered = first <= set(g["index"] for g in gpus)
                 self.samples.append((self.clock(), gpus))
                 self._failures = 0
                 return
+            self._answered = False
             self._failures += 1
             for note in notes:
                 if note not in self.notes:
@@ -11909,7 +12015,11 @@ class GpuSampler(object):
             if final_sample and not in_flight and not (self._thread and self._thread.is_alive()):
                 self.sample()
             with self._lock:
-                return summarize_gpu_samples(list(self.samples), list(self.notes))
+                summary = summarize_gpu_samples(list(self.samples), list(self.notes))
+                if self.samples and not self._answered:  # a GPU fallen off the bus, hung
+                    summary["lost"] = "a GPU that answered at the start did not at the end (%s)" % (
+                        "; ".join(self.notes[-1:]) or "missing from the list")
+                return summary
         except Exception as exc:
             return {"notes": ["GPU sampler: %s" % exc]}
 
@@ -12921,18 +13031,23 @@ class RunAttempts(object):
     the child), this one's number, the chain of earlier job ids (a resubmission's), and
     what to do when it ends (decide)."""
 
-    def __init__(self, cfg, scheduler, run_dir, rank):
+    def __init__(self, cfg, scheduler, run_dir, rank, start=None):
         self.cfg, self.scheduler, self.rank, env = cfg, scheduler, rank, os.environ
-        self.chain = [j for j in (env.get(REQUEUED_FROM_ENV) or "").split(",") if j]
-        label = scheduler.get("label")
+        # ":" since sbatch --export splits at commas; "," as written before, and as a user may
+        self.chain = [j for j in re.split(r"[,:]", env.get(REQUEUED_FROM_ENV) or "") if j]
+        label, adapter = scheduler.get("label"), scheduler_named(scheduler.get("kind"))
+        restarts = adapter.restarts(env)
+        self.restarts = int(restarts) if restarts.isdigit() else 0
         self.records = _safely(lambda: read_attempts(
-            os.path.dirname(run_dir), scheduler["kind"], self.chain + [label], run_dir),
-            []) if label else []
-        own = [r for r in self.records if (r.get("scheduler") or {}).get("label") == label]
-        # the records may be on another node's disk: Slurm counts restarts, SGE says whether
-        restarts = scheduler_named(scheduler.get("kind")).restarts(env)
-        self.number = len(self.records) - len(own) + 1 + max(
-            len(own), int(restarts) if restarts.isdigit() else 0)
+            os.path.dirname(run_dir), scheduler, self.chain, self.restarts, run_dir,
+            adapter.restarts_exact, start), []) if label else []
+        own = len([r for r in self.records if (r.get("scheduler") or {}).get("label") == label])
+        # The records may be on another node's disk, or pruned: the scheduler's restart count
+        # and the chain's length count the attempts, whichever is higher; those no record
+        # shows spend every budget (requeue_budget), so no budget is forgotten with them.
+        earlier = max(own, self.restarts) + max(len(self.records) - own, len(self.chain))
+        self.unrecorded = earlier - len(self.records)
+        self.number = earlier + 1
         # checked now, as the file is at this attempt's start: an earlier attempt's record
         # says what it was; another user may have swapped it during the requeue's hold
         self.resume = resume_checkpoint(self.records)
@@ -12950,18 +13065,20 @@ class RunAttempts(object):
         """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child."""
         return {ATTEMPT_ENV: str(self.number), RESUME_ENV: self.resume["path"] if self.resume else ""}
 
-    def decide(self, result, node, run_dir, log):
+    def decide(self, result, node, run_dir, log, said=None):
         """From the verdict and the budgets -> (result with its requeue record, the requeue to
         do last or None). A hardware fault's resubmission is done now (the message names the
-        new job); a requeue is checked now and returned to be done last. Only rank 0 acts."""
+        new job); a requeue is checked now and returned to be done last. Only rank 0 acts.
+        said: the scheduler's (reason, evidence) for a SIGTERM, or None."""
         cls = None if result.status == "SUCCESS" else result.classification.cls
         earlier, resume = [attempt_summary(r) for r in self.records], self.resume
         req = {"attempt": self.number, "asked": list(self.cfg["requeue"]), "earlier": earlier,
-               "node": node, "chain": self.chain,
+               "node": node, "chain": self.chain, "restarts": self.restarts,
+               "said": (said or (None,))[0], "gpu_fault": gpu_fault_evidence(result.gpu),
                "resume": resume["path"] if resume else None, "exclude": sorted(set(
                    n for a in earlier for n in a.get("exclude") or ()))}
         decision = decide_requeue(cls, self.cfg["requeue"], earlier, self.cfg["max_requeues"],
-                                  self.scheduler.get("kind", ""))
+                                  self.scheduler.get("kind", ""), self.unrecorded)
         if decision is not None and decision.action and self.rank not in (None, 0):
             decision = decision._replace(action=None, reason="not requeued by rank %d: rank 0 "
                                          "requeues the job" % self.rank)
@@ -13008,7 +13125,7 @@ class Run(object):
         self.deadline = None  # time.monotonic() by which delivery is done; set at the exit
         self.attempts = None  # --requeue: this job's earlier attempts (RunAttempts)
         if cfg.get("requeue"):
-            self.attempts = RunAttempts(cfg, self.scheduler, self.run_dir, self.rank)
+            self.attempts = RunAttempts(cfg, self.scheduler, self.run_dir, self.rank, self.start)
             if self.attempts.resume_note:
                 self.notes.append(self.attempts.resume_note)
                 _warn("warning: " + self.attempts.resume_note)
@@ -13264,25 +13381,28 @@ class Run(object):
         once the message is spooled and the run record written."""
         if self.attempts is None:
             return result
-        result, last = self.attempts.decide(result, self._node(), self.run_dir, self.log)
+        result, last = self.attempts.decide(result, self._node(), self.run_dir, self.log,
+                                            self.job_end.answer(0))
         if last:  # "done" in the message: it is the last thing, and a refusal is told after
             self.requeue_last = lambda: self._requeue_now(last)
         return result
 
     def _requeue_now(self, requeue):
         """The very last thing: requeue() (in the job it requeues, the batch step ends at
-        once) -> None or the scheduler's refusal. A refusal goes to the run record and the
-        log, and a short message follows in the thread."""
-        why = requeue()
-        if why is None:
+        once) -> None or (state, why): "refused", or "uncertain" (no answer: it may still be
+        done, and the next attempt's budget counts it). Either goes to the run record and
+        the log, and a short message follows in the thread."""
+        got = requeue()
+        if got is None:
             return
-        result = self.final._replace(requeue=dict(self.final.requeue, state="refused",
-                                                  reason="not requeued: %s" % why))
-        result = _with_note(result, "the requeue announced before was refused: %s" % why)
+        state, why = got
+        result = self.final._replace(requeue=dict(self.final.requeue, state=state, reason=(
+            "not requeued: " if state == "refused" else "requeue uncertain: ") + why))
+        result = _with_note(result, "the requeue announced before was %s: %s" % (state, why))
         delivery, manifest = self.final_record or (None, None)
         _write_run_json(self._with_thread(result), delivery, manifest)
-        self.log.record("requeue", [("refused", why)])
-        _warn("requeue refused: %s" % why)
+        self.log.record("requeue", [(state, why)])
+        _warn("requeue %s: %s" % (state, why))
         if self.cfg["notify"] != "never" and not self.cfg["dry_run"]:
             self.delivery.deliver(result, time.monotonic() + min(_mail_timeout(self.cfg), REQUEUE_TELL_S))
 

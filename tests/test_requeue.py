@@ -22,6 +22,7 @@ ALL = list(g.REQUEUE_CAUSES)
 PREEMPT_LINE = "*** JOB 4242 ON gpu17 CANCELLED AT 2026-12-04T15:04:51 DUE TO PREEMPTION ***"
 WALLTIME_LINE = "*** JOB 4242 ON gpu17 CANCELLED AT 2026-12-04T15:04:51 DUE TO TIME LIMIT ***"
 XID_LINE = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
+DRAINED = "MIXED+DRAIN"  # what `scontrol show node` says once the node is drained for the fault
 
 
 # ---- the pure decision ----
@@ -259,9 +260,11 @@ def test_slurm_refusals_in_words():
 FAKE_SCONTROL = r"""#!/bin/sh
 echo "scontrol $*" >> "$FAKE_CALLS"
 case "$1 $2" in
-  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} TimeLimit=${FAKE_LIMIT:-01:00:00} Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
+  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Reason=${FAKE_REASON:-None} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} RunTime=${FAKE_RUNTIME:-00:00:05} TimeLimit=${FAKE_LIMIT:-01:00:00} Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
+  "show node") echo "NodeName=$4 State=${FAKE_NODE_STATE:-MIXED} Reason=${FAKE_NODE_REASON:-none}"; exit 0 ;;
   "show config") echo "KillWait = 30 sec"; exit 0 ;;
-  "requeue "*) if [ -n "$FAKE_REQUEUE_ERR" ]; then echo "$FAKE_REQUEUE_ERR" >&2; exit 1; fi; exit 0 ;;
+  "requeue "*) if [ -n "$FAKE_REQUEUE_HANG" ]; then exec sleep 30; fi
+    if [ -n "$FAKE_REQUEUE_ERR" ]; then echo "$FAKE_REQUEUE_ERR" >&2; exit 1; fi; exit 0 ;;
   "release 4250") exit 0 ;;
   "write batch_script") printf '#!/bin/sh\n#SBATCH -J train\npython train.py\n' > "$4"; exit 0 ;;
 esac
@@ -270,6 +273,7 @@ exit 1
 
 FAKE_SBATCH = r"""#!/bin/sh
 echo "sbatch $* GPUALERT_REQUEUED_FROM=$GPUALERT_REQUEUED_FROM SLURM_JOB_ID=$SLURM_JOB_ID" >> "$FAKE_CALLS"
+if [ -n "$FAKE_SBATCH_HANG" ]; then exec sleep 30; fi
 if [ -n "$FAKE_ONE_NODE" ] && [ "$2" != "--hold" ]; then
   echo "sbatch: error: Batch job submission failed: Requested node configuration is not available" >&2
   exit 1
@@ -282,9 +286,11 @@ def _fake_bin(tmp):
     folder = tmp / "fake-bin"
     folder.mkdir(exist_ok=True)
     for name, text in (("scontrol", FAKE_SCONTROL), ("sbatch", FAKE_SBATCH)):
-        path = folder / name
-        path.write_text(text)
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+        # a new file renamed into place: rewriting one a run may still execute is ETXTBSY
+        tmp = folder / (name + ".new")
+        tmp.write_text(text)
+        tmp.chmod(tmp.stat().st_mode | stat.S_IXUSR)
+        os.rename(str(tmp), str(folder / name))
     return str(folder)
 
 
@@ -424,7 +430,8 @@ def test_only_rank_0_requeues(tmp_path):
 
 
 def test_a_refused_requeue_is_a_note_and_never_changes_the_exit_status(tmp_path):
-    env = _job_env(tmp_path, FAKE_REQUEUE_ERR="scontrol: error: Requested operation is presently disabled")
+    env = _job_env(tmp_path, FAKE_REQUEUE_ERR="scontrol: error: Requested operation is presently disabled",
+                   FAKE_REASON="TimeLimit")
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
                         + _print_and_exit(WALLTIME_LINE, 0), env=env)
     assert proc.returncode == 0, proc.stderr
@@ -450,7 +457,8 @@ def test_no_requeue_job_is_reported_with_slurms_reason_and_not_requeued(tmp_path
 
 def test_hardware_fault_resubmits_without_the_node_and_names_the_new_job(tmp_path):
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
-                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_EXC="gpu03"))
+                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_EXC="gpu03",
+                                                                     FAKE_NODE_STATE=DRAINED))
     assert proc.returncode == 1, proc.stderr
     calls = _calls(tmp_path)
     assert any(c.startswith("scontrol write batch_script 4242 ") for c in calls), calls
@@ -465,7 +473,8 @@ def test_hardware_fault_resubmits_without_the_node_and_names_the_new_job(tmp_pat
 
 def test_a_resubmission_no_node_can_take_now_is_made_held_and_released(tmp_path):
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
-                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_ONE_NODE="1"))
+                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_ONE_NODE="1",
+                                                                     FAKE_NODE_STATE=DRAINED))
     assert proc.returncode == 1, proc.stderr
     calls = [c for c in _calls(tmp_path) if c.startswith(("sbatch", "scontrol release"))]
     assert len(calls) == 3 and " --hold " in calls[1] and calls[2] == "scontrol release 4250", calls
@@ -478,7 +487,7 @@ def test_dry_run_says_what_it_would_do_and_does_nothing(tmp_path):
         folder = tmp_path / cause
         folder.mkdir()
         proc = run_gpualert(folder, base(folder) + ["--requeue", "all", "--dry-run", "--"]
-                            + _print_and_exit(line, 1), env=_job_env(folder))
+                            + _print_and_exit(line, 1), env=_job_env(folder, FAKE_NODE_STATE=DRAINED))
         assert proc.returncode == 1
         calls = _calls(folder)
         assert not [c for c in calls if c.startswith(("scontrol requeue", "sbatch", "scontrol write"))]
@@ -520,9 +529,10 @@ def test_time_lost_counts_the_attempt_requeued_now_too(tmp_path):
 
 def test_walltime_budget_used_is_said_and_not_requeued(tmp_path):
     args = base(tmp_path) + ["--requeue", "walltime", "--max-requeues", "1", "--"]
-    run_gpualert(tmp_path, args + _print_and_exit(WALLTIME_LINE, 1), env=_job_env(tmp_path))
+    run_gpualert(tmp_path, args + _print_and_exit(WALLTIME_LINE, 1),
+                 env=_job_env(tmp_path, FAKE_REASON="TimeLimit"))
     proc = run_gpualert(tmp_path, args + _print_and_exit(WALLTIME_LINE, 1),
-                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
+                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1", FAKE_REASON="TimeLimit"))
     assert proc.returncode == 1
     assert [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")] == ["scontrol requeue 4242"]
     last = sorted(_messages(tmp_path), key=lambda m: "(attempt 2)" in m["Subject"])[-1]
@@ -693,6 +703,218 @@ def test_a_checkpoint_another_user_swapped_in_during_the_hold_is_not_resumed(sha
     assert b"ENV 2 ''" in out, out
     assert "GPUALERT_RESUME left empty: %s is not yours (owned by uid %d)" % (
         tmp / "ck" / "step_3000.pt", other_user.uid) in text, text
+
+
+# ---- a budget nothing forgets: the scheduler's count and the chain, whatever the records ----
+
+def test_unrecorded_attempts_spend_every_budget():
+    d = g.decide_requeue("walltime", ALL, [], 1, "slurm", unrecorded=6)
+    assert d.action is None and d.budget == (6, 1), d
+    assert d.reason.startswith("requeue budget used (6 of 1; 6 earlier attempts with no run record"), d.reason
+    assert g.decide_requeue("preempted", ALL, [], 1, "slurm", unrecorded=6).action == "requeue"
+    assert g.decide_requeue("preempted", ALL, [], 1, "slurm", unrecorded=20).action is None
+
+
+def test_an_uncertain_requeue_spends_the_budget():
+    assert g.requeue_budget("walltime", [_done("walltime", 1)[0]], 3)[0] == 1
+    uncertain = [dict(_done("walltime", 1)[0], state="uncertain")]
+    assert g.requeue_budget("walltime", uncertain, 3)[0] == 1
+
+
+SHOW_ENV = "print('ENV', os.environ['GPUALERT_ATTEMPT'], repr(os.environ['GPUALERT_RESUME']), flush=True)"
+
+
+def test_the_restart_count_spends_the_budget_when_no_record_is_visible(tmp_path):
+    # issue 34, 3: a node-local --log-dir; --max-requeues 1 went on requeueing at attempt 7
+    env = _job_env(tmp_path, SLURM_RESTART_COUNT="6", FAKE_REASON="TimeLimit")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "walltime", "--max-requeues", "1", "--"]
+                        + _print_and_exit(WALLTIME_LINE, 1, SHOW_ENV), env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert b"ENV 7 ''" in proc.stdout
+    assert not [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")], _calls(tmp_path)
+    (msg,) = _messages(tmp_path)
+    assert "(attempt 7): requeue budget used (6 of 1" in msg["Subject"], msg["Subject"]
+
+
+@pytest.mark.parametrize("sep", [":", ","])
+def test_a_chain_of_ten_is_attempt_eleven_and_spends_the_budget(tmp_path, sep):
+    # issue 34, 3: a GPUALERT_REQUEUED_FROM chain of 10 resubmitted an 11th and called it attempt 1
+    chain = sep.join(str(4000 + i) for i in range(10))
+    env = _job_env(tmp_path, GPUALERT_REQUEUED_FROM=chain, FAKE_NODE_STATE=DRAINED)
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1, SHOW_ENV), env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert b"ENV 11 ''" in proc.stdout
+    assert not [c for c in _calls(tmp_path) if c.startswith("sbatch")]
+    (msg,) = _messages(tmp_path)
+    assert "(attempt 11): gpu_hardware on gpu17: requeue budget used (10 of 3" in msg["Subject"], msg["Subject"]
+
+
+def test_a_chain_resubmitted_again_keeps_its_exclusions_and_the_whole_chain(tmp_path):
+    # Slurm keeps the exclusions in the job's own ExcNodeList; the chain goes on joined by ":"
+    # (sbatch --export splits at commas: GPUALERT_REQUEUED_FROM=4000,4001 arrived as 4000)
+    chain = ":".join(str(4000 + i) for i in range(10))
+    env = _job_env(tmp_path, GPUALERT_REQUEUED_FROM=chain, FAKE_EXC="gpu03,gpu05", FAKE_NODE_STATE=DRAINED)
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--max-requeues", "20", "--"]
+                        + _print_and_exit(XID_LINE, 1, SHOW_ENV), env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert b"ENV 11 ''" in proc.stdout
+    (sb,) = [c for c in _calls(tmp_path) if c.startswith("sbatch ")]
+    assert "--exclude=gpu03,gpu05,gpu17" in sb, sb
+    assert "--export=ALL,GPUALERT_REQUEUED_FROM=%s:4242 " % chain in sb, sb
+    (msg,) = _messages(tmp_path)
+    assert "(attempt 11): gpu_hardware on gpu17: requeued as job 4250" in msg["Subject"], msg["Subject"]
+    assert "budget: 11 of 20" in _text(msg)
+
+
+def test_a_requeue_that_does_not_answer_is_uncertain_and_spent(tmp_path):
+    # issue 34, 12: a `scontrol requeue` timing out (3 s) was "refused", yet a busy controller
+    # may still carry it out; the next attempt must count it
+    args = base(tmp_path) + ["--requeue", "walltime", "--max-requeues", "1", "--"] + _print_and_exit(WALLTIME_LINE, 1)
+    proc = run_gpualert(tmp_path, args, env=_job_env(tmp_path, FAKE_REASON="TimeLimit", FAKE_REQUEUE_HANG="1"))
+    assert proc.returncode == 1, proc.stderr
+    assert b"requeue uncertain" in proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "uncertain", rec["requeue"]
+    assert "did not answer within 3s" in rec["requeue"]["reason"]
+    run_gpualert(tmp_path, args, env=_job_env(tmp_path, FAKE_REASON="TimeLimit", SLURM_RESTART_COUNT="1"))
+    assert len([c for c in _calls(tmp_path) if c.startswith("scontrol requeue")]) == 1
+    last = [m for m in _messages(tmp_path) if "(attempt 2)" in m["Subject"]]
+    assert last and "requeue budget used (1 of 1): not requeued" in last[0]["Subject"], \
+        [m["Subject"] for m in _messages(tmp_path)]
+
+
+def test_a_resubmission_sbatch_does_not_answer_is_uncertain_and_spent(tmp_path):
+    env = _job_env(tmp_path, FAKE_NODE_STATE=DRAINED, FAKE_SBATCH_HANG="1")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=env)
+    assert proc.returncode == 1, proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "uncertain", rec["requeue"]
+    assert g.requeue_budget("hardware", [g.attempt_summary(rec)], 3)[0] == 1
+    (msg,) = _messages(tmp_path)
+    assert "gpu_hardware on gpu17: requeue uncertain: sbatch did not answer" in msg["Subject"], msg["Subject"]
+
+
+# ---- a line the job prints is no proof: Slurm confirms a time limit, nvidia-smi or the node a fault ----
+
+def _rows(msg, *names):
+    return [l.strip() for l in _text(msg).splitlines() if l.strip().startswith(names)]
+
+
+def test_a_printed_time_limit_line_is_not_requeued_without_slurms_word(tmp_path):
+    # issue 34, 4: a job printing Slurm's time-limit line and exiting at once was requeued
+    env = _job_env(tmp_path, FAKE_STATE="RUNNING", FAKE_RUNTIME="00:00:05")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "all", "--"]
+                        + _print_and_exit(WALLTIME_LINE, 1), env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert not [c for c in _calls(tmp_path) if c.startswith("scontrol requeue")]
+    (msg,) = _messages(tmp_path)
+    requeue, resubmit = _rows(msg, "Requeue:"), _rows(msg, "Resubmit:")
+    assert requeue and "not requeued: only the job's own output says so; Slurm does not confirm a " \
+        "time limit" in requeue[0], requeue
+    assert resubmit and "--time=" in resubmit[0], resubmit
+
+
+@pytest.mark.parametrize("said", [{"FAKE_REASON": "TimeLimit"}, {"FAKE_STATE": "TIMEOUT"},
+                                  {"FAKE_STATE": "RUNNING", "FAKE_RUNTIME": "01:00:00"}])
+def test_a_time_limit_slurm_confirms_is_requeued(tmp_path, said):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "walltime", "--"]
+                        + _print_and_exit(WALLTIME_LINE, 1), env=_job_env(tmp_path, **said))
+    assert proc.returncode == 1, proc.stderr
+    assert _calls(tmp_path)[-1] == "scontrol requeue 4242", _calls(tmp_path)
+
+
+def test_a_printed_xid_line_is_reported_but_not_resubmitted(tmp_path):
+    # issue 34, 4: an Xid line in the output resubmitted the job though the node was healthy
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    calls = _calls(tmp_path)
+    assert not [c for c in calls if c.startswith(("sbatch", "scontrol write"))], calls
+    assert "scontrol show node -o gpu17" in calls, calls
+    (msg,) = _messages(tmp_path)
+    assert "(attempt 1): gpu_hardware on gpu17: not requeued: only" in msg["Subject"], msg["Subject"]
+    requeue, resubmit = _rows(msg, "Requeue:"), _rows(msg, "Resubmit:")
+    assert requeue and "not requeued: only the job's own output says so; neither nvidia-smi nor " \
+        "Slurm shows a fault" in requeue[0], requeue
+    assert resubmit and "sbatch --exclude=" in resubmit[0], resubmit  # the advice stays
+
+
+FAKE_SMI = r"""#!/bin/sh
+touch "$FAKE_SMI/asked"
+if [ -f "$FAKE_SMI/lost" ]; then
+  echo "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU" >&2
+  exit 15
+fi
+echo "0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, $(cat "$FAKE_SMI/ecc" 2>/dev/null || echo 0)"
+"""
+
+#: The child: once nvidia-smi took the start sample, the fault (a file FAKE_SMI reads), then the Xid.
+FAULT_CHILD = ("import os, time\nd = os.environ['FAKE_SMI']\nend = time.time() + 20\n"
+               "while not os.path.exists(d + '/asked') and time.time() < end:\n    time.sleep(0.05)\n"
+               "open(d + '/' + os.environ['FAULT'], 'w').write('2')")
+
+
+@pytest.mark.parametrize("fault", ["ecc", "lost"])
+def test_an_xid_nvidia_smi_confirms_is_resubmitted(tmp_path, fault):
+    smi = tmp_path / "smi"
+    smi.mkdir()
+    (smi / "nvidia-smi.new").write_text(FAKE_SMI)
+    (smi / "nvidia-smi.new").chmod(0o755)
+    os.rename(str(smi / "nvidia-smi.new"), str(smi / "nvidia-smi"))
+    env = _job_env(tmp_path, FAKE_SMI=str(smi), FAULT=fault)
+    env["PATH"] = str(smi) + os.pathsep + env["PATH"]
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1, FAULT_CHILD), env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert [c for c in _calls(tmp_path) if c.startswith("sbatch ")], _calls(tmp_path)
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "done" and rec["requeue"]["gpu_fault"].startswith("nvidia-smi: ")
+
+
+def test_a_drained_node_confirms_an_xid(tmp_path):
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=_job_env(tmp_path, FAKE_NODE_STATE="DOWN+NOT_RESPONDING"))
+    assert proc.returncode == 1, proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["requeue"]["state"] == "done", rec["requeue"]
+    assert rec["requeue"]["gpu_fault"].startswith("Slurm: node gpu17 State=DOWN+NOT_RESPONDING")
+
+
+# ---- a reused job id is another job: the cluster and the chain, not the id alone ----
+
+CKPT_CHILD = "import os\nos.makedirs('ck', exist_ok=True)\nopen('ck/step_3000.pt', 'w').write('x')"
+
+
+@pytest.mark.parametrize("then,now", [
+    ({"SLURM_CLUSTER_NAME": "old"}, {"SLURM_CLUSTER_NAME": "new"}),  # two clusters, one $HOME
+    ({}, {}),  # the ids wrapped: job 777 again, a first attempt (restart count 0)
+    ({"SLURM_RESTART_COUNT": "3"}, {"SLURM_RESTART_COUNT": "1"}),  # an old 777's later attempt
+    ({"GPUALERT_REQUEUED_FROM": "600"}, {}),  # another chain
+])
+def test_a_reused_job_id_is_not_an_earlier_attempt(tmp_path, then, now):
+    # issue 34, 5: a new job 777 resumed a 2025 job 777's checkpoint as its "attempt 2"
+    args = base(tmp_path) + ["--requeue", "preempted", "--"]
+    run_gpualert(tmp_path, args + _print_and_exit(PREEMPT_LINE.replace("4242", "777"), 1, CKPT_CHILD),
+                 env=_job_env(tmp_path, SLURM_JOB_ID="777", **then))
+    assert len(_records(tmp_path)) == 1
+    proc = run_gpualert(tmp_path, args + _print_and_exit("done", 0, SHOW_ENV),
+                        env=_job_env(tmp_path, SLURM_JOB_ID="777", **now))
+    expected = 1 + int(now.get("SLURM_RESTART_COUNT", "0"))
+    assert ("ENV %d ''" % expected).encode() in proc.stdout, proc.stdout
+
+
+def test_the_same_jobs_earlier_attempt_on_its_cluster_is_found(tmp_path):
+    args = base(tmp_path) + ["--requeue", "preempted", "--"]
+    job = {"SLURM_JOB_ID": "777", "SLURM_CLUSTER_NAME": "c1", "GPUALERT_REQUEUED_FROM": "600"}
+    run_gpualert(tmp_path, args + _print_and_exit(PREEMPT_LINE.replace("4242", "777"), 1, CKPT_CHILD),
+                 env=_job_env(tmp_path, **job))
+    (rec,) = _records(tmp_path)
+    assert rec["scheduler"]["cluster"] == "c1" and rec["requeue"]["restarts"] == 0
+    proc = run_gpualert(tmp_path, args + _print_and_exit("done", 0, SHOW_ENV),
+                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1", **job))
+    assert ("ENV 3 %r" % str(tmp_path / "ck" / "step_3000.pt")).encode() in proc.stdout, proc.stdout
 
 
 if __name__ == "__main__":

@@ -355,8 +355,13 @@ def test_a_suspend_notice_is_no_time_limit(workdir, smtp):
 
 # ---- --requeue on SGE: qalter adds hostname=!NODE to the running job, qmod -rj reruns it ----
 
-XID_CHILD = ("import sys; print('NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off "
-             "the bus.', flush=True); sys.exit(1)")
+# nvidia-smi (a stand-in in smi/, on PATH) counts an uncorrected ECC error after the wrapper's
+# start sample when the child is told to: the proof a hardware requeue needs (an Xid line is not).
+XID_CHILD = ("import os, sys, time\nend = time.time() + 30\nwhile not os.path.exists('smi/asked') and "
+             "time.time() < end:\n    time.sleep(0.1)\nif sys.argv[1] == 'ecc':\n"
+             "    open('smi/ecc', 'w').write('2')\n"
+             "print('NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.', flush=True)\n"
+             "sys.exit(1)\n")
 
 
 def test_the_exclusion_is_added_to_the_users_own_hostname_restriction(workdir):
@@ -383,21 +388,40 @@ def test_the_exclusion_is_added_to_the_users_own_hostname_restriction(workdir):
         _sge("qdel", job)
 
 
-def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
-    folder = os.path.join(workdir, "requeue-xid")
-    os.makedirs(folder)
+def _xid_job(workdir, tag, mode):
+    """An SGE job (-r y) whose wrapper runs XID_CHILD `mode` under --requeue hardware.
+    -> (job id, its outbox)."""
+    folder = os.path.join(workdir, tag)
+    os.makedirs(os.path.join(folder, "smi"))
     outbox = os.path.join(folder, "outbox")
+    with open(os.path.join(folder, "smi", "nvidia-smi"), "w") as f:
+        f.write('#!/bin/sh\nd=$(dirname "$0")\ntouch "$d/asked"\necho "0, NVIDIA A100-SXM4-80GB, 3, '
+                '81920, 0, 29, 61.00, $(cat "$d/ecc" 2>/dev/null || echo 0)"\n')
+    os.chmod(os.path.join(folder, "smi", "nvidia-smi"), 0o755)
+    with open(os.path.join(folder, "child.py"), "w") as f:
+        f.write(XID_CHILD)
     script = os.path.join(folder, "job.sh")
     with open(script, "w") as f:
-        f.write("#!/bin/sh\n%s %s --sendmail none --outbox %s --requeue hardware -- %s -c \"%s\"\n"
-                % (sys.executable, SCRIPT, outbox, sys.executable, XID_CHILD))
+        f.write("#!/bin/sh\ncd %s\nPATH=%s:$PATH %s %s --sendmail none --outbox %s --requeue hardware -- %s child.py %s\n"
+                % (folder, os.path.join(folder, "smi"), sys.executable, SCRIPT, outbox, sys.executable, mode))
     env = dict(job_env(folder), GPUALERT_SENDMAIL="none")
-    proc = subprocess.run(["qsub", "-terse", "-V", "-r", "y", "-N", "requeue-xid", "-o", folder,
+    proc = subprocess.run(["qsub", "-terse", "-V", "-r", "y", "-N", tag, "-o", folder,
                            "-e", folder, "-wd", folder, "-l", "h_rt=600", script], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                           timeout=30)
     assert proc.returncode == 0, proc.stderr
-    job = proc.stdout.strip()
+    return proc.stdout.strip(), outbox
+
+
+def _first_message(outbox):
+    names = wait_for(lambda: [n for n in os.listdir(outbox) if "~claimed~" not in n]
+                     if os.path.isdir(outbox) else None, 30, what="the message")
+    with open(os.path.join(outbox, names[0]), "rb") as f:
+        return BytesParser(policy=policy.default).parse(f)
+
+
+def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
+    job, outbox = _xid_job(workdir, "requeue-xid", "ecc")
     try:
         def excluded():
             text = _sge("qstat", "-j", job).stdout
@@ -408,10 +432,18 @@ def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
         listing = [line.split() for line in _sge("qstat").stdout.splitlines() if line.split()[:1] == [job]]
         assert listing and "r" not in listing[0][4], listing  # waiting again (Rq), not running
         node = resources.split("hostname=!")[1].split("&")[0]
-        names = wait_for(lambda: [n for n in os.listdir(outbox) if "~claimed~" not in n]
-                         if os.path.isdir(outbox) else None, 30, what="the message")
-        with open(os.path.join(outbox, names[0]), "rb") as f:
-            msg = BytesParser(policy=policy.default).parse(f)
+        msg = _first_message(outbox)
         assert "gpu_hardware on %s: requeued without %s" % (node, node) in msg["Subject"], msg["Subject"]
+    finally:
+        _sge("qdel", job)
+
+
+def test_requeue_an_xid_line_alone_is_reported_not_rerun(workdir):
+    # issue 34, 4: a printed Xid line, with nvidia-smi showing nothing, reran the job elsewhere
+    job, outbox = _xid_job(workdir, "requeue-xid-line", "line")
+    try:
+        msg = _first_message(outbox)
+        assert "not requeued: only the job's own output says so" in msg["Subject"], msg["Subject"]
+        assert "hostname=!" not in _sge("qstat", "-j", job).stdout
     finally:
         _sge("qdel", job)

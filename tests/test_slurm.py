@@ -363,8 +363,18 @@ REQUEUE_TRAIN = textwrap.dedent("""\
         sys.exit(0)
     if sys.argv[1] == "keyerror":
         {}["x"]
-    if sys.argv[1] == "xid":
+    if sys.argv[1] == "xid":  # nvidia-smi (smi/ on PATH) counts an ECC error: the wrapper's proof
+        end = time.time() + 30
+        while not os.path.exists("smi/asked") and time.time() < end:
+            time.sleep(0.1)  # the wrapper's start sample first
+        with open("smi/ecc", "w") as f:
+            f.write("2")
+    if sys.argv[1] in ("xid", "xid-line"):
         print("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", flush=True)
+        sys.exit(1)
+    if sys.argv[1] == "walltime-line":  # a time-limit line of its own, well inside the limit
+        print("*** JOB %s ON vm CANCELLED AT 2026-12-04T15:04:51 DUE TO TIME LIMIT ***"
+              % os.environ["SLURM_JOB_ID"], flush=True)
         sys.exit(1)
     os.makedirs("ck", exist_ok=True)
     for step in range(1000, 10 ** 6, 1000):
@@ -383,11 +393,16 @@ def _requeue_job(workdir, tag, flags, mode, *sbatch_args):
     os.makedirs(folder)
     with open(os.path.join(folder, "train.py"), "w") as f:
         f.write(REQUEUE_TRAIN)
+    os.makedirs(os.path.join(folder, "smi"))  # a stand-in nvidia-smi: one GPU, its ECC count in smi/ecc
+    with open(os.path.join(folder, "smi", "nvidia-smi"), "w") as f:
+        f.write('#!/bin/sh\nd=$(dirname "$0")\ntouch "$d/asked"\necho "0, NVIDIA A100-SXM4-80GB, 3, '
+                '81920, 0, 29, 61.00, $(cat "$d/ecc" 2>/dev/null || echo 0)"\n')
+    os.chmod(os.path.join(folder, "smi", "nvidia-smi"), 0o755)
     script = os.path.join(folder, "job.sh")
     with open(script, "w") as f:
-        f.write("#!/bin/sh\ncd %s\nexec %s %s --sendmail none --outbox %s %s -- %s train.py %s\n" % (
-            folder, sys.executable, SCRIPT, os.path.join(folder, "outbox"), flags,
-            sys.executable, mode))
+        f.write("#!/bin/sh\ncd %s\nPATH=%s:$PATH exec %s %s --sendmail none --outbox %s %s -- %s train.py %s\n" % (
+            folder, os.path.join(folder, "smi"), sys.executable, SCRIPT, os.path.join(folder, "outbox"),
+            flags, sys.executable, mode))
     env = dict((k, v) for k, v in os.environ.items() if not k.startswith("GPUALERT_"))
     env.update(XDG_STATE_HOME=os.path.join(folder, "state"), GPUALERT_SENDMAIL="none")
     return sbatch("-J", tag, "-o", os.path.join(folder, "out-%j.txt"), *(list(sbatch_args) + [script]),
@@ -482,6 +497,21 @@ def test_a_resubmission_carries_the_options_the_job_was_submitted_with(workdir):
         _slurm("scancel", job)
         if new:
             _slurm("scancel", new)
+
+
+@pytest.mark.parametrize("mode,flags,words", [
+    ("xid-line", "--requeue hardware", "neither nvidia-smi nor Slurm shows a fault"),
+    ("walltime-line", "--requeue walltime", "Slurm does not confirm a time limit")])
+def test_requeue_a_line_the_job_prints_is_no_proof(workdir, mode, flags, words):
+    # issue 34, 4: a job printing Slurm's time-limit line, or an Xid, and exiting at once was
+    # requeued or resubmitted; Slurm (and nvidia-smi) know better
+    job, folder = _requeue_job(workdir, mode, flags, mode)
+    final = wait_for(lambda: job_ended(job), 60, what="the %s job to end" % mode)
+    assert (final["JobState"], final["Restarts"]) == ("FAILED", "0"), final
+    (msg,) = wait_for(lambda: _settled_messages(folder, 1), 30, what="its message")
+    assert "not requeued: only the job's own output says so; %s" % words in msg["Subject"], \
+        (msg["Subject"], _job_text(folder, job))
+    assert "Resubmit:" in msg.get_body(("plain",)).get_content()
 
 
 def test_requeue_a_preempted_job_resumes_from_its_checkpoint_in_one_thread(workdir):
