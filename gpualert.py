@@ -387,6 +387,7 @@ CHECKPOINT_PATTERNS = ("*.pt", "*.pth", "*.ckpt", "*.safetensors", "*.h5", "*.ke
                        "*.msgpack", "*.distcp", "checkpoint*", "ckpt*", "*checkpoint*.bin",
                        "pytorch_model*.bin", "global_step*")
 CHECKPOINT_MAX_SCAN = 3000
+MASK = "***"  # what a secret is shown as, wherever it leaves the machine
 CHECKPOINT_FUTURE_S = 5.0  # a checkpoint dated further ahead (clock skew, a planted date) is not offered
 
 
@@ -5969,7 +5970,6 @@ CHANNEL_WHEN_PARAM = "gpualert_when"
 #: Schemes gpualert speaks itself; any other scheme goes to `apprise` when it is installed.
 NATIVE_SCHEMES = ("http", "https", "ntfy", "ntfys", "gotify", "gotifys", "pover", "tgram",
                   "matrix", "matrixs", "json", "jsons")
-MASK = "***"
 
 
 def mask_text(text, secrets):
@@ -11668,7 +11668,7 @@ def slurm_preemption_unseen(rec):
 
 # ---- requeue by cause (--requeue): the earlier attempts ----
 
-def read_attempts(log_dir, sched, chain, restarts, own_dir=None, exact=True, before=None):
+def read_attempts(log_dir, sched, chain, restarts, *, own_dir=None, exact=True, before=None):
     """The run records (run.json's dicts) of a job's earlier attempts under --requeue, oldest
     first: the run directories under log_dir tagged with the job's label (a requeued Slurm
     job keeps its id) or one of its chain's (a resubmission's predecessors, REQUEUED_FROM_ENV);
@@ -12257,7 +12257,7 @@ def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
             if name in staged:
                 _finish_staged(out, log_dir, name, fd, dry_run)
             else:
-                _prune_run(out, log_dir, name, fd, (cutoff, keep, dry_run), warn)
+                _prune_run(out, log_dir, name, fd, (cutoff, keep, dry_run), warn=warn)
         finally:
             os.close(fd)
     return out
@@ -12270,7 +12270,7 @@ def _held_path(fd, path):
     return held if os.path.isdir(held) else path
 
 
-def _prune_run(out, log_dir, name, fd, rule, warn):
+def _prune_run(out, log_dir, name, fd, rule, *, warn):
     """prune_runs for one run directory, open as fd: checked through fd (a member of a
     group-writable --log-dir may swap two of our directories' names at any moment), so
     what is removed is what was checked."""
@@ -13039,8 +13039,8 @@ class RunAttempts(object):
         restarts = adapter.restarts(env)
         self.restarts = int(restarts) if restarts.isdigit() else 0
         self.records = _safely(lambda: read_attempts(
-            os.path.dirname(run_dir), scheduler, self.chain, self.restarts, run_dir,
-            adapter.restarts_exact, start), []) if label else []
+            os.path.dirname(run_dir), scheduler, self.chain, self.restarts, own_dir=run_dir,
+            exact=adapter.restarts_exact, before=start), []) if label else []
         own = len([r for r in self.records if (r.get("scheduler") or {}).get("label") == label])
         # The records may be on another node's disk, or pruned: the scheduler's restart count
         # and the chain's length count the attempts, whichever is higher; those no record

@@ -240,7 +240,8 @@ def test_the_dry_run_resubmission_keeps_the_signal_from_sacct(tmp_path, monkeypa
         os.replace(str(fake / (name + ".new")), str(fake / name))
     monkeypatch.setenv("PATH", str(fake) + os.pathsep + os.environ["PATH"])
     monkeypatch.delenv("SBATCH_SIGNAL", raising=False)
-    req = {"action": "resubmit", "cause": "hardware", "exclude": [], "node": "gpu17", "chain": []}
+    req = {"action": "resubmit", "cause": "hardware", "exclude": [], "node": "gpu17", "chain": [],
+           "gpu_fault": "nvidia-smi: 2 uncorrected ECC errors since the start"}  # the fault, confirmed
     g.SLURM.plan_requeue(req, {"kind": "slurm", "job_id": "4242", "label": "4242"}, True, str(tmp_path))
     assert req["state"] == "dry-run", req
     assert "--signal=B:USR1@120" in req["command"] and "--exclude=gpu03,gpu05,gpu17" not in req["command"]
@@ -841,13 +842,16 @@ def test_a_printed_xid_line_is_reported_but_not_resubmitted(tmp_path):
     assert resubmit and "sbatch --exclude=" in resubmit[0], resubmit  # the advice stays
 
 
+# "asked" only once the answer is read: the child's fault must come after the start sample
 FAKE_SMI = r"""#!/bin/sh
-touch "$FAKE_SMI/asked"
 if [ -f "$FAKE_SMI/lost" ]; then
   echo "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU" >&2
+  touch "$FAKE_SMI/asked"
   exit 15
 fi
-echo "0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, $(cat "$FAKE_SMI/ecc" 2>/dev/null || echo 0)"
+line="0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, $(cat "$FAKE_SMI/ecc" 2>/dev/null || echo 0)"
+touch "$FAKE_SMI/asked"
+echo "$line"
 """
 
 #: The child: once nvidia-smi took the start sample, the fault (a file FAKE_SMI reads), then the Xid.

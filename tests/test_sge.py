@@ -395,8 +395,8 @@ def _xid_job(workdir, tag, mode):
     os.makedirs(os.path.join(folder, "smi"))
     outbox = os.path.join(folder, "outbox")
     with open(os.path.join(folder, "smi", "nvidia-smi"), "w") as f:
-        f.write('#!/bin/sh\nd=$(dirname "$0")\ntouch "$d/asked"\necho "0, NVIDIA A100-SXM4-80GB, 3, '
-                '81920, 0, 29, 61.00, $(cat "$d/ecc" 2>/dev/null || echo 0)"\n')
+        f.write('#!/bin/sh\nd=$(dirname "$0")\nline="0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, '
+                '$(cat "$d/ecc" 2>/dev/null || echo 0)"\ntouch "$d/asked"\necho "$line"\n')  # asked: once read
     os.chmod(os.path.join(folder, "smi", "nvidia-smi"), 0o755)
     with open(os.path.join(folder, "child.py"), "w") as f:
         f.write(XID_CHILD)
