@@ -11705,18 +11705,24 @@ def read_attempts(log_dir, sched, chain, restarts, *, own_dir=None, exact=True, 
 
 def _tagged_records(log_dir, kind, label, own_dir):
     """The --requeue run records (with a requeue entry) of the run directories tagged with a
-    job's label; not own_dir, not other ranks'."""
-    import glob
-    tag = "%s-%s" % (kind, re.sub(r"[^A-Za-z0-9_.-]+", "_", label))
-    for path in glob.glob(os.path.join(glob.escape(log_dir), "*-%s-*" % glob.escape(tag), "run.json")):
-        folder = os.path.dirname(path)
-        if folder == own_dir or re.search(r"-rank[1-9]\d*(?:\.\d+)?$", folder):
+    job's label; not own_dir, not other ranks'. A name proves nothing in a shared --log-dir
+    (anyone may plant a link, or rename one of our directories, to a tagged name): the
+    directory must be no link (run_dir_names), its run.json ours and no link, and the record
+    must say it is that job's."""
+    tag = "-%s-%s-" % (kind, re.sub(r"[^A-Za-z0-9_.-]+", "_", label))
+    for name in run_dir_names(log_dir):
+        folder = os.path.join(log_dir, name)
+        if tag not in name or folder == own_dir or re.search(r"-rank[1-9]\d*(?:\.\d+)?$", name):
             continue
+        path = os.path.join(folder, "run.json")
         try:
-            record = read_json_file(path, RUN_JSON_MAX_BYTES)
+            st = os.lstat(path)
+            record = read_json_file(path, RUN_JSON_MAX_BYTES) if stat.S_ISREG(st.st_mode) \
+                and st.st_uid == os.geteuid() else None
         except (OSError, ValueError):
             continue  # a record cut short by a SIGKILL: that attempt is not counted
-        if isinstance(record, dict) and isinstance(record.get("requeue"), dict):
+        if isinstance(record, dict) and isinstance(record.get("requeue"), dict) \
+                and (record.get("scheduler") or {}).get("label") == label:
             yield record
 
 

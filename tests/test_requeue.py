@@ -923,3 +923,24 @@ def test_the_same_jobs_earlier_attempt_on_its_cluster_is_found(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_a_link_or_a_name_in_the_log_dir_makes_no_earlier_attempt(tmp_path):
+    # A member of a shared --log-dir links (or renames) our job 5555's run directory to a
+    # name tagged with job 4242: its newer checkpoint, of another experiment, became job
+    # 4242's GPUALERT_RESUME, and links enough spent the preemption budget.
+    args = base(tmp_path) + ["--requeue", "preempted", "--"]
+    save = "import os\nos.makedirs('%s', exist_ok=True)\nopen('%s/step_%d.pt', 'w').write('x')"
+    run_gpualert(tmp_path, args + _print_and_exit(PREEMPT_LINE, 1, save % ("projA", "projA", 100)),
+                 env=_job_env(tmp_path))
+    run_gpualert(tmp_path, args + _print_and_exit(PREEMPT_LINE.replace("4242", "5555"), 1,
+                                                  save % ("projB", "projB", 900)),
+                 env=_job_env(tmp_path, SLURM_JOB_ID="5555"))  # newer, of another experiment
+    (other,) = glob.glob(str(tmp_path / "logs" / "*-slurm-5555-*"))
+    logs = tmp_path / "logs"
+    for i in range(25):
+        os.symlink(other, str(logs / ("20000101-0000%02d-x-slurm-4242-evil" % i)))
+    os.rename(other, str(logs / "20000101-000099-x-slurm-4242-renamed"))
+    proc = run_gpualert(tmp_path, args + _print_and_exit("done", 0, SHOW_ENV),
+                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
+    assert ("ENV 2 %r" % str(tmp_path / "projA" / "step_100.pt")).encode() in proc.stdout, proc.stdout
