@@ -3295,7 +3295,18 @@ _STEP_OF_RE = re.compile(r"\b(?:global[_ ]?)?(?:step|iter(?:ation)?|update)s?\s*
 # tqdm "| 450/1000 [", Keras "1875/1875 [===" and "1875/1875 ━━", PyTorch examples "[640/60000 ("
 _PROGRESS_COUNT_RE = re.compile(r"(?:^\s*|\|\s*|\[)(\d+)/(\d+)(?:\s+\[|\s+\S*\u2501|\s+\()")
 _DIGIT_RE = re.compile(r"\d")
+_LOGGED_EPOCH_RE = re.compile(r"""['"]epoch['"]\s*:""")
+_GRAD_NORM_RE = re.compile(r"(?:^|[/_])grad(?:ient)?_?norm$")
 _TQDM_COUNT_RE = re.compile(r"\|\s*(\d+)/(\d+)\s+\[")  # tqdm's "| 450/1000 [00:10<00:12, ..."
+# A bar whose description says it is not the training loop's (saving, loading, downloading,
+# evaluating) gives neither the progress nor the speed. The descriptions are the frameworks'
+# own: transformers 5 "Writing model shards" (modeling_utils.py, save_pretrained) at every
+# save and "Loading weights" (core_model_loading.py); huggingface_hub "Fetching N files" and
+# "Downloading ..."; Lightning "Validation|Sanity Checking|Testing|Predicting DataLoader 0";
+# datasets "Map", "Filter", "Generating train split".
+_OTHER_BAR_RE = re.compile(
+    r"^\W*(?:Writing|Loading|Saving|Fetching|Download|Upload|Reconstruct|Pars|Convert|Validation|"
+    r"Sanity Checking|Testing|Predicting|Evaluat|Map|Filter|Generating|Tokeniz)[^|\n]*?:\s*\d+%\|", re.I)
 # A speed is a number bound to a unit that means speed. The unit is bound to the number
 # written against it ("9.8it/s", tqdm), else to the number that follows it as a label does
 # ("it/s 9.8", "ms/batch 25.03", "samples/sec: 310"), else to the number before it across a
@@ -3402,11 +3413,21 @@ _SPACED_PATH_RE = re.compile(r"""'([^'\n]*/[^'\n]*)'|"([^"\n]*/[^"\n]*)"|checkpo
 CHECKPOINT_SAVES_MAX = 50  # save lines remembered per log (the newest)
 
 
+_LOAD_WORD_RE = re.compile(r"\b(?:load(?:s|ed|ing)?|resum(?:e|es|ed|ing)|restor(?:e|es|ed|ing))\b", re.I)
+
+
 def saved_checkpoint_paths(line):
     """The checkpoint paths a log line says were written (as written: maybe relative). A
     spaced path and its tail both come out: only the one that exists counts."""
-    if not _SAVE_WORD_RE.search(line):
-        return []
+    return _checkpoint_paths(line) if _SAVE_WORD_RE.search(line) else []
+
+
+def loaded_checkpoint_paths(line):
+    """The checkpoint paths a log line says are read ("resuming from ckpt/epoch_3.pt")."""
+    return _checkpoint_paths(line) if _LOAD_WORD_RE.search(line) and not _SAVE_WORD_RE.search(line) else []
+
+
+def _checkpoint_paths(line):
     out = []
     spaced = ["".join(m) for m in _SPACED_PATH_RE.findall(line)]
     for token in spaced + _PATH_TOKEN_RE.findall(line):
@@ -3416,19 +3437,26 @@ def saved_checkpoint_paths(line):
     return out
 
 
+# A framework's folder that is one checkpoint, its files the parts: HF Trainer's checkpoint-600,
+# Accelerate's checkpoint_3, DeepSpeed's global_step600
+_STEP_FOLDER_RE = re.compile(r"^(?:checkpoint[-_]|global_step)\d+$", re.I)
+
+
 def checkpoint_root(path):
-    """The checkpoint a path is or lies in ('.../checkpoint-600/model.safetensors' ->
-    '.../checkpoint-600'), or None when nothing in it looks like a checkpoint."""
+    """The checkpoint a path names: itself when it looks like one ('/w/ckpt_42/step_200.pt'
+    is that file), the step folder it lies in ('.../checkpoint-600/model.safetensors' ->
+    '.../checkpoint-600'), else the numbered checkpoint folder it lies in ('run/ckpt_7/
+    config.json' -> 'run/ckpt_7'); None when nothing in it looks like a checkpoint."""
     import fnmatch
     parts = path.split("/")
-    for n, part in enumerate(parts):
-        name = part.lower()
-        if not any(fnmatch.fnmatchcase(name, p) for p in CHECKPOINT_PATTERNS):
-            continue
-        last = n == len(parts) - 1
-        if last or re.search(r"\d", name):  # "checkpoints/" holds checkpoints; "checkpoint-600/" is one
+    folders = [n for n, part in enumerate(parts[:-1]) if re.search(r"\d", part)  # "checkpoints/" holds them
+               and any(fnmatch.fnmatchcase(part.lower(), p) for p in CHECKPOINT_PATTERNS)]
+    for n in folders:
+        if _STEP_FOLDER_RE.match(parts[n]):
             return "/".join(parts[:n + 1]) or None
-    return None
+    if any(fnmatch.fnmatchcase(parts[-1].lower(), p) for p in CHECKPOINT_PATTERNS):
+        return path
+    return "/".join(parts[:folders[0] + 1]) or None if folders else None
 
 
 def parse_rate(line):
@@ -3460,10 +3488,14 @@ class MetricParser(object):
         self.totals = {}    # "step"/"epoch" -> the run's stated total (Step 50/500, Epoch 3/10)
         self._epoch = None
         self._epoch_one_based = False
+        self._epoch_logged = False  # the epoch came from a log record's key ({'epoch': 0.375}, HF's)
         self.bar = None         # (N, M) of the last tqdm bar outside an epoch: the Progress row's
         self.lines = 0          # lines fed: the order of saves and of the first non-finite loss
         self.saves = []         # [(line, path)] checkpoints the log says it wrote
+        self.loads = {}         # path -> line: checkpoints it says it read and did not write after
         self._nonfinite = {}    # rank -> (line, step, epoch) of the first of its final non-finite losses
+        self._norm_streak = {}  # rank -> (line, step, epoch) where its non-finite grad norms began
+        self._bad_names = {}    # rank -> the loss names whose finite value ends its non-finite run
 
     def reset_context(self):
         """A gap in the sample: the epoch seen before it says nothing about what follows."""
@@ -3475,11 +3507,16 @@ class MetricParser(object):
             return
         for path in saved_checkpoint_paths(line):
             self.saves = self.saves[-(CHECKPOINT_SAVES_MAX - 1):] + [(self.lines, path)]
-        if not _DIGIT_RE.search(line):
+            self.loads.pop(path, None)  # written after it was read: the save counts
+        for path in loaded_checkpoint_paths(line):
+            if len(self.loads) < CHECKPOINT_SAVES_MAX:
+                self.loads[path] = self.lines
+        if not _DIGIT_RE.search(line) or _OTHER_BAR_RE.match(line):
             return
         m = _EPOCH_OF_RE.search(line)
         if m:
             self._epoch, self._epoch_one_based = float(m.group(1)), True
+            self._epoch_logged = False
             self.totals["epoch"] = int(m.group(2))
         rank, pairs = parse_metric_line(line)
         rate = parse_rate(line)
@@ -3489,7 +3526,8 @@ class MetricParser(object):
         m = _STEP_OF_RE.search(line)
         if m:
             step, self.totals["step"] = float(m.group(1)), int(m.group(2))
-        elif self._epoch is None:  # a bar outside any epoch (HF Trainer's) counts the run's steps
+        elif self._epoch is None or self._epoch_logged:  # a bar outside any epoch counts the run's
+            # steps; so does HF Trainer's, though its log records carry a fractional 'epoch'
             m = _TQDM_COUNT_RE.search(line)
             if m and 0 < int(m.group(2)):
                 self.bar = (int(m.group(1)), int(m.group(2)))
@@ -3498,17 +3536,46 @@ class MetricParser(object):
                 step = pairs.pop(key)
             elif key.rsplit("/", 1)[-1].endswith("epoch"):
                 self._epoch, self._epoch_one_based = pairs.pop(key), False
+                self._epoch_logged = bool(_LOGGED_EPOCH_RE.search(line))
         if self._epoch is not None:
             epoch = self._epoch_with_fraction(line)
         if any(_direction_cached(k) for k in pairs):
+            self._placeholder_losses(pairs)
             self.records.setdefault(rank, []).append((step, epoch, pairs))
-            losses = [v for k, v in pairs.items() if _direction_cached(k) == "min"]
-            if losses:  # a run that recovered from a non-finite loss (a skipped fp16 step) has none
-                bad = not all(_finite(v) for v in losses)
-                if not bad:  # per rank: another rank's finite loss does not undo this one's NaN
-                    self._nonfinite.pop(rank, None)
-                elif rank not in self._nonfinite:
-                    self._nonfinite[rank] = (self.lines, step, epoch)
+            self._track_nonfinite(rank, pairs, (self.lines, step, epoch))
+
+    def _track_nonfinite(self, rank, pairs, where):
+        """Per rank: where its final non-finite run began. A finite loss ends a non-finite
+        one (a skipped fp16 step); a non-finite grad norm counts once the next logged one is
+        non-finite too: an AMP loss scaler skips an isolated inf step and goes on."""
+        losses = dict((k, v) for k, v in pairs.items() if _direction_cached(k) == "min")
+        norms = [v for k, v in pairs.items() if _GRAD_NORM_RE.search(k)]
+        bad = [k for k, v in losses.items() if not _finite(v)]
+        # only the loss that went bad undoes it: the run's average in the closing summary
+        # (HF's train_loss) is finite whatever the last steps were
+        if losses and not bad and set(losses) & self._bad_names.get(rank, set()):
+            self._nonfinite.pop(rank, None)
+        if norms and all(_finite(v) for v in norms):
+            self._norm_streak.pop(rank, None)
+        if bad:
+            self._bad_names.setdefault(rank, set()).update(bad)
+            self._nonfinite.setdefault(rank, where)
+        elif norms and not all(_finite(v) for v in norms):
+            first = self._norm_streak.setdefault(rank, where)
+            if first is not where:  # the second logged step in a row: it persists
+                self._bad_names.setdefault(rank, set()).update(losses)
+                self._nonfinite.setdefault(rank, first)
+
+    @staticmethod
+    def _placeholder_losses(pairs):
+        """A loss of exactly 0 beside a non-finite grad norm is no loss value: transformers'
+        logging_nan_inf_filter ("replaces NaN/Inf training losses with the average of recent
+        valid losses", training_args.py) averages the 0 it restarted from once the steps are
+        all NaN. It is recorded as NaN: never the best, and the divergence."""
+        if any(_GRAD_NORM_RE.search(k) and not _finite(v) for k, v in pairs.items()):
+            for k, v in list(pairs.items()):
+                if v == 0 and _direction_cached(k) == "min":
+                    pairs[k] = float("nan")
 
     @property
     def rate(self):
@@ -3691,6 +3758,8 @@ def metrics_from_chunks(chunks, wanted=None):
     bad = parser.first_nonfinite
     if bad:
         out["first_nonfinite"] = {"step": bad[1], "epoch": bad[2]}
+    if parser.loads:  # a file the run read (and maybe failed to) is not one it wrote
+        out["loaded"] = sorted(parser.loads)
     if parser.saves:  # in the log's order; "after_nonfinite": saved after the loss went bad
         out["saved"] = [{"path": path, "after_nonfinite": bool(bad and line > bad[0])}
                         for line, path in parser.saves]
@@ -5039,7 +5108,13 @@ def _text_or_none(value):
 
 
 def run_failed(run):
-    return run["status"] not in OK_STATUSES
+    return counted_status(run["status"], run["class"]) not in OK_STATUSES
+
+
+def counted_status(status, cls):
+    """The status a run counts as in `runs --failed`, the digest and an array's summary: its
+    own, but a run that exited 0 after its loss diverged (COMPLETED nan_loss) failed."""
+    return "FAILED" if status in OK_STATUSES and cls == "nan_loss" else status
 
 
 def select_runs(runs, now, since_s=None, *, failed=False, node=None, job=None):
@@ -5089,7 +5164,7 @@ def make_digest(runs, now, since_s, undelivered=0):
     groups = collections.OrderedDict()
     for r in runs:  # newest first: a group's first run is its newest example
         groups.setdefault((r["status"], r["class"]), []).append(r)
-    order = sorted(groups, key=lambda k: (k[0] in OK_STATUSES, STATUSES.index(k[0]) if k[0] in STATUSES else 0,
+    order = sorted(groups, key=lambda k: (not run_failed(groups[k][0]), STATUSES.index(k[0]) if k[0] in STATUSES else 0,
                                           -len(groups[k])))
     lost = sum(r["duration_s"] or 0.0 for r in failed)
     known = [r for r in failed if r["gpus"] and r["duration_s"]]
@@ -6613,9 +6688,48 @@ def find_checkpoints(cwd, since, exclude=()):
             except OSError:
                 continue
             st = own_checkpoint(entry.path)[0] if hit else None
-            if st and written_since(st.st_mtime, since):
+            # the ctime too: an mtime can be set (touch -d, cp -p), the ctime only moves forward
+            if st and written_since(st.st_mtime, since) and written_since(st.st_ctime, since):
                 found.append(_checkpoint_record(entry.path, st))
     return found
+
+
+def other_runs_cwds(run_dir, since):
+    """The working directories of the other runs in run_dir's log directory whose log was
+    written to since `since` (they ran beside this one), the ranks of this run's own
+    scheduler job left out: a checkpoint under one of them may be theirs."""
+    log_dir, mine = os.path.dirname(run_dir), _run_header(run_dir)
+    out = []
+    for name in run_dir_names(log_dir):
+        path = os.path.join(log_dir, name)
+        if os.path.realpath(path) == os.path.realpath(run_dir) or not _log_written_since(path, since):
+            continue
+        theirs = _run_header(path)
+        same_job = mine.get("job") and theirs.get("job") == mine["job"]
+        if not same_job:
+            out.append(os.path.realpath(theirs.get("cwd") or "/"))  # a header unread: it may be anywhere
+    return out
+
+
+def _log_written_since(run_dir, since):
+    try:
+        return any(name.startswith("output") and written_since(
+            os.stat(os.path.join(run_dir, name)).st_mtime, since) for name in os.listdir(run_dir))
+    except OSError:
+        return False
+
+
+def _run_header(run_dir):
+    """{"cwd", "job"} from a run's log header (the scheduler's job id: "" outside a job)."""
+    try:
+        name = min(n for n in os.listdir(run_dir) if n.startswith("output") and n.endswith(".log"))
+        with open(os.path.join(run_dir, name), "rb") as handle:
+            head = handle.read(8192).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return {}
+    cwd = re.search(r"^cwd: (.*)$", head, re.M)
+    job = re.search(r"^scheduler: .*?\bjob_id=(\S+)", head, re.M)
+    return {"cwd": cwd and cwd.group(1), "job": job and job.group(1)}
 
 
 def written_since(mtime, since):
@@ -6764,9 +6878,21 @@ def choose_checkpoint(candidates, metrics, signals=()):
 
 def _saved_after_step(path, bad):
     """A checkpoint named for a step past the first non-finite loss's step (checkpoint-400
-    after a NaN at step 340) was saved after it."""
+    after a NaN at step 340) was saved after it. transformers 5 logs no step, only an epoch:
+    its checkpoint-N/trainer_state.json says the epoch it was saved at (a save at the very
+    step of the NaN comes after that step's log)."""
     m = _NAME_STEP_RE.search(os.path.basename(path.rstrip("/")))
-    return bool(m and bad.get("step") is not None and int(m.group(1)) > bad["step"])
+    if m and bad.get("step") is not None:
+        return int(m.group(1)) > bad["step"]
+    if bad.get("epoch") is None or not os.path.isdir(path):
+        return False
+    import json
+    try:
+        with open(os.path.join(path, "trainer_state.json")) as handle:
+            epoch = json.loads(handle.read(1 << 20)).get("epoch")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(epoch, (int, float)) and epoch >= bad["epoch"]
 
 
 def own_rss_kib():
@@ -8067,8 +8193,8 @@ def extract_log_metrics(path, wanted=None):
     metrics = metrics_from_chunks(chunks, wanted)
     if len(chunks) > 1:
         metrics = _with_all_saves(metrics, path)
-    if not metrics["records"] and not metrics.get("notes"):
-        return {"saved": metrics["saved"]} if metrics.get("saved") else {}  # the checkpoints still count
+    if not metrics["records"] and not metrics.get("notes"):  # the checkpoints still count
+        return dict((k, metrics[k]) for k in ("saved", "loaded") if metrics.get(k))
     metrics["log_bytes"] = size
     metrics["sampled_bytes"] = sum(len(c) for c in chunks)
     metrics["sampled"] = len(chunks) > 1
@@ -8768,8 +8894,15 @@ def run_metrics(log_path, cwd, start, run_dir, wanted=None, *, signals=()):
     """After exit: the log's metrics, plus the checkpoint to resume from (the run's own:
     named by its log or found under cwd, written since the start) and the job's output file."""
     metrics = _safely(lambda: extract_log_metrics(log_path, wanted), {}) or {}
-    found = _safely(lambda: find_checkpoints(cwd, start, [run_dir]), []) or []
-    found += _safely(lambda: named_checkpoints(metrics.get("saved"), cwd, start), []) or []
+    found = _safely(lambda: named_checkpoints(metrics.get("saved"), cwd, start), []) or []
+    if not found:  # no save line: a file the scan finds counts only if nothing ties it to another run
+        others = _safely(lambda: other_runs_cwds(run_dir, start), None)
+        scanned = _safely(lambda: find_checkpoints(cwd, start, [run_dir]), []) or []
+        found = [c for c in scanned if others is not None and not _is_under(os.path.realpath(c["path"]), others)]
+        if len(found) < len(scanned):
+            metrics["checkpoint_untold"] = True  # files another run may have written: none offered
+    read = [os.path.realpath(os.path.join(cwd or "", os.path.expanduser(p))) for p in metrics.get("loaded") or ()]
+    found = [c for c in found if os.path.realpath(c["path"]) not in read]
     ckpt = _safely(lambda: choose_checkpoint(found, metrics, signals), None)
     if ckpt:
         metrics["checkpoint"] = ckpt
@@ -12520,6 +12653,7 @@ def summarize_array(array_job_id, entries, expected=None, examples=5):
     """Task records -> {"array_job_id", "tasks", "expected", "by_status", "by_class",
     "worst": up to `examples` records worst first, "duration_s": {min, max, mean}}."""
     by_status, by_class = {}, {}
+    entries = [dict(e, status=counted_status(e.get("status"), e.get("class"))) for e in entries]
     for e in entries:
         by_status[e.get("status")] = by_status.get(e.get("status"), 0) + 1
         if e.get("class"):
@@ -13462,6 +13596,9 @@ class Run(object):
                  evidence=()):
         pump, notes = self.pump, list(self.notes)
         notes += [note for note in (self.log.error, self.log.sync_error) if note]
+        if (metrics or {}).get("checkpoint_untold") and not metrics.get("checkpoint"):
+            notes.append("no checkpoint offered: the log names no saves, and another run beside this "
+                         "one in %s may have written the checkpoint files found there" % self.cwd)
         if child.stall_s:
             notes.append("the command was silent for %s at most (--stall %s)"
                          % (format_duration(child.stall_s), format_duration(self.cfg["stall"])))

@@ -341,3 +341,10 @@ def test_lock_wait_is_bounded(tmp_path):
     out = child.communicate(timeout=20)[0]
     os.close(holder)
     assert out.startswith("gave up after 0.") and "busy" in out
+
+
+def test_an_array_task_that_diverged_is_counted_failed(tmp_path):
+    s = N.ArraySummary(str(tmp_path), "56", task_count=2)
+    s.record(0, "SUCCESS")
+    summary = s.record(1, "COMPLETED", "nan_loss", 0)
+    assert N.array_subject(summary) == "array 56: 1 ok, 1 failed (nan_loss 1)"

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import textwrap
@@ -993,3 +994,105 @@ def test_idle_flag_needs_a_long_run():
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# ---- real transformers 5 output (tests/fixtures/real/versions.json) ----
+
+REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "real")
+
+
+def _real(name):
+    with open(os.path.join(REAL, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _hf_checkpoints(root, steps_per_epoch=64):
+    """checkpoint-10 ... checkpoint-60 as the run left them, with trainer_state.json's epoch."""
+    for step in range(10, 61, 10):
+        d = root / "out" / "hf_nan" / ("checkpoint-%d" % step)
+        d.mkdir(parents=True)
+        (d / "trainer_state.json").write_text(json.dumps({"epoch": step / float(steps_per_epoch),
+                                                          "global_step": step}))
+
+
+def test_hf5_nan_run_offers_the_last_checkpoint_before_the_divergence(tmp_path):
+    """transformers 5.25: grad_norm nan from step 24 (epoch 0.375), the loss logged as '0' by
+    logging_nan_inf_filter, no save line, a 'Writing model shards 1/1' bar at every save."""
+    metrics = N.metrics_from_chunks([_real("hf_trainer_nan_tf5.log")])
+    assert metrics["first_nonfinite"] == {"step": None, "epoch": 0.375}
+    assert metrics["progress"]["step"] == 60 and metrics["progress"]["step_total"] == 60
+    assert metrics["series"]["loss"]["best"]["value"] == 6.057  # never the placeholder 0
+    start = time.time() - 1
+    _hf_checkpoints(tmp_path)
+    found = N.find_checkpoints(str(tmp_path), start)
+    ckpt = N.choose_checkpoint(found, metrics)
+    assert os.path.basename(ckpt["path"]) == "checkpoint-20" and ckpt["later_nonfinite"] == 4
+
+
+def test_an_isolated_inf_grad_norm_of_an_amp_scaler_is_no_divergence():
+    path = os.path.join(os.path.dirname(REAL), "..", "captured", "amp_gradscaler_inf_on_last_step.log")
+    with open(path, encoding="utf-8") as handle:
+        metrics = N.metrics_from_chunks([handle.read()])
+    assert "first_nonfinite" not in metrics
+
+
+def test_a_persisting_nonfinite_grad_norm_marks_the_divergence():
+    text = "".join("{'loss': %s, 'grad_norm': %s, 'step': %d}\n" % (2.0, g, s)
+                   for s, g in ((10, "1.0"), (20, "nan"), (30, "1.0"), (40, "nan"), (50, "nan"), (60, "nan")))
+    assert N.metrics_from_chunks([text])["first_nonfinite"]["step"] == 40
+
+
+def test_save_and_load_bars_are_not_the_runs_progress():
+    text = ("Loading weights: 100%|██████████| 16/16 [00:00<00:00, 8534.77it/s]\n"
+            " 40%|████      | 24/60 [00:05<00:07,  4.98it/s]\n"
+            "Writing model shards: 100%|██████████| 1/1 [00:00<00:00, 295.69it/s]\n")
+    metrics = N.metrics_from_chunks([text + "{'loss': 2.0, 'epoch': 0.4}\n"])
+    assert (metrics["progress"]["step"], metrics["progress"]["step_total"]) == (24, 60)
+    assert metrics["throughput"] == "4.98 it/s"
+
+
+@pytest.mark.parametrize("line, path", [
+    ("Saving model checkpoint to /w/ckpt_42/step_200.pt", "/w/ckpt_42/step_200.pt"),
+    ("Saving model checkpoint to out/checkpoint-500", "out/checkpoint-500"),
+    ("Model weights saved in out/checkpoint-500/model.safetensors", "out/checkpoint-500"),
+])
+def test_the_checkpoint_is_what_the_log_named(line, path):
+    assert N.saved_checkpoint_paths(line) == [path]
+
+
+def test_a_checkpoint_the_run_failed_to_load_is_not_offered(tmp_path):
+    """torch 2.13: resume_truncated.py wrote ckpt/epoch_3.pt, cut it short and failed to load it."""
+    start = time.time() - 1
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "epoch_3.pt").write_bytes(b"PK\x03\x04 cut")
+    log = tmp_path / "logs" / "run1" / "output.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(_real("resume_truncated_torch.log").replace("/tmp/h8-run/resume", str(tmp_path)))
+    assert N.find_checkpoints(str(tmp_path), start)  # the scan finds it...
+    metrics = N.run_metrics(str(log), str(tmp_path), start, str(log.parent))
+    assert "checkpoint" not in metrics  # ...but the run read it, it did not write it
+
+
+def test_no_checkpoint_when_another_run_beside_this_one_may_have_written_it(tmp_path):
+    start = time.time() - 1
+    proj = tmp_path / "proj"
+    (proj / "out" / "wall3").mkdir(parents=True)
+    logs = tmp_path / "logs"
+    for name, job in (("mine", "57"), ("theirs", "56")):
+        (logs / name).mkdir(parents=True)
+        (logs / name / "output.log").write_text(
+            "=== gpualert run started (gpualert 0.1.0) ===\ncommand: python x.py\ncwd: %s\n"
+            "scheduler: job_id=%s kind=slurm\nstep 1 loss 2.0\n" % (proj, job))
+    (proj / "out" / "wall3" / "step_140.pt").write_bytes(b"w")
+    metrics = N.run_metrics(str(logs / "mine" / "output.log"), str(proj), start, str(logs / "mine"))
+    assert "checkpoint" not in metrics and metrics["checkpoint_untold"]
+    shutil.rmtree(str(logs / "theirs"))  # alone in the folder: the file is this run's
+    metrics = N.run_metrics(str(logs / "mine" / "output.log"), str(proj), start, str(logs / "mine"))
+    assert metrics["checkpoint"]["path"].endswith("step_140.pt")
+
+
+def test_a_scanned_file_whose_ctime_predates_the_run_is_not_offered(tmp_path):
+    (tmp_path / "step_9.pt").write_bytes(b"w")
+    start = time.time() + 2
+    os.utime(str(tmp_path / "step_9.pt"), (start + 1, start + 1))  # an mtime can be set
+    assert N.find_checkpoints(str(tmp_path), start) == []

@@ -813,3 +813,12 @@ def test_a_log_dir_reached_through_another_user_s_link_is_refused(tmp_path, othe
     assert r.returncode == 0 and b"hello" in r.stdout, r.stderr
     assert not os.path.exists(str(shared / "theirs")), os.listdir(str(shared))
     assert glob.glob(str(tmp / "gpualert-*" / "*" / "output.log")), r.stderr
+
+
+def test_a_diverged_run_is_a_failed_one():
+    """Exit 0 after the loss went NaN (COMPLETED nan_loss): in `runs --failed` and the digest's count."""
+    runs = [_summary("ok", status="SUCCESS", end=990.0), _summary("nan", status="COMPLETED", cls="nan_loss")]
+    assert [r["name"] for r in N.select_runs(runs, 1000.0, failed=True)] == ["nan"]
+    d = N.make_digest(N.select_runs(runs, 1000.0, 86400), 1000.0, 86400)
+    assert (d["failed"], d["classes"]) == (1, [("nan_loss", 1)])
+    assert N.digest_subject(d) == "[gpualert] digest: 2 runs, 1 failed (nan_loss 1)"
