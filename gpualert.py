@@ -6694,6 +6694,34 @@ def find_checkpoints(cwd, since, exclude=()):
     return found
 
 
+def run_dir_names(log_dir, warn=None):
+    """The entries of log_dir that can be run directories: directories, never a link (links
+    planted in a shared --log-dir to one run of ours would count it many times), not the
+    outbox, not dot files (prune's staging names among them). One warn() line when log_dir
+    is there but cannot be listed (none there: no runs yet), or is reached through another
+    user's link."""
+    planted = foreign_link(log_dir)
+    if planted:
+        if warn:
+            warn("warning: " + planted)
+        return []
+    try:
+        with os.scandir(log_dir) as entries:  # the kind comes with the listing: no stat each
+            names = [e.name for e in entries if _is_real_dir(e)]
+    except OSError as exc:
+        if warn and exc.errno != errno.ENOENT:
+            warn("warning: cannot list %s: %s" % (log_dir, exc.strerror or exc))
+        return []
+    return sorted(n for n in names if not n.startswith(".") and n != "outbox")
+
+
+def _is_real_dir(entry):
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def other_runs_cwds(run_dir, since):
     """The working directories of the other runs in run_dir's log directory whose log was
     written to since `since` (they ran beside this one), the ranks of this run's own
@@ -12170,34 +12198,6 @@ class GpuSampler(object):
 RUNS_INDEX_NAME = ".gpualert-runs-index.json"  # in --log-dir; a cache, never needed
 RUNS_INDEX_FORMAT = 3
 RUNS_INDEX_MAX_BYTES = 256 << 20  # about 400,000 runs
-
-
-def run_dir_names(log_dir, warn=None):
-    """The entries of log_dir that can be run directories: directories, never a link (links
-    planted in a shared --log-dir to one run of ours would count it many times), not the
-    outbox, not dot files (prune's staging names among them). One warn() line when log_dir
-    is there but cannot be listed (none there: no runs yet), or is reached through another
-    user's link."""
-    planted = foreign_link(log_dir)
-    if planted:
-        if warn:
-            warn("warning: " + planted)
-        return []
-    try:
-        with os.scandir(log_dir) as entries:  # the kind comes with the listing: no stat each
-            names = [e.name for e in entries if _is_real_dir(e)]
-    except OSError as exc:
-        if warn and exc.errno != errno.ENOENT:
-            warn("warning: cannot list %s: %s" % (log_dir, exc.strerror or exc))
-        return []
-    return sorted(n for n in names if not n.startswith(".") and n != "outbox")
-
-
-def _is_real_dir(entry):
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
 
 
 def read_runs(log_dir, warn=None):
