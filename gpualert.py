@@ -12393,7 +12393,7 @@ def prune_runs(log_dir, cutoff, keep=(), dry_run=False, warn=None):
         except OSError:
             continue  # gone, a link, not a directory, or another user's
         try:
-            if name in staged:
+            if name in staged or _marked(fd):  # its name may have been swapped since it was staged
                 _finish_staged(out, log_dir, name, fd, dry_run)
             else:
                 _prune_run(out, log_dir, name, fd, (cutoff, keep, dry_run), warn=warn)
@@ -12486,10 +12486,12 @@ def _empty_and_remove(log_dir, staging, fd, size):
     """Empty the staged directory through fd, then remove its name once it is still that
     directory (rmdir takes only an empty one). -> None, or why not all went."""
     try:
-        _empty_dir(fd)
+        _empty_dir(fd, keep=PRUNE_MARK)  # the mark stays until the end: it says "finish me"
         if not _same_dir(log_dir, staging, fd):
-            os.lstat(os.path.join(log_dir, staging))  # gone: another prune of ours finished it
+            if os.fstat(fd).st_nlink == 0:  # removed: another prune of ours finished it
+                return None
             raise OSError(errno.EBUSY, "its name was swapped while prune removed it")
+        _unmark(fd)
         os.rmdir(os.path.join(log_dir, staging))
     except FileNotFoundError:
         pass
@@ -12501,11 +12503,13 @@ def _empty_and_remove(log_dir, staging, fd, size):
     return None
 
 
-def _empty_dir(fd):
-    """Remove everything inside the directory open as fd, through descriptors, links never
-    followed: whatever is renamed in the shared parent meanwhile, nothing outside it goes
-    (shutil.rmtree starts from a path; its dir_fd needs Python 3.11). The mark goes last."""
-    for name in sorted(os.listdir(fd), key=lambda n: n == PRUNE_MARK):
+def _empty_dir(fd, keep=None):
+    """Remove everything inside the directory open as fd but `keep`, through descriptors,
+    links never followed: whatever is renamed in the shared parent meanwhile, nothing
+    outside it goes (shutil.rmtree starts from a path; its dir_fd needs Python 3.11)."""
+    for name in os.listdir(fd):
+        if name == keep:
+            continue
         try:
             if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
                 sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
@@ -12520,6 +12524,15 @@ def _empty_dir(fd):
             continue  # another prune of ours is removing it too
 
 
+def _marked(fd):
+    """The stat of our prune's mark in the directory fd holds (a file of ours, no link), or None."""
+    try:
+        mark = os.stat(PRUNE_MARK, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return mark if stat.S_ISREG(mark.st_mode) and mark.st_uid == os.geteuid() else None
+
+
 def _unmark(fd):
     try:
         os.unlink(PRUNE_MARK, dir_fd=fd)
@@ -12531,11 +12544,8 @@ def _finish_staged(out, log_dir, name, fd, dry_run):
     """A removal an earlier prune began (a staging name) is finished, if our prune's mark is
     in it: a file of ours in a directory of ours. A staging name alone proves nothing:
     anyone who may write a shared --log-dir may rename a run of ours to one."""
-    try:
-        mark = os.stat(PRUNE_MARK, dir_fd=fd, follow_symlinks=False)
-    except OSError:
-        return
-    if not stat.S_ISREG(mark.st_mode) or mark.st_uid != os.geteuid():
+    mark = _marked(fd)
+    if not mark:
         return
     path = os.path.join(log_dir, name)
     size = disk_usage(_held_path(fd, path))

@@ -714,7 +714,7 @@ def test_a_removal_cut_short_is_finished_by_the_next_prune(tmp_path, monkeypatch
     with open(str(logs / "old" / "ckpt" / "step_1.pt"), "w") as f:
         f.write("x")
 
-    def cut_short(fd):  # the first file goes, then the removal stops (a kill, an I/O error)
+    def cut_short(fd, keep=None):  # the first file goes, then the removal stops (a kill, an I/O error)
         os.unlink("run.json", dir_fd=fd)
         raise OSError(5, "Input/output error")
 
@@ -822,3 +822,25 @@ def test_a_diverged_run_is_a_failed_one():
     d = N.make_digest(N.select_runs(runs, 1000.0, 86400), 1000.0, 86400)
     assert (d["failed"], d["classes"]) == (1, [("nan_loss", 1)])
     assert N.digest_subject(d) == "[gpualert] digest: 2 runs, 1 failed (nan_loss 1)"
+
+
+def test_a_removal_whose_name_was_swapped_is_finished_by_the_next_prune(tmp_path, monkeypatch):
+    # A member swaps the staged directory's name with another while prune empties it: prune
+    # stops, and the next one must finish it under whatever name it has now (it lost its
+    # mark first, so it stayed forever as a run "with no end record").
+    logs = tmp_path / "logs"
+    _ended(logs, "old")
+    emptied = N._empty_dir
+
+    def swapped_meanwhile(fd, keep=None):
+        emptied(fd, keep)
+        (staged,) = [n for n in os.listdir(str(logs)) if n.startswith(".gpualert-prune-")]
+        os.rename(str(logs / staged), str(logs / "20260101-000000-elsewhere"))
+
+    monkeypatch.setattr(N, "_empty_dir", swapped_meanwhile)
+    out = N.prune_runs(str(logs), time.time() - 30 * 86400)
+    assert len(out["failed"]) == 1 and "swapped" in out["failed"][0], out
+    monkeypatch.undo()
+    r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + _flags(tmp_path))
+    assert r.returncode == 0 and b"removed 1 run directory" in r.stdout, (r.stdout, r.stderr)
+    assert os.listdir(str(logs)) == [], os.listdir(str(logs))
