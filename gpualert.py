@@ -4083,9 +4083,11 @@ def job_rank(environ):
 # ---- parsing scheduler output ----
 
 _SCONTROL_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_:/().]*)=")
-#: A comment is free text ("lr=3e-4 bs=32"); scontrol ends it with a space and then the line's
-#: end, a space with -o: it runs to the first space followed by more space and Key=.
-_SCONTROL_COMMENT = re.compile(r"(?:^|\s)Comment=(.*?) (?:\s+(?=[A-Za-z][A-Za-z0-9_:/().]*=)|\s*$)", re.S)
+#: Fields of free text ("--comment='lr=3e-4 Partition=low'", a job name with spaces and "="):
+#: scontrol prints each last on its own line, so there it runs to the line's end; with -o,
+#: on one line, nothing tells where it ends, so records whose free text matters (the
+#: requeue's) are read without -o.
+SCONTROL_FREE_TEXT = ("JobName", "Comment", "Command", "WorkDir", "StdErr", "StdIn", "StdOut")
 
 
 def parse_scontrol(text, first="JobId"):
@@ -4099,13 +4101,15 @@ def parse_scontrol(text, first="JobId"):
         marks = list(_SCONTROL_KEY.finditer(chunk))
         if not marks or marks[0].group(1) != first:
             continue
-        rec = {}
+        rec, multiline, skip_to = {}, "\n" in chunk.strip(), -1
         for i, m in enumerate(marks):
+            if m.start() < skip_to:
+                continue  # a "Key=" inside free text
             end = marks[i + 1].start() if i + 1 < len(marks) else len(chunk)
+            if multiline and m.group(1) in SCONTROL_FREE_TEXT:
+                line_end = chunk.find("\n", m.start())
+                skip_to = end = line_end if line_end >= 0 else len(chunk)
             rec[m.group(1)] = chunk[m.end():end].strip()
-        comment = _SCONTROL_COMMENT.search(chunk)
-        if comment:
-            rec["Comment"] = comment.group(1)
         records.append(rec)
     return records
 
@@ -11365,9 +11369,14 @@ class Slurm(Scheduler):
     def _show(self, job_id, run, notes):
         return _ask(run, ["scontrol", "show", "job", "-o", str(job_id)], CMD_TIMEOUT_S, notes)
 
-    def record(self, job_id, run=None, notes=None):
-        """`scontrol show job -o JOBID` as a dict ({} when Slurm does not answer)."""
-        recs = parse_scontrol(self._show(job_id, run or run_command, [] if notes is None else notes))
+    def record(self, job_id, run=None, notes=None, whole=False):
+        """`scontrol show job -o JOBID` as a dict ({} when Slurm does not answer); whole: without
+        -o, so that free text (a comment, a job name) is read whole (SCONTROL_FREE_TEXT)."""
+        if whole:
+            out = _ask(run or run_command, ["scontrol", "show", "job", str(job_id)], CMD_TIMEOUT_S, notes or [])
+        else:
+            out = self._show(job_id, run or run_command, [] if notes is None else notes)
+        recs = parse_scontrol(out)
         return recs[0] if recs else {}
 
     def poll(self, job_id, run=None, memory=None, notes=None):
@@ -11405,7 +11414,7 @@ class Slurm(Scheduler):
     def plan_requeue(self, req, sched, dry, folder):
         """Check with Slurm, then resubmit now (hardware) or leave the requeue for last."""
         job = _query_id(sched)  # an array task: only itself
-        rec = self.record(job)
+        rec = self.record(job, whole=True)  # its comment and name are carried to a resubmission
         refusal = slurm_requeue_refusal(rec, req["action"]) or (
             req["cause"] == "preempted" and slurm_preemption_unseen(rec)) or self.unconfirmed(req, rec)
         if refusal:

@@ -163,24 +163,41 @@ def test_resubmit_argv_keeps_the_jobs_options_and_excludes_the_nodes():
     assert "--array=7" in argv  # this task again, never the script's whole array
 
 
-# `scontrol show job -o` of a held job on Slurm 22.05.8, submitted with `sbatch --hold --exclusive
+# `scontrol show job` of a held job on Slurm 22.05.8, submitted with `sbatch --hold --exclusive
 # --nice=50 --comment="lr=3e-4 bs=32" --mail-type=END,FAIL --mail-user=bob@example.com --time=10:00
 # --time-min=5:00 --deadline=2030-01-01T00:00:00 --requeue --mem-per-cpu=100M --ntasks-per-node=2
-# --partition=low`; Reservation= and Licenses= as 22.05 prints them (this cluster has neither).
-SCONTROL_22_05 = (
-    "JobId=4242 JobName=s.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=0 Nice=50 "
-    "Account=(null) QOS=(null) JobState=PENDING Reason=JobHeldUser Dependency=(null) Requeue=1 "
-    "Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:00 "
-    "TimeLimit=00:10:00 TimeMin=00:05:00 SubmitTime=2026-12-06T13:57:17 EligibleTime=Unknown "
-    "AccrueTime=Unknown StartTime=Unknown EndTime=Unknown Deadline=2030-01-01T00:00:00 "
-    "SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-06T13:57:17 Scheduler=Main "
-    "Partition=low AllocNode:Sid=localhost:7364 ReqNodeList=(null) ExcNodeList=gpu[03,05] NodeList= "
-    "NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=2,mem=200M,node=1,billing=2 "
-    "Socks/Node=* NtasksPerN:B:S:C=2:0:*:* CoreSpec=* MinCPUsNode=2 MinMemoryCPU=100M MinTmpDiskNode=0 "
-    "Features=(null) DelayBoot=00:00:00 Reservation=maint OverSubscribe=NO Contiguous=0 "
-    "Licenses=matlab:1 Network=(null) Command=/tmp/h5-x/s.sh WorkDir=/tmp/h5-x Comment=lr=3e-4 bs=32  "
-    "StdErr=/tmp/h5-x/o-4242.txt StdIn=/dev/null StdOut=/tmp/h5-x/o-4242.txt Power= "
-    "MailUser=bob@example.com MailType=END,FAIL \n")
+# --partition=low`; ExcNodeList, Reservation= and Licenses= as 22.05 prints them (this cluster
+# has neither a reservation nor licenses).
+SCONTROL_22_05 = """JobId=4242 JobName=s.sh
+   UserId=root(0) GroupId=root(0) MCS_label=N/A
+   Priority=0 Nice=50 Account=(null) QOS=(null)
+   JobState=PENDING Reason=JobHeldUser Dependency=(null)
+   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0
+   RunTime=00:00:00 TimeLimit=00:10:00 TimeMin=00:05:00
+   SubmitTime=2026-12-06T13:57:17 EligibleTime=Unknown
+   AccrueTime=Unknown
+   StartTime=Unknown EndTime=Unknown Deadline=2030-01-01T00:00:00
+   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-06T13:57:17 Scheduler=Main
+   Partition=low AllocNode:Sid=localhost:7364
+   ReqNodeList=(null) ExcNodeList=gpu[03,05]
+   NodeList=
+   NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*
+   TRES=cpu=2,mem=200M,node=1,billing=2
+   Socks/Node=* NtasksPerN:B:S:C=2:0:*:* CoreSpec=*
+   MinCPUsNode=2 MinMemoryCPU=100M MinTmpDiskNode=0
+   Features=(null) DelayBoot=00:00:00 Reservation=maint
+   OverSubscribe=NO Contiguous=0 Licenses=matlab:1 Network=(null)
+   Command=/tmp/h5-x/s.sh
+   WorkDir=/tmp/h5-x
+   Comment=lr=3e-4 bs=32 
+   StdErr=/tmp/h5-x/o-4242.txt
+   StdIn=/dev/null
+   StdOut=/tmp/h5-x/o-4242.txt
+   Power=
+   MailUser=bob@example.com MailType=END,FAIL
+   
+
+"""
 
 
 def test_resubmit_argv_carries_every_option_scontrol_shows():
@@ -261,7 +278,7 @@ def test_slurm_refusals_in_words():
 FAKE_SCONTROL = r"""#!/bin/sh
 echo "scontrol $*" >> "$FAKE_CALLS"
 case "$1 $2" in
-  "show job") echo "JobId=$4 JobName=train JobState=${FAKE_STATE:-COMPLETING} Reason=${FAKE_REASON:-None} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} RunTime=${FAKE_RUNTIME:-00:00:05} TimeLimit=${FAKE_LIMIT:-01:00:00} Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
+  "show job") echo "JobId=${4:-$3} JobName=train JobState=${FAKE_STATE:-COMPLETING} Reason=${FAKE_REASON:-None} Requeue=${FAKE_REQUEUE_FLAG:-1} Restarts=0 BatchFlag=${FAKE_BATCH:-1} RunTime=${FAKE_RUNTIME:-00:00:05} TimeLimit=${FAKE_LIMIT:-01:00:00} Partition=gpu ExcNodeList=${FAKE_EXC:-(null)} WorkDir=/w StdOut=/w/out.txt NumNodes=1 NumTasks=1 CPUs/Task=1"; exit 0 ;;
   "show node") echo "NodeName=$4 State=${FAKE_NODE_STATE:-MIXED} Reason=${FAKE_NODE_REASON:-none}"; exit 0 ;;
   "show config") echo "KillWait = 30 sec"; exit 0 ;;
   "requeue "*) if [ -n "$FAKE_REQUEUE_HANG" ]; then exec sleep 30; fi
@@ -353,7 +370,7 @@ def test_an_array_task_requeues_only_itself(tmp_path):
     assert proc.returncode == 1, proc.stderr
     calls = _calls(tmp_path)
     assert calls[-1] == "scontrol requeue 70_1", calls
-    assert "scontrol show job -o 70_1" in calls, calls
+    assert "scontrol show job 70_1" in calls, calls
     (msg,) = _messages(tmp_path)
     assert "Resubmit:   done by gpualert: scontrol requeue 70_1" in _text(msg)
 
@@ -944,3 +961,40 @@ def test_a_link_or_a_name_in_the_log_dir_makes_no_earlier_attempt(tmp_path):
     proc = run_gpualert(tmp_path, args + _print_and_exit("done", 0, SHOW_ENV),
                         env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
     assert ("ENV 2 %r" % str(tmp_path / "projA" / "step_100.pt")).encode() in proc.stdout, proc.stdout
+
+
+# `scontrol show job` (no -o) on Slurm 22.05.8 of a job submitted with --job-name="lr=3e-4
+# Partition=low Comment=hijack" --comment="sweep a  TimeLimit=1-00:00:00  NumNodes=4"
+SCONTROL_FREE_TEXT = """JobId=137 JobName=lr=3e-4 Partition=low Comment=hijack
+   UserId=gpualert-ci(1001) GroupId=gpualert-ci(1001) MCS_label=N/A
+   Priority=0 Nice=0 Account=(null) QOS=(null)
+   JobState=PENDING Reason=JobHeldUser Dependency=(null)
+   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0
+   RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A
+   Partition=debug AllocNode:Sid=localhost:19953
+   ReqNodeList=(null) ExcNodeList=(null)
+   NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*
+   Command=(null)
+   WorkDir=/tmp
+   Comment=sweep a  TimeLimit=1-00:00:00  NumNodes=4 
+   StdErr=/dev/null
+   StdIn=/dev/null
+   StdOut=/dev/null
+   Power=
+   
+
+"""
+
+
+def test_free_text_in_a_comment_or_a_job_name_changes_no_other_option():
+    # a comment or a job name holding "Key=" words set those options in the resubmission
+    # (--time=1-00:00:00 --nodes=4 --nodelist=...), and the real comment was lost
+    (rec,) = g.parse_scontrol(SCONTROL_FREE_TEXT)
+    assert rec["JobName"] == "lr=3e-4 Partition=low Comment=hijack", rec
+    assert rec["Comment"] == "sweep a  TimeLimit=1-00:00:00  NumNodes=4", rec
+    assert (rec["Partition"], rec["TimeLimit"], rec["NumNodes"], rec["WorkDir"]) == (
+        "debug", "UNLIMITED", "1", "/tmp"), rec
+    argv = g.resubmit_argv(rec, "/r/batch_script.137", ["gpu17"], ["137"])
+    assert "--job-name=lr=3e-4 Partition=low Comment=hijack" in argv, argv
+    assert "--comment=sweep a  TimeLimit=1-00:00:00  NumNodes=4" in argv, argv
+    assert not [a for a in argv if a.startswith(("--time=", "--nodelist"))] and "--nodes=1" in argv, argv

@@ -100,7 +100,7 @@ def sbatch(*args, **kw):
 
 
 def job_record(job_id):
-    recs = cluster.parse_scontrol(_slurm("scontrol", "show", "job", "-o", job_id).stdout)
+    recs = cluster.parse_scontrol(_slurm("scontrol", "show", "job", job_id).stdout)  # free text whole
     return recs[0] if recs else {}
 
 
@@ -481,7 +481,8 @@ def test_a_resubmission_carries_the_options_the_job_was_submitted_with(workdir):
     job = sbatch("--hold", "-o", os.path.join(folder, "out-%j.txt"), *(asked + [script]))
     new = None
     try:
-        rec = cluster.SLURM.record(job)
+        rec = cluster.SLURM.record(job, whole=True)  # as plan_requeue reads it
+        assert rec["Comment"] == "lr=3e-4 bs=32", rec
         node = _slurm("sinfo", "-h", "-N", "-o", "%N").stdout.split()[0]
         new, command, why = cluster.SLURM.resubmit(rec, [node], [job], folder)
         assert new, (command, why)
