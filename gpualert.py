@@ -14169,7 +14169,7 @@ def read_config_file(path):
             raise NotAConfigFile("config file %s is %s, not a file: ignored" % (
                 path, "a directory" if stat.S_ISDIR(mode) else
                 "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"))
-        refusal = _config_refusal(st)
+        refusal = _config_refusal(st) or _acl_refusal(fd)
         if refusal:
             os.close(fd)
             raise ConfigError("config file %s %s" % (path, refusal))
@@ -14194,6 +14194,25 @@ def _config_refusal(st):
     if st.st_mode & 0o002 or (st.st_mode & 0o020 and not _private_group(st.st_gid)):
         return "is writable by %s: refused (chmod go-w it)" % (
             "others" if st.st_mode & 0o002 else "group %d" % st.st_gid)
+    return None
+
+
+def _acl_refusal(fd):
+    """Why a file's POSIX ACL lets someone else write it, or None: a named user (not us) or
+    group entry with write, which its mask lets through. The mode's group bits then show
+    only the mask, which a private group's check would let pass."""
+    try:
+        acl = os.getxattr(fd, "system.posix_acl_access")
+    except (OSError, AttributeError):  # none, or no xattrs here (then no ACL either)
+        return None
+    import struct
+    entries = [struct.unpack_from("<HHI", acl, at) for at in range(4, len(acl) - 7, 8)]
+    mask = [perm for tag, perm, _ in entries if tag == 0x10]  # ACL_MASK
+    writers = [(tag, who) for tag, perm, who in entries if perm & 2 and (tag == 8 or (  # ACL_GROUP
+        tag == 2 and who != os.geteuid()))]  # ACL_USER
+    if writers and (not mask or mask[0] & 2):
+        return "has an ACL that lets %s %d write it: refused (setfacl -b it)" % (
+            "user" if writers[0][0] == 2 else "group", writers[0][1])
     return None
 
 

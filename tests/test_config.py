@@ -284,6 +284,23 @@ def test_a_config_file_a_shared_group_may_write_is_refused(tmp_path, other_user,
     _assert_refused(tmp_path, run, got, b"writable by group %d: refused (chmod go-w it)" % other_user.gid)
 
 
+def test_a_config_file_an_acl_lets_another_user_write_is_refused(tmp_path, smtp_plain):
+    # `setfacl -m u:nobody:rw config.ini` on a 0600 file: the mode's group bits show only
+    # the ACL's mask (rw), which the private-group rule let through.
+    import struct
+    path = tmp_path / "config.ini"
+    path.write_text(PLANTED)
+    path.chmod(0o600)
+    entries = [(1, 6, 0xFFFFFFFF), (2, 6, 65534), (4, 0, 0xFFFFFFFF), (0x10, 6, 0xFFFFFFFF), (0x20, 0, 0xFFFFFFFF)]
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)  # acl_ea_header, acl_ea_entry
+    try:
+        os.setxattr(str(path), "system.posix_acl_access", acl)
+    except OSError as exc:
+        pytest.skip("no POSIX ACLs on %s: %s" % (tmp_path, exc))
+    run, got = _run_with_config(tmp_path, path, smtp_plain)
+    _assert_refused(tmp_path, run, got, b"has an ACL that lets user 65534 write it: refused (setfacl -b it)")
+
+
 def test_a_config_file_writable_only_through_one_s_own_private_group_is_used(tmp_path, smtp_plain):
     # umask 002 with user private groups (Debian's and RHEL's default) makes every new
     # file 0664: writable by a group that is the user alone.
