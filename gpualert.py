@@ -6830,6 +6830,43 @@ def foreign_link(path):
     return link and "%s is reached through %s, a link owned by uid %d: refused" % (path, link[0], link[1])
 
 
+def pin_checkpoint(ckpt, run_dir):
+    """(the path the job is to open the checked checkpoint by, None) or (None, why not). Its
+    own path where nobody else can change what it names; else, in a folder others may write
+    to, a hard link in our private run directory, checked to be the file recorded: whatever
+    they swap in at the path after our check, before the job opens it, is not what it
+    opens. A folder (HF's checkpoint-N/) cannot be linked: it is given by its path."""
+    path = ckpt["path"]
+    if os.path.isdir(path) or not _others_may_rename(path):
+        return path, None
+    pinned = os.path.join(run_dir, "resume", os.path.basename(path))
+    try:
+        os.makedirs(os.path.dirname(pinned), 0o700, exist_ok=True)
+        os.link(path, pinned, follow_symlinks=False)
+    except OSError as exc:
+        return None, ("lies in a folder others may write to and cannot be pinned in %s (%s): keep "
+                      "checkpoints in a folder only you can write" % (run_dir, exc.strerror or exc))
+    st = os.lstat(pinned)
+    if (st.st_ino, st.st_size, st.st_mtime, st.st_uid) != (ckpt.get("ino"), ckpt.get("size"),
+                                                           ckpt.get("mtime"), os.geteuid()):
+        os.unlink(pinned)
+        return None, "was swapped while gpualert pinned it"
+    return pinned, None
+
+
+def _others_may_rename(path):
+    """May anyone but us (and root) rename or replace what `path` names: a folder on its way
+    that is theirs, or that group or others may write to without the sticky bit?"""
+    folder, me = os.path.dirname(os.path.realpath(path)), os.geteuid()
+    while True:
+        st = os.stat(folder)
+        if st.st_uid not in (me, 0) or (st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX):
+            return True
+        if folder == os.path.dirname(folder):
+            return False
+        folder = os.path.dirname(folder)
+
+
 def _checkpoint_record(path, st):
     """What a checkpoint was when chosen: the next attempt resumes it only while it still is
     (resume_refusal). Its device too, though only the same host compares it."""
@@ -13215,6 +13252,13 @@ class RunAttempts(object):
             "%s cannot be checked" % self.resume["path"])
         self.resume_note = refused and "GPUALERT_RESUME left empty: %s" % refused
         self.resume = None if refused else self.resume
+        self.resume_path = None  # what the job is given: the checkpoint, or our pin of it
+        if self.resume:
+            self.resume_path, why = _safely(lambda: pin_checkpoint(self.resume, run_dir),
+                                            (None, "cannot be pinned"))
+            if why:
+                self.resume_note = "GPUALERT_RESUME left empty: %s %s" % (self.resume["path"], why)
+                self.resume = None
 
     def thread(self):
         """The Message-IDs of the job's thread so far: the newest record lists them all."""
@@ -13222,13 +13266,15 @@ class RunAttempts(object):
 
     def child_env(self):
         """GPUALERT_ATTEMPT and GPUALERT_RESUME for the child."""
-        return {ATTEMPT_ENV: str(self.number), RESUME_ENV: self.resume["path"] if self.resume else ""}
+        return {ATTEMPT_ENV: str(self.number), RESUME_ENV: self.resume_path or ""}
 
     def decide(self, result, node, run_dir, log, said=None):
         """From the verdict and the budgets -> (result with its requeue record, the requeue to
         do last or None). A hardware fault's resubmission is done now (the message names the
         new job); a requeue is checked now and returned to be done last. Only rank 0 acts.
         said: the scheduler's (reason, evidence) for a SIGTERM, or None."""
+        if self.resume and self.resume_path != self.resume["path"]:  # our pin: the job has ended, and
+            _safely(lambda: os.unlink(self.resume_path), None)  # the link would keep its blocks
         cls = None if result.status == "SUCCESS" else result.classification.cls
         earlier, resume = [attempt_summary(r) for r in self.records], self.resume
         req = {"attempt": self.number, "asked": list(self.cfg["requeue"]), "earlier": earlier,

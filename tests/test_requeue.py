@@ -998,3 +998,23 @@ def test_free_text_in_a_comment_or_a_job_name_changes_no_other_option():
     assert "--job-name=lr=3e-4 Partition=low Comment=hijack" in argv, argv
     assert "--comment=sweep a  TimeLimit=1-00:00:00  NumNodes=4" in argv, argv
     assert not [a for a in argv if a.startswith(("--time=", "--nodelist"))] and "--nodes=1" in argv, argv
+
+
+def test_a_checkpoint_in_a_folder_others_may_write_is_given_pinned(tmp_path):
+    # In a group-writable folder, a member may swap the checked file for their pickle after
+    # gpualert's check and before the job opens it (the new run directory says when): the
+    # job is given a private hard link to the file checked, which no swap reaches.
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    proj.chmod(0o777)
+    ckpt = "import os\nopen('proj/step_3000.pt', 'w').write('weights')"
+    run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                 + _print_and_exit(PREEMPT_LINE, 1, ckpt), env=_job_env(tmp_path))
+    swap_then_load = ("open('proj/step_3000.pt.new', 'w').write('pickle with a __reduce__')\n"
+                      "os.replace('proj/step_3000.pt.new', 'proj/step_3000.pt')\n"
+                      "print('LOADED', open(os.environ['GPUALERT_RESUME']).read(), flush=True)")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit("done", 0, swap_then_load),
+                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
+    assert b"LOADED weights" in proc.stdout, (proc.stdout, proc.stderr)
+    assert not glob.glob(str(tmp_path / "logs" / "*" / "resume" / "*")), "the pin outlived the job"
