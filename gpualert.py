@@ -782,6 +782,32 @@ def iso_time(epoch):
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
 
 
+NONFINITE_KEY = "nonfinite_values"  # JSON pointer -> "nan", "inf" or "-inf": what null stands for
+
+
+def json_ready(payload):
+    """payload with every NaN or infinity as null, for strict JSON (Python writes NaN, which
+    JSON.parse rejects); a dict payload keeps their text under NONFINITE_KEY, by JSON pointer
+    (RFC 6901). Tuples become lists, as json writes them."""
+    texts = {}
+
+    def clean(value, path):
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            texts[path] = "nan" if value != value else ("inf" if value > 0 else "-inf")
+            return None
+        if isinstance(value, dict):
+            return dict((k, clean(v, "%s/%s" % (path, str(k).replace("~", "~0").replace("/", "~1"))))
+                        for k, v in value.items())
+        if isinstance(value, (list, tuple)):
+            return [clean(v, "%s/%d" % (path, i)) for i, v in enumerate(value)]
+        return value
+
+    out = clean(payload, "")
+    if texts and isinstance(out, dict):
+        out[NONFINITE_KEY] = texts
+    return out
+
+
 #: The one table of secret shapes, for all text that leaves the machine: the argv shown
 #: (redact_argv), channel URLs (parse_channel: what it masks is what a channel keeps secret)
 #: and the job's own lines (the tail, the decisive line). In each, group 1 is kept and the
@@ -6267,7 +6293,7 @@ _CHANNEL_PARSERS = {
 
 def _json_body(payload):
     import json
-    return _utf8_text(json.dumps(payload, ensure_ascii=False, default=str)).encode("utf-8")
+    return _utf8_text(json.dumps(json_ready(payload), ensure_ascii=False, default=str)).encode("utf-8")
 
 
 def _json_request(url, payload, headers=None):
@@ -12280,7 +12306,8 @@ def _write_runs_index(log_dir, entries):
     planted index, or fails in a sticky directory). A failure leaves the next call slower."""
     import json
     try:
-        data = json.dumps({"format": RUNS_INDEX_FORMAT, "gpualert": __version__, "runs": entries},
+        data = json.dumps(json_ready({"format": RUNS_INDEX_FORMAT, "gpualert": __version__,
+                                      "runs": entries}),
                           separators=(",", ":")).encode("utf-8")
         _write_private(log_dir, RUNS_INDEX_NAME, data)
     except (OSError, ValueError, TypeError):
@@ -13796,7 +13823,8 @@ def _write_run_json(result, delivery, manifest, sync=True, dir_fd=None):
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
         with os.fdopen(os.open(tmp, flags, 0o600, dir_fd=dir_fd), "w") as handle:
-            json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
+            json.dump(json_ready(result_record(result, delivery, manifest)), handle, indent=2,
+                      default=str)
             handle.write("\n")
             handle.flush()
             if sync:
@@ -14477,7 +14505,7 @@ def cmd_runs(args, cfg):
                        node=args.node, job=args.job)
     for run in runs:
         if args.json:
-            print(json.dumps(dict((k, run[k]) for k in RUN_FIELDS), sort_keys=False))
+            print(json.dumps(json_ready(dict((k, run[k]) for k in RUN_FIELDS)), sort_keys=False))
         else:
             print(run_line(run))
     if not runs and not cfg["quiet"]:
