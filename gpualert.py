@@ -5531,12 +5531,24 @@ _LIBRARY_PATH_RE = re.compile(r"(site-packages|dist-packages|/lib/python\d|^<fro
 _ROOT_CAUSE_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d+) \(local_rank")
 
 
-def user_frame(tail):
-    """The last traceback frame in the user's own code (not a library's): 'train.py:123 in step'."""
+#: A launcher's frames are never the user's: torchrun, accelerate, deepspeed... are console
+#: scripts (an extensionless file in a bin/ folder that calls into site-packages); their
+#: traceback comes last when a rank fails, and names only themselves. (runpy is a library.)
+_LAUNCHER_PATH_RE = re.compile(r"/bin/[^/.]+$")
+
+
+def user_frame(tail, rank=None):
+    """The innermost traceback frame in the user's own code (not a library's, not a
+    launcher's): 'train.py:123 in step'. Of the failing rank's lines (and unprefixed ones)
+    only: the other ranks fail later, each in its own code."""
     found = None
     for line in tail or ():
-        m = _FRAME_PARTS_RE.match(strip_rank_prefix(str(line)))
-        if m and not _LIBRARY_PATH_RE.search(m.group(1)):
+        line = str(line)
+        number = rank_prefix(line)[0]
+        if rank is not None and number is not None and number != rank:
+            continue
+        m = _FRAME_PARTS_RE.match(strip_rank_prefix(line))
+        if m and not _LIBRARY_PATH_RE.search(m.group(1)) and not _LAUNCHER_PATH_RE.search(m.group(1)):
             found = "%s:%s in %s" % (m.group(1), m.group(2), m.group(3))
     return found
 
@@ -5791,7 +5803,7 @@ def _first_rows(result, c):
     if c.detail:
         verdict += " (%s)" % c.detail
     rows = [("What", verdict)]
-    frame = None if ok else user_frame(result.tail)
+    frame = None if ok else user_frame(result.tail, rank)
     if frame:
         rows.append(("Where", frame))
     if c.evidence:
