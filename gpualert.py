@@ -5396,7 +5396,7 @@ def _summary_rows(result):
              ("Directory", result.cwd), ("Started", _format_time(result.start)),
              ("Ended", _format_time(result.end) if result.end else "(still running)"),
              ("Duration", format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
-    rows += _resource_rows(result.rusage or {})
+    rows += _resource_rows(result.rusage or {}, (result.scheduler or {}).get("job_id"))
     rows += _scheduler_rows(result.scheduler or {})
     if result.run_dir:
         rows.append(("Run record", os.path.join(result.run_dir, "run.json")))
@@ -5417,14 +5417,18 @@ def _exit_long(result):
     return text
 
 
-def _resource_rows(rusage):
+def _resource_rows(rusage, job_id=None):
     """One memory and one CPU line for the job, each saying its source. The kernel's peak
     (ru_maxrss) starts from the wrapper's own memory at the fork: at or under it, it is the
-    wrapper's figure, not the job's. A remote launcher's (srun's) figures are its own."""
+    wrapper's figure, not the job's. A remote launcher's (srun's) figures, its process
+    tree's too, are its own: the job's tasks run under slurmstepd, and Slurm counts them."""
     rows, sampled = [], rusage.get("tree_samples")
     launcher = rusage.get("launcher")
     whose = " (%s's own)" % launcher if launcher else ""
     every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
+    theirs = ("; the job's tasks run under slurmstepd, not %s, and are not counted here: where "
+              "Slurm gathers accounting, `sacct -j %s -o JobID,MaxRSS,TotalCPU` has theirs"
+              % (launcher, _clean(job_id, 40) or "JOBID")) if launcher else ""
     maxrss, fork = int(rusage.get("maxrss_kib") or 0), int(rusage.get("fork_rss_kib") or 0)
     if maxrss and maxrss > fork * 1.02 + 512:
         rows.append(("Peak RSS" + whose, _format_size(maxrss * 1024) + ("" if whose else " (largest process)")))
@@ -5432,10 +5436,10 @@ def _resource_rows(rusage):
         rows.append(("Peak RSS", "not measured: below the wrapper's own %s, which the kernel's "
                                  "figure starts from" % _format_size(fork * 1024)))
     if sampled:
-        rows.append(("Peak memory, process tree", "%s (summed RSS, %s)" % (
-            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every)))
+        rows.append(("Peak memory, process tree" + whose, "%s (summed RSS, %s%s)" % (
+            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every, theirs)))
     if sampled and launcher:
-        rows.append(("CPU time, process tree", "%s (%s)" % (
+        rows.append(("CPU time, process tree" + whose, "%s (%s)" % (
             format_duration(float(rusage.get("tree_cpu_s") or 0)), every)))
     elif "utime_s" in rusage or "stime_s" in rusage:
         user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
