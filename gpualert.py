@@ -9,7 +9,7 @@ Synopsis
     python3 gpualert.py runs [--since DUR] [--failed] [--node NODE] [--job ID] [--json]
                                                      every run's end, newest first
     python3 gpualert.py digest [--since DUR] [--always]   one message about those runs (cron)
-    python3 gpualert.py prune --older-than DUR [--dry-run]  remove old run directories
+    python3 gpualert.py prune [--older-than DUR] [--dry-run]  remove run directories (30d old)
     python3 gpualert.py test-email                   send a test message through the configured transport
     python3 gpualert.py test-notify [URL...]         post a test to every chat/push channel (or the given ones)
     python3 gpualert.py config                       print the effective configuration and its sources
@@ -63,7 +63,7 @@ Every run at a glance
     the runs of --since (24h): counts by status and class, time lost and GPU-hours, nodes
     with failures (suspect: two or more that point at the node), messages still in the
     outbox, requeues made (--requeue); none when there were no runs, unless --always.
-    `prune --older-than 30d` removes run directories whose run ended before then, never the
+    `prune` (--older-than 30d unless given) removes run directories whose run ended before then, never the
     outbox, a run still going, or one a waiting message names (--dry-run lists them). Cron, on a login node:
         0 7 * * *  gpualert.py resend; gpualert.py digest; gpualert.py prune --older-than 30d
 
@@ -205,7 +205,7 @@ REQUEUED_FROM_ENV = "GPUALERT_REQUEUED_FROM"
 # `config`.
 RUN_OPTIONS = (
     ("--to", "to", "list", "ADDR", "recipient, repeatable (default: the local user)"),
-    ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
+    ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert <USER@HOST>)"),
     ("--name", "name", "str", "NAME", "job name in the subject (default: the script)"),
     ("--notify", "notify", "choice:always|failure|never", "WHEN", "always (default), failure or never"),
     ("--notify-url", "notify_url", "urls", "URL", "chat/push channel, repeatable (Slack, Discord, "
@@ -627,7 +627,7 @@ def parse_duration(text):
         return _bounded(float(int(days or 0) * 86400 + hours * 3600 + minutes * 60 + secs), text)
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
-        raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m)" % text)
+        raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m, 7d)" % text)
     return _bounded(float(sum(float(n) * _UNITS_S[u] for n, u in parts)), text)
 
 
@@ -5165,16 +5165,19 @@ def future_runs(runs, now):
     return [r for r in runs if run_when(r) > now + CLOCK_SKEW_S]
 
 
+_RUN_LINE = "%-16s  %-10s %-14s %-11s %-25s %6s  %s"  # 100 columns at most (`runs --json`: the log)
+RUNS_HEADER = (_RUN_LINE % ("ENDED", "JOB", "NAME", "STATUS", "CAUSE", "TIME", "NODE")).rstrip()
+
+
 def run_line(run):
-    """One line of `runs`: when, job, name, status, class: detail, duration, node, log."""
+    """One line of `runs` (RUNS_HEADER): when, job, name, status, class: detail, duration, node."""
     what = run["class"] or "-"
     if run["detail"] and run_failed(run):
         what += ": " + run["detail"]
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run["end"] or run["start"]))
-    return "%s  %-10s %-20s %-11s %-50s %6s  %-12s %s" % (
-        when, _clean(run["job"] or "-", 10), _clean(run["name"] or "-", 20), run["status"],
-        _clean(what, 50), format_duration(run["duration_s"]), _clean(run["host"] or "?", 12),
-        run["log"] or run["run_dir"] or "-")
+    return _RUN_LINE % (
+        when, _clean(run["job"] or "-", 10), _clean(run["name"] or "-", 14), _clean(run["status"], 11),
+        _clean(what, 25), format_duration(run["duration_s"]), _clean(run["host"] or "?", 10))
 
 
 def make_digest(runs, now, since_s, undelivered=0):
@@ -6116,8 +6119,10 @@ def parse_channel(url):
     from urllib.parse import urlsplit
     raw = str(url).strip()
     if not raw or not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw) or re.search(r"\s", raw):
+        # without a scheme nothing parses as a secret's place: the text shown is what was typed
+        shown = _mask_unparsed(raw) if "://" in raw else repr(_clean(mask_secrets(raw), 60))
         raise ConfigError("notify URL %s: not a URL (want e.g. https://hooks.slack.com/... "
-                          "or ntfys://host/topic)" % _mask_unparsed(raw))
+                          "or ntfys://host/topic)" % shown)
     raw, when = _pop_when(raw)
     scheme = raw.split("://", 1)[0].lower()
     if scheme not in NATIVE_SCHEMES:
@@ -14281,7 +14286,7 @@ def check_settings(cfg, warn):
                ", ".join(good) or "the local user"))
     fixed["to"] = good
     if cfg.get("from_addr") and not _address_ok(cfg["from_addr"]):
-        say("warning: --from %r is not an e-mail address; using gpualert@HOST" % cfg["from_addr"])
+        say("warning: --from %r is not an e-mail address; using gpualert <USER@HOST>" % cfg["from_addr"])
         fixed["from_addr"] = None
     if cfg.get("smtp") and not _relay_ok(cfg["smtp"]):
         fixed["smtp"] = None
@@ -14519,6 +14524,8 @@ def cmd_runs(args, cfg):
     now = time.time()
     runs = select_runs(_known_runs(cfg, now), now, args.since, failed=args.failed,
                        node=args.node, job=args.job)
+    if runs and not args.json:
+        print(RUNS_HEADER)
     for run in runs:
         if args.json:
             print(json.dumps(json_ready(dict((k, run[k]) for k in RUN_FIELDS)), sort_keys=False))
@@ -14631,6 +14638,7 @@ SUB_OPTIONS = {
     "prune": (("--older-than", "older_than", "duration", "DURATION",
                "remove run directories that ended longer ago (30d)"),),
 }
+PRUNE_OLDER_THAN_S = 30 * 86400.0  # what --help says: `prune` alone keeps 30 days
 
 
 class CommandLine(object):
@@ -14638,6 +14646,7 @@ class CommandLine(object):
 
     def __init__(self):
         self.sub, self.flags, self.extra, self.command, self.positional = "run", {}, {}, [], []
+        self.command_at = 0  # the index of the first positional among the options
         self.help = self.version = False
 
     def __getattr__(self, name):  # cmd_* handlers read extra options as attributes
@@ -14654,12 +14663,16 @@ def parse_command_line(argv):
     if before and not before[0].startswith("-"):
         cli.sub = before.pop(0)
         if cli.sub not in SUBCOMMANDS:
-            raise UsageError("unknown subcommand %r (to run a command, put it after --: "
-                             "gpualert.py -- %s)" % (cli.sub, " ".join([cli.sub] + before)))
+            near = _did_you_mean(cli.sub, SUBCOMMANDS)
+            raise UsageError("unknown subcommand %r (%s)" % (_clean(cli.sub, 40), near or (
+                "to run a command, put it after --: gpualert.py -- %s" % quote_argv([cli.sub] + before))))
     _parse_options(cli, before)
     if cli.help or cli.version:
         return cli
     if cli.sub == "run":
+        if not command and cli.positional:
+            raise UsageError("unexpected argument %r (%s)" % (
+                _clean(cli.positional[0], 40), _dash_dash_hint(before, cli.command_at)))
         if not command:
             raise UsageError("no command to run (usage: gpualert.py [OPTIONS] -- CMD [ARGS...])")
         cli.command = command
@@ -14683,7 +14696,7 @@ def _parse_options(cli, tokens):
             flag, has_value, value = token.partition("=")
             row = table.get(flag)
             if row is None:
-                raise UsageError("unknown option %s" % flag)
+                raise UsageError(_unknown_option(flag, table, tokens, cli))
             if not has_value and not row[2].startswith(("flag", "optpath")):
                 if i >= len(tokens):
                     raise UsageError("option %s needs a value (%s)" % (flag, row[3]))
@@ -14693,7 +14706,32 @@ def _parse_options(cli, tokens):
                 value, i = tokens[i], i + 1
             _store_option(cli, row, value if (has_value or not row[2].startswith("flag")) else "")
         else:
+            if not cli.positional:
+                cli.command_at = i - 1  # where a command given without -- would start
             cli.positional.append(token)
+
+
+def _did_you_mean(word, choices):
+    import difflib
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return "did you mean %s?" % near[0] if near else ""
+
+
+def _dash_dash_hint(tokens, start):
+    return "to run a command, put it after --: gpualert.py %s" % quote_argv(
+        tokens[:start] + ["--"] + tokens[start:])
+
+
+def _unknown_option(flag, table, tokens, cli):
+    """'unknown option --tiemout (did you mean --timeout?)'; after a word of a command given
+    without --, how to give it: `gpualert.py --to me python -c ...` meant -c for python."""
+    if flag == "--smtp-password":  # others can read a command line: only the config or the env
+        return "unknown option --smtp-password (set GPUALERT_SMTP_PASSWORD or the config key smtp_password)"
+    hints = [_did_you_mean(flag, list(table) + ["--help", "--version"])]
+    if cli.sub == "run" and cli.positional:
+        hints.append(_dash_dash_hint(tokens, cli.command_at))
+    hints = [h for h in hints if h]
+    return "unknown option %s%s" % (_clean(flag, 40), " (%s)" % "; ".join(hints) if hints else "")
 
 
 def _store_option(cli, row, value):
@@ -14730,8 +14768,8 @@ def _check_positional(cli):
         for key, kind in (("exit_code", None), ("json", False), ("interval", 60.0)):
             cli.extra.setdefault(key, kind)
     elif cli.sub in ("runs", "digest", "prune") and not cli.positional:
-        if cli.sub == "prune" and "older_than" not in cli.extra:
-            raise UsageError("prune needs --older-than DURATION (e.g. 30d)")
+        if cli.sub == "prune":
+            cli.extra.setdefault("older_than", PRUNE_OLDER_THAN_S)
         for key in ("since", "node", "job", "older_than"):
             cli.extra.setdefault(key, None)
         for key in ("failed", "json", "always"):
