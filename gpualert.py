@@ -9,7 +9,7 @@ Synopsis
     python3 gpualert.py runs [--since DUR] [--failed] [--node NODE] [--job ID] [--json]
                                                      every run's end, newest first
     python3 gpualert.py digest [--since DUR] [--always]   one message about those runs (cron)
-    python3 gpualert.py prune --older-than DUR [--dry-run]  remove old run directories
+    python3 gpualert.py prune [--older-than DUR] [--dry-run]  remove run directories (30d old)
     python3 gpualert.py test-email                   send a test message through the configured transport
     python3 gpualert.py test-notify [URL...]         post a test to every chat/push channel (or the given ones)
     python3 gpualert.py config                       print the effective configuration and its sources
@@ -63,7 +63,7 @@ Every run at a glance
     the runs of --since (24h): counts by status and class, time lost and GPU-hours, nodes
     with failures (suspect: two or more that point at the node), messages still in the
     outbox, requeues made (--requeue); none when there were no runs, unless --always.
-    `prune --older-than 30d` removes run directories whose run ended before then, never the
+    `prune` (--older-than 30d unless given) removes run directories whose run ended before then, never the
     outbox, a run still going, or one a waiting message names (--dry-run lists them). Cron, on a login node:
         0 7 * * *  gpualert.py resend; gpualert.py digest; gpualert.py prune --older-than 30d
 
@@ -205,7 +205,7 @@ REQUEUED_FROM_ENV = "GPUALERT_REQUEUED_FROM"
 # `config`.
 RUN_OPTIONS = (
     ("--to", "to", "list", "ADDR", "recipient, repeatable (default: the local user)"),
-    ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert@HOST)"),
+    ("--from", "from_addr", "str", "ADDR", "sender address (default: gpualert <USER@HOST>)"),
     ("--name", "name", "str", "NAME", "job name in the subject (default: the script)"),
     ("--notify", "notify", "choice:always|failure|never", "WHEN", "always (default), failure or never"),
     ("--notify-url", "notify_url", "urls", "URL", "chat/push channel, repeatable (Slack, Discord, "
@@ -627,7 +627,7 @@ def parse_duration(text):
         return _bounded(float(int(days or 0) * 86400 + hours * 3600 + minutes * 60 + secs), text)
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
-        raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m)" % text)
+        raise ConfigError("malformed duration %r (try 90s, 30m, 12h, 1h30m, 7d)" % text)
     return _bounded(float(sum(float(n) * _UNITS_S[u] for n, u in parts)), text)
 
 
@@ -780,6 +780,32 @@ def quote_argv(argv):
 
 def iso_time(epoch):
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
+
+
+NONFINITE_KEY = "nonfinite_values"  # JSON pointer -> "nan", "inf" or "-inf": what null stands for
+
+
+def json_ready(payload):
+    """payload with every NaN or infinity as null, for strict JSON (Python writes NaN, which
+    JSON.parse rejects); a dict payload keeps their text under NONFINITE_KEY, by JSON pointer
+    (RFC 6901). Tuples become lists, as json writes them."""
+    texts = {}
+
+    def clean(value, path):
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            texts[path] = "nan" if value != value else ("inf" if value > 0 else "-inf")
+            return None
+        if isinstance(value, dict):
+            return dict((k, clean(v, "%s/%s" % (path, str(k).replace("~", "~0").replace("/", "~1"))))
+                        for k, v in value.items())
+        if isinstance(value, (list, tuple)):
+            return [clean(v, "%s/%d" % (path, i)) for i, v in enumerate(value)]
+        return value
+
+    out = clean(payload, "")
+    if texts and isinstance(out, dict):
+        out[NONFINITE_KEY] = texts
+    return out
 
 
 #: The one table of secret shapes, for all text that leaves the machine: the argv shown
@@ -5143,16 +5169,19 @@ def future_runs(runs, now):
     return [r for r in runs if run_when(r) > now + CLOCK_SKEW_S]
 
 
+_RUN_LINE = "%-16s  %-10s %-14s %-11s %-25s %6s  %s"  # 100 columns at most (`runs --json`: the log)
+RUNS_HEADER = (_RUN_LINE % ("ENDED", "JOB", "NAME", "STATUS", "CAUSE", "TIME", "NODE")).rstrip()
+
+
 def run_line(run):
-    """One line of `runs`: when, job, name, status, class: detail, duration, node, log."""
+    """One line of `runs` (RUNS_HEADER): when, job, name, status, class: detail, duration, node."""
     what = run["class"] or "-"
     if run["detail"] and run_failed(run):
         what += ": " + run["detail"]
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run["end"] or run["start"]))
-    return "%s  %-10s %-20s %-11s %-50s %6s  %-12s %s" % (
-        when, _clean(run["job"] or "-", 10), _clean(run["name"] or "-", 20), run["status"],
-        _clean(what, 50), format_duration(run["duration_s"]), _clean(run["host"] or "?", 12),
-        run["log"] or run["run_dir"] or "-")
+    return _RUN_LINE % (
+        when, _clean(run["job"] or "-", 10), _clean(run["name"] or "-", 14), _clean(run["status"], 11),
+        _clean(what, 25), format_duration(run["duration_s"]), _clean(run["host"] or "?", 10))
 
 
 def make_digest(runs, now, since_s, undelivered=0):
@@ -5374,7 +5403,7 @@ def _summary_rows(result):
              ("Directory", result.cwd), ("Started", _format_time(result.start)),
              ("Ended", _format_time(result.end) if result.end else "(still running)"),
              ("Duration", format_duration(_duration_s(result))), ("Exit", _exit_long(result))]
-    rows += _resource_rows(result.rusage or {})
+    rows += _resource_rows(result.rusage or {}, (result.scheduler or {}).get("job_id"))
     rows += _scheduler_rows(result.scheduler or {})
     if result.run_dir:
         rows.append(("Run record", os.path.join(result.run_dir, "run.json")))
@@ -5395,14 +5424,18 @@ def _exit_long(result):
     return text
 
 
-def _resource_rows(rusage):
+def _resource_rows(rusage, job_id=None):
     """One memory and one CPU line for the job, each saying its source. The kernel's peak
     (ru_maxrss) starts from the wrapper's own memory at the fork: at or under it, it is the
-    wrapper's figure, not the job's. A remote launcher's (srun's) figures are its own."""
+    wrapper's figure, not the job's. A remote launcher's (srun's) figures, its process
+    tree's too, are its own: the job's tasks run under slurmstepd, and Slurm counts them."""
     rows, sampled = [], rusage.get("tree_samples")
     launcher = rusage.get("launcher")
     whose = " (%s's own)" % launcher if launcher else ""
     every = "sampled every %.0f s from /proc" % float(rusage.get("tree_interval_s") or TREE_SAMPLE_S)
+    theirs = ("; the job's tasks run under slurmstepd, not %s, and are not counted here: where "
+              "Slurm gathers accounting, `sacct -j %s -o JobID,MaxRSS,TotalCPU` has theirs"
+              % (launcher, _clean(job_id, 40) or "JOBID")) if launcher else ""
     maxrss, fork = int(rusage.get("maxrss_kib") or 0), int(rusage.get("fork_rss_kib") or 0)
     if maxrss and maxrss > fork * 1.02 + 512:
         rows.append(("Peak RSS" + whose, _format_size(maxrss * 1024) + ("" if whose else " (largest process)")))
@@ -5410,10 +5443,10 @@ def _resource_rows(rusage):
         rows.append(("Peak RSS", "not measured: below the wrapper's own %s, which the kernel's "
                                  "figure starts from" % _format_size(fork * 1024)))
     if sampled:
-        rows.append(("Peak memory, process tree", "%s (summed RSS, %s)" % (
-            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every)))
+        rows.append(("Peak memory, process tree" + whose, "%s (summed RSS, %s%s)" % (
+            _format_size(int(rusage.get("tree_peak_rss_kib") or 0) * 1024), every, theirs)))
     if sampled and launcher:
-        rows.append(("CPU time, process tree", "%s (%s)" % (
+        rows.append(("CPU time, process tree" + whose, "%s (%s)" % (
             format_duration(float(rusage.get("tree_cpu_s") or 0)), every)))
     elif "utime_s" in rusage or "stime_s" in rusage:
         user, system = float(rusage.get("utime_s") or 0), float(rusage.get("stime_s") or 0)
@@ -5509,12 +5542,24 @@ _LIBRARY_PATH_RE = re.compile(r"(site-packages|dist-packages|/lib/python\d|^<fro
 _ROOT_CAUSE_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d+) \(local_rank")
 
 
-def user_frame(tail):
-    """The last traceback frame in the user's own code (not a library's): 'train.py:123 in step'."""
+#: A launcher's frames are never the user's: torchrun, accelerate, deepspeed... are console
+#: scripts (an extensionless file in a bin/ folder that calls into site-packages); their
+#: traceback comes last when a rank fails, and names only themselves. (runpy is a library.)
+_LAUNCHER_PATH_RE = re.compile(r"/bin/[^/.]+$")
+
+
+def user_frame(tail, rank=None):
+    """The innermost traceback frame in the user's own code (not a library's, not a
+    launcher's): 'train.py:123 in step'. Of the failing rank's lines (and unprefixed ones)
+    only: the other ranks fail later, each in its own code."""
     found = None
     for line in tail or ():
-        m = _FRAME_PARTS_RE.match(strip_rank_prefix(str(line)))
-        if m and not _LIBRARY_PATH_RE.search(m.group(1)):
+        line = str(line)
+        number = rank_prefix(line)[0]
+        if rank is not None and number is not None and number != rank:
+            continue
+        m = _FRAME_PARTS_RE.match(strip_rank_prefix(line))
+        if m and not _LIBRARY_PATH_RE.search(m.group(1)) and not _LAUNCHER_PATH_RE.search(m.group(1)):
             found = "%s:%s in %s" % (m.group(1), m.group(2), m.group(3))
     return found
 
@@ -5769,7 +5814,7 @@ def _first_rows(result, c):
     if c.detail:
         verdict += " (%s)" % c.detail
     rows = [("What", verdict)]
-    frame = None if ok else user_frame(result.tail)
+    frame = None if ok else user_frame(result.tail, rank)
     if frame:
         rows.append(("Where", frame))
     if c.evidence:
@@ -6078,8 +6123,10 @@ def parse_channel(url):
     from urllib.parse import urlsplit
     raw = str(url).strip()
     if not raw or not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", raw) or re.search(r"\s", raw):
+        # without a scheme nothing parses as a secret's place: the text shown is what was typed
+        shown = _mask_unparsed(raw) if "://" in raw else repr(_clean(mask_secrets(raw), 60))
         raise ConfigError("notify URL %s: not a URL (want e.g. https://hooks.slack.com/... "
-                          "or ntfys://host/topic)" % _mask_unparsed(raw))
+                          "or ntfys://host/topic)" % shown)
     raw, when = _pop_when(raw)
     scheme = raw.split("://", 1)[0].lower()
     if scheme not in NATIVE_SCHEMES:
@@ -6271,7 +6318,7 @@ _CHANNEL_PARSERS = {
 
 def _json_body(payload):
     import json
-    return _utf8_text(json.dumps(payload, ensure_ascii=False, default=str)).encode("utf-8")
+    return _utf8_text(json.dumps(json_ready(payload), ensure_ascii=False, default=str)).encode("utf-8")
 
 
 def _json_request(url, payload, headers=None):
@@ -12326,7 +12373,8 @@ def _write_runs_index(log_dir, entries):
     planted index, or fails in a sticky directory). A failure leaves the next call slower."""
     import json
     try:
-        data = json.dumps({"format": RUNS_INDEX_FORMAT, "gpualert": __version__, "runs": entries},
+        data = json.dumps(json_ready({"format": RUNS_INDEX_FORMAT, "gpualert": __version__,
+                                      "runs": entries}),
                           separators=(",", ":")).encode("utf-8")
         _write_private(log_dir, RUNS_INDEX_NAME, data)
     except (OSError, ValueError, TypeError):
@@ -13861,7 +13909,8 @@ def _write_run_json(result, delivery, manifest, sync=True, dir_fd=None):
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
         with os.fdopen(os.open(tmp, flags, 0o600, dir_fd=dir_fd), "w") as handle:
-            json.dump(result_record(result, delivery, manifest), handle, indent=2, default=str)
+            json.dump(json_ready(result_record(result, delivery, manifest)), handle, indent=2,
+                      default=str)
             handle.write("\n")
             handle.flush()
             if sync:
@@ -14321,7 +14370,7 @@ def check_settings(cfg, warn):
                ", ".join(good) or "the local user"))
     fixed["to"] = good
     if cfg.get("from_addr") and not _address_ok(cfg["from_addr"]):
-        say("warning: --from %r is not an e-mail address; using gpualert@HOST" % cfg["from_addr"])
+        say("warning: --from %r is not an e-mail address; using gpualert <USER@HOST>" % cfg["from_addr"])
         fixed["from_addr"] = None
     if cfg.get("smtp") and not _relay_ok(cfg["smtp"]):
         fixed["smtp"] = None
@@ -14559,9 +14608,11 @@ def cmd_runs(args, cfg):
     now = time.time()
     runs = select_runs(_known_runs(cfg, now), now, args.since, failed=args.failed,
                        node=args.node, job=args.job)
+    if runs and not args.json:
+        print(RUNS_HEADER)
     for run in runs:
         if args.json:
-            print(json.dumps(dict((k, run[k]) for k in RUN_FIELDS), sort_keys=False))
+            print(json.dumps(json_ready(dict((k, run[k]) for k in RUN_FIELDS)), sort_keys=False))
         else:
             print(run_line(run))
     if not runs and not cfg["quiet"]:
@@ -14671,6 +14722,7 @@ SUB_OPTIONS = {
     "prune": (("--older-than", "older_than", "duration", "DURATION",
                "remove run directories that ended longer ago (30d)"),),
 }
+PRUNE_OLDER_THAN_S = 30 * 86400.0  # what --help says: `prune` alone keeps 30 days
 
 
 class CommandLine(object):
@@ -14678,6 +14730,7 @@ class CommandLine(object):
 
     def __init__(self):
         self.sub, self.flags, self.extra, self.command, self.positional = "run", {}, {}, [], []
+        self.command_at = 0  # the index of the first positional among the options
         self.help = self.version = False
 
     def __getattr__(self, name):  # cmd_* handlers read extra options as attributes
@@ -14694,12 +14747,16 @@ def parse_command_line(argv):
     if before and not before[0].startswith("-"):
         cli.sub = before.pop(0)
         if cli.sub not in SUBCOMMANDS:
-            raise UsageError("unknown subcommand %r (to run a command, put it after --: "
-                             "gpualert.py -- %s)" % (cli.sub, " ".join([cli.sub] + before)))
+            near = _did_you_mean(cli.sub, SUBCOMMANDS)
+            raise UsageError("unknown subcommand %r (%s)" % (_clean(cli.sub, 40), near or (
+                "to run a command, put it after --: gpualert.py -- %s" % quote_argv([cli.sub] + before))))
     _parse_options(cli, before)
     if cli.help or cli.version:
         return cli
     if cli.sub == "run":
+        if not command and cli.positional:
+            raise UsageError("unexpected argument %r (%s)" % (
+                _clean(cli.positional[0], 40), _dash_dash_hint(before, cli.command_at)))
         if not command:
             raise UsageError("no command to run (usage: gpualert.py [OPTIONS] -- CMD [ARGS...])")
         cli.command = command
@@ -14723,7 +14780,7 @@ def _parse_options(cli, tokens):
             flag, has_value, value = token.partition("=")
             row = table.get(flag)
             if row is None:
-                raise UsageError("unknown option %s" % flag)
+                raise UsageError(_unknown_option(flag, table, tokens, cli))
             if not has_value and not row[2].startswith(("flag", "optpath")):
                 if i >= len(tokens):
                     raise UsageError("option %s needs a value (%s)" % (flag, row[3]))
@@ -14733,7 +14790,32 @@ def _parse_options(cli, tokens):
                 value, i = tokens[i], i + 1
             _store_option(cli, row, value if (has_value or not row[2].startswith("flag")) else "")
         else:
+            if not cli.positional:
+                cli.command_at = i - 1  # where a command given without -- would start
             cli.positional.append(token)
+
+
+def _did_you_mean(word, choices):
+    import difflib
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return "did you mean %s?" % near[0] if near else ""
+
+
+def _dash_dash_hint(tokens, start):
+    return "to run a command, put it after --: gpualert.py %s" % quote_argv(
+        tokens[:start] + ["--"] + tokens[start:])
+
+
+def _unknown_option(flag, table, tokens, cli):
+    """'unknown option --tiemout (did you mean --timeout?)'; after a word of a command given
+    without --, how to give it: `gpualert.py --to me python -c ...` meant -c for python."""
+    if flag == "--smtp-password":  # others can read a command line: only the config or the env
+        return "unknown option --smtp-password (set GPUALERT_SMTP_PASSWORD or the config key smtp_password)"
+    hints = [_did_you_mean(flag, list(table) + ["--help", "--version"])]
+    if cli.sub == "run" and cli.positional:
+        hints.append(_dash_dash_hint(tokens, cli.command_at))
+    hints = [h for h in hints if h]
+    return "unknown option %s%s" % (_clean(flag, 40), " (%s)" % "; ".join(hints) if hints else "")
 
 
 def _store_option(cli, row, value):
@@ -14770,8 +14852,8 @@ def _check_positional(cli):
         for key, kind in (("exit_code", None), ("json", False), ("interval", 60.0)):
             cli.extra.setdefault(key, kind)
     elif cli.sub in ("runs", "digest", "prune") and not cli.positional:
-        if cli.sub == "prune" and "older_than" not in cli.extra:
-            raise UsageError("prune needs --older-than DURATION (e.g. 30d)")
+        if cli.sub == "prune":
+            cli.extra.setdefault("older_than", PRUNE_OLDER_THAN_S)
         for key in ("since", "node", "job", "older_than"):
             cli.extra.setdefault(key, None)
         for key in ("failed", "json", "always"):

@@ -120,3 +120,36 @@ def test_the_reproducer_names_rank_3_and_train_py_61_in_the_first_rows_and_the_p
     assert "on rank 3" in first and "train.py:61" in first
     post = json_post(result)["text"]
     assert "on rank 3" in post and "Where: /home/ana/proj/train.py:61 in main" in post
+
+
+def _real_output(name):
+    """The command's own lines of a real run's durable log (between gpualert's header and footer)."""
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "real", name)
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    return text.split("gpualert: 0.1.0\n", 1)[1].split("=== gpualert command ended ===")[0]
+
+
+def test_a_real_torchrun_failure_names_the_failing_ranks_own_frame():
+    """Real torchrun (torch 2.13, gloo, 2 ranks): rank 1's KeyError at train_ddp.py:15, then
+    rank 0's allreduce error at line 18, then torchrun's own traceback (bin/torchrun:8) last.
+    Where was the launcher's console script; it is rank 1's innermost frame of its own code."""
+    output = _real_output("torchrun_ddp_keyerror.log")
+    tail = output.splitlines()
+    result = _result(classification=N.classify_text(output, {"exit_code": 1}), tail=tail)
+    rows = dict(N.brief_for(result).fields)
+    assert "on rank 1" in rows["What"] and "KeyError" in rows["What"]
+    assert rows["Where"] == "/tmp/h10-ddp/train_ddp.py:15 in <listcomp>"
+
+
+@pytest.mark.parametrize("launcher", [
+    '  File "/opt/venv/bin/accelerate", line 8, in <module>',
+    '  File "/opt/venv/bin/deepspeed", line 6, in <module>'])
+def test_a_launchers_frame_is_never_where(launcher):
+    tail = ["Traceback (most recent call last):", '  File "/home/ana/proj/train.py", line 61, in main',
+            "    batch = data['input_ids']", "KeyError: 'input_ids'",
+            "Traceback (most recent call last):", launcher, "    sys.exit(main())",
+            "subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 1."]
+    result = _result(classification=N.classify_text("\n".join(tail) + "\n", {"exit_code": 1}), tail=tail)
+    assert dict(N.brief_for(result).fields)["Where"] == "/home/ana/proj/train.py:61 in main"

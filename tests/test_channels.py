@@ -1404,3 +1404,38 @@ def test_a_name_in_two_places_is_told_only_where_its_entry_was_shown(tmp_path):
     assert told == [0, 1, 2, 3]
     gpualert.tell_shown(dead, {"outcome": "failed", "channels": [{"outcome": "sent", "told": told}]})
     assert gpualert._told(str(places[0])) >= {same} and not gpualert._told(str(places[1]))
+
+
+def _strict_json(data):
+    """json.loads that refuses NaN and Infinity, as JavaScript's JSON.parse does."""
+    def refuse(name):
+        raise ValueError("not JSON: %s" % name)
+    return json.loads(data, parse_constant=refuse)
+
+
+def test_a_real_divergence_posts_and_records_strict_json(tmp_path, servers):
+    """transformers 5's NaN run (grad_norm nan) made `"grad_norm": NaN` in run.json and the
+    json:// post, which JSON.parse rejects: null there, the text kept by JSON pointer."""
+    server = servers(tls=False)
+    log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "real",
+                       "hf_trainer_nan_tf5.log")
+    child = ("import sys; sys.stdout.write(open(%r).read().split('gpualert: 0.1.0\\n', 1)[1]); "
+             "raise SystemExit(1)" % log)
+    proc, _ = run_wrapper(tmp_path, ["--notify-url", "json://127.0.0.1:%d/hook" % server.port,
+                                     "--log-dir", str(tmp_path / "logs")], child=child)
+    assert proc.returncode == 1, proc.stderr
+    body = _strict_json(server.wait_for(1)[0].body.decode("utf-8"))
+    assert body["class"] == "nan_loss"
+    record = _strict_json((next((tmp_path / "logs").glob("*/run.json"))).read_text())
+    for doc in (body, record):
+        assert doc["metrics"]["others"]["grad_norm"] is None
+        assert doc[gpualert.NONFINITE_KEY]["/metrics/others/grad_norm"] == "nan"
+
+
+
+def test_json_ready_leaves_finite_values_and_marks_every_nonfinite_one():
+    payload = {"a": float("inf"), "b/c": [1.5, float("-inf"), (float("nan"),)], "d": "nan"}
+    out = gpualert.json_ready(payload)
+    assert json.dumps(out, allow_nan=False)
+    assert out["b/c"] == [1.5, None, [None]] and out["d"] == "nan"
+    assert out[gpualert.NONFINITE_KEY] == {"/a": "inf", "/b~1c/1": "-inf", "/b~1c/2/0": "nan"}

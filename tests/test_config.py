@@ -36,6 +36,17 @@ from wrapper_helpers import (PY, SCRIPT, addressed, base, child, isolated_env, o
     (["--"], b"no command"),
     ([], b"no command"),
     (["python3", "x.py"], b"unknown subcommand"),
+    # a typo gets the near name; a command without -- gets the line with it; a value that is
+    # no URL at all is shown (there is no secret in it to hide); the duration hint names d
+    (["--tiemout", "1h", "--"], b"unknown option --tiemout (did you mean --timeout?)"),
+    (["clasify", "x.log"], b"unknown subcommand 'clasify' (did you mean classify?)"),
+    (["runs", "--sinse", "1h"], b"unknown option --sinse (did you mean --since?)"),
+    (["--to", "me@example.org", "python3", "-c", "pass"],
+     b"unknown option -c (to run a command, put it after --: gpualert.py --to me@example.org -- python3 -c pass)"),
+    (["--to", "me@example.org", "python3", "x.py"],
+     b"unexpected argument 'python3' (to run a command, put it after --: gpualert.py --to me@example.org -- python3 x.py)"),
+    (["--notify-url", "foo", "--"], b"notify URL 'foo': not a URL"),
+    (["--timeout", "1w", "--"], b"(try 90s, 30m, 12h, 1h30m, 7d)"),
 ])
 def test_usage_errors_exit_2_before_anything_runs(tmp_path, args, needle):
     marker = tmp_path / "ran"
@@ -315,3 +326,18 @@ def test_a_config_file_writable_only_through_one_s_own_private_group_is_used(tmp
     run = run_gpualert(tmp_path, base(tmp_path) + ["--config", str(path), "--"] + child("pass"))
     assert run.returncode == 0 and b"refused" not in run.stderr, run.stderr
     assert [m.rcpt_tos for m in smtp_plain.wait_for(1)] == [["owner@example.org"]]
+
+
+def test_help_says_the_from_address_a_message_really_has(tmp_path):
+    """--help said the sender defaults to gpualert@HOST; a message says gpualert <USER@HOST>."""
+    import email
+    import email.policy
+    import getpass
+    import socket
+    helptext = run_gpualert(tmp_path, ["--help"]).stdout.decode()
+    assert "sender address (default: gpualert <USER@HOST>)" in helptext
+    run_gpualert(tmp_path, base(tmp_path) + ["--to", "me@example.org", "--"] + child("pass"))
+    with open(outbox_messages(tmp_path)[0], "rb") as handle:
+        sender = email.message_from_binary_file(handle, policy=email.policy.default)["From"]
+    assert str(sender).startswith("gpualert <%s@" % getpass.getuser()), sender
+    assert socket.gethostname().split(".")[0] in str(sender)

@@ -715,7 +715,7 @@ class TestJobsOwnMemory(object):
         rows = dict(N._resource_rows({"maxrss_kib": 26 << 10, "fork_rss_kib": 40 << 10,
                                       "utime_s": 0.01, "launcher": "srun", "tree_samples": 3,
                                       "tree_peak_rss_kib": 5 << 20, "tree_cpu_s": 3600}))
-        assert [k for k in rows if "CPU" in k] == ["CPU time, process tree"]
+        assert [k for k in rows if "CPU" in k] == ["CPU time, process tree (srun's own)"]
         assert "Peak RSS" not in rows and "Peak RSS (srun's own)" not in rows
         rows = dict(N._resource_rows({"maxrss_kib": 12 << 20, "fork_rss_kib": 40 << 10,
                                       "utime_s": 5, "tree_samples": 3, "tree_cpu_s": 4,

@@ -94,7 +94,8 @@ def test_runs_json_lists_all_twelve_newest_first_and_failed_gives_the_four(twelv
     r = run_gpualert(tmp, ["runs", "--failed", "--json"] + _flags(tmp))
     assert sorted(row["name"] for row in _json_lines(r.stdout)) == ["oom1", "oom2", "xid1", "xid2"]
     text = run_gpualert(tmp, ["runs", "--failed"] + _flags(tmp)).stdout.decode()
-    assert len(text.splitlines()) == 4 and "gpu_hardware: Xid 79" in text and "gpu17" in text
+    assert len(text.splitlines()) == 5 and "gpu_hardware: Xid 79" in text and "gpu17" in text
+    assert text.splitlines()[0].split() == ["ENDED", "JOB", "NAME", "STATUS", "CAUSE", "TIME", "NODE"]
     node = _json_lines(run_gpualert(tmp, ["runs", "--node", "gpu17", "--json"] + _flags(tmp)).stdout)
     assert sorted(row["name"] for row in node) == ["xid1", "xid2"]
     assert _json_lines(run_gpualert(tmp, ["runs", "--since", "1h", "--json"] + _flags(tmp)).stdout) == rows
@@ -138,7 +139,7 @@ def test_a_digest_that_cannot_be_sent_waits_in_the_outbox(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["runs", "--since", "yesterday"], ["runs", "--since", "-1h"],
-                                  ["digest", "--since", "7x"], ["prune"], ["prune", "--older-than", "soon"],
+                                  ["digest", "--since", "7x"], ["prune", "--older-than", "soon"],
                                   ["runs", "--colour"], ["runs", "extra"]])
 def test_bad_input_is_a_one_line_usage_error(tmp_path, args):
     r = run_gpualert(tmp_path, args + _flags(tmp_path))
@@ -844,3 +845,30 @@ def test_a_removal_whose_name_was_swapped_is_finished_by_the_next_prune(tmp_path
     r = run_gpualert(tmp_path, ["prune", "--older-than", "30d"] + _flags(tmp_path))
     assert r.returncode == 0 and b"removed 1 run directory" in r.stdout, (r.stdout, r.stderr)
     assert os.listdir(str(logs)) == [], os.listdir(str(logs))
+
+
+def test_runs_has_a_header_and_fits_100_columns(tmp_path):
+    """`runs` printed ~200-character lines with no header (the log path last)."""
+    long_name = "a-very-long-experiment-name-for-the-sweep-lr3e-4-bs512"
+    _run(tmp_path, long_name, OOM)
+    r = run_gpualert(tmp_path, ["runs"] + _flags(tmp_path))
+    lines = r.stdout.decode().splitlines()
+    assert r.returncode == 0 and len(lines) == 2, r.stdout
+    assert lines[0].split() == ["ENDED", "JOB", "NAME", "STATUS", "CAUSE", "TIME", "NODE"]
+    assert all(len(line) <= 100 for line in lines), [len(line) for line in lines]
+    assert "FAILED" in lines[1] and "cuda_oom" in lines[1] and long_name[:8] in lines[1]
+
+
+def test_prune_alone_keeps_what_help_says_30_days(tmp_path):
+    """--help shows (30d) for --older-than, yet `prune` alone was a usage error."""
+    for name in ("old", "new"):
+        _run(tmp_path, name, "print('done')")
+    now = time.time()
+    dirs = dict((json.load(open(p))["name"], os.path.dirname(p)) for p in _records(tmp_path))
+    _set_fields(os.path.join(dirs["old"], "run.json"), start=now - 32 * 86400, end=now - 31 * 86400)
+    _set_fields(os.path.join(dirs["new"], "run.json"), start=now - 29 * 86400, end=now - 28 * 86400)
+    shutil.rmtree(str(tmp_path / "outbox"))  # a waiting message keeps its run (tested above)
+    r = run_gpualert(tmp_path, ["prune"] + _flags(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert b"removed 1 run directory older than 30d00h" in r.stdout, r.stdout
+    assert not os.path.exists(dirs["old"]) and os.path.isdir(dirs["new"])

@@ -553,3 +553,23 @@ def test_requeue_a_job_hitting_its_time_limit_twice_runs_two_attempts(walltime_t
     subjects = [m["Subject"] for m in messages]
     assert any("(attempt 1): requeued" in s for s in subjects), subjects
     assert any("(attempt 2): requeue budget used (1 of 1): not requeued" in s for s in subjects), subjects
+
+
+def test_sruns_own_memory_is_labelled_so_never_the_jobs(workdir):
+    """`gpualert -- srun python ...`: the task (300 MiB) runs under slurmstepd, so the process
+    tree gpualert samples is srun's alone (about 9 MiB, 0 s of CPU). Shown as the job's
+    "Peak memory, process tree" before; now every such row says it is srun's own."""
+    logs = os.path.join(workdir, "srun-logs")
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, "state"),
+               XDG_CONFIG_HOME=os.path.join(workdir, "config"), GPUALERT_SENDMAIL="none")
+    task = "b = bytearray(300 << 20); import time; time.sleep(2)"
+    cmd = "%s %s --dry-run --log-dir %s -- srun %s -c '%s'" % (sys.executable, SCRIPT, logs,
+                                                            sys.executable, task)
+    job = sbatch("-J", "srun-mem", "-o", os.path.join(workdir, "%x-%j.out"), "--wrap", cmd, env=env)
+    wait_for(lambda: glob.glob(os.path.join(logs, "*", "*.eml")), 60, step=0.5,
+             what="job %s's message" % job)
+    with open(glob.glob(os.path.join(logs, "*", "*.eml"))[0], "rb") as f:
+        body = BytesParser(policy=policy.default).parse(f).get_body(("plain",)).get_content()
+    rows = [line.strip() for line in body.splitlines() if line.strip().startswith(("Peak", "CPU time"))]
+    assert rows and all("(srun's own)" in line.split(":")[0] for line in rows), body
+    assert "not counted here" in body and "sacct -j %s " % job in body
