@@ -77,6 +77,8 @@ import time
 
 import pytest
 
+from wrapper_helpers import write_executable
+
 SMTP_USER = "alice"
 SMTP_PASSWORD = "s3cret-pw"
 
@@ -461,9 +463,7 @@ def fake_sendmail(tmp_path):
         fake.path = str(d / "sendmail")
         fake.stdin_file, fake.args_file, fake.pid_file = (
             str(d / "stdin"), str(d / "args"), str(d / "pid"))
-        with open(fake.path, "w") as f:
-            f.write('#!/bin/sh\nD="%s"\n%s' % (d, _SENDMAIL_BODIES[mode]))
-        os.chmod(fake.path, 0o755)
+        write_executable(fake.path, '#!/bin/sh\nD="%s"\n%s' % (d, _SENDMAIL_BODIES[mode]))
         return fake
     return make
 

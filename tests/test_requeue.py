@@ -5,7 +5,6 @@ import glob
 import json
 import os
 import shlex
-import stat
 import sys
 import time
 from email import policy
@@ -14,7 +13,7 @@ from email.parser import BytesParser
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import PY, base, isolated_env, outbox_messages, run_gpualert
+from wrapper_helpers import PY, base, isolated_env, outbox_messages, run_gpualert, write_executable
 
 g = load_gpualert()
 
@@ -234,9 +233,7 @@ def test_the_dry_run_resubmission_keeps_the_signal_from_sacct(tmp_path, monkeypa
     fake.mkdir()
     for name, body in (("scontrol", "printf '%%s\\n' '%s'" % SCONTROL_22_05.strip()),
                        ("sacct", "echo 'sbatch --signal=B:USR1@120 --exclusive s.sh'")):
-        (fake / (name + ".new")).write_text("#!/bin/sh\n%s\n" % body)
-        (fake / (name + ".new")).chmod(0o755)
-        os.replace(str(fake / (name + ".new")), str(fake / name))
+        write_executable(fake / name, "#!/bin/sh\n%s\n" % body)
     monkeypatch.setenv("PATH", str(fake) + os.pathsep + os.environ["PATH"])
     monkeypatch.delenv("SBATCH_SIGNAL", raising=False)
     req = {"action": "resubmit", "cause": "hardware", "exclude": [], "node": "gpu17", "chain": []}
@@ -282,9 +279,7 @@ def _fake_bin(tmp):
     folder = tmp / "fake-bin"
     folder.mkdir(exist_ok=True)
     for name, text in (("scontrol", FAKE_SCONTROL), ("sbatch", FAKE_SBATCH)):
-        path = folder / name
-        path.write_text(text)
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+        write_executable(folder / name, text)
     return str(folder)
 
 
