@@ -19,7 +19,9 @@
 #     `low` (PreemptMode=CANCEL) and `urgent` (PriorityTier=10). With
 #     PreemptType=preempt/partition_prio, a job in `urgent` that lacks CPUs cancels jobs
 #     in `low` (SIGTERM, KillWait, SIGKILL; final state PREEMPTED) and nothing else.
-#   - MinJobAge=600: finished jobs stay visible to `scontrol show job` for 10 minutes.
+#   - MinJobAge=3600: finished jobs stay visible to `scontrol show job` for an hour: test_slurm.py
+#     submits its timer-bound jobs as the suite starts and reads their records when its turn
+#     comes, 10 minutes or more later on 2 cores.
 #   - No slurmdbd: `sacct` has no accounting storage here (the code must survive that).
 # Environment: SLURM_SETUP_WAIT_S (default 60) bounds the wait for the node to come up.
 set -euo pipefail
@@ -73,7 +75,7 @@ SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=10
 OverTimeLimit=0
-MinJobAge=600
+MinJobAge=3600
 InactiveLimit=0
 MpiDefault=none
 AccountingStorageType=accounting_storage/none

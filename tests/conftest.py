@@ -102,6 +102,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=ROOT_PASS))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def early_jobs(request, tmp_path_factory):
+    """A selected module with jobs that wait on a real scheduler's timers (test_slurm.py:
+    one-minute time limits, a requeue hold) submits them as the session starts, through its
+    start_early(tmp_path_factory), so they run out while the other modules' tests run."""
+    for module in set(getattr(item, "module", None) for item in request.session.items):
+        if hasattr(module, "start_early"):
+            module.start_early(tmp_path_factory)
+
+
 Received = collections.namedtuple("Received", "mail_from rcpt_tos data tls authenticated")
 
 

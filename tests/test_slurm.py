@@ -144,23 +144,48 @@ class Probe(object):
                         what="job %s's SIGTERM record" % self.job_id)
 
 
+_EARLY = {}  # the timer-bound jobs submitted as the session started: workdir, jobs
+
+
+def start_early(tmp_path_factory):
+    """Called by conftest.py as the session starts, when this module's tests are selected:
+    the jobs that wait on Slurm's timers (about 3 minutes of them) run out while the other
+    modules' tests run, not after them. Where the cluster is not usable, nothing is
+    submitted, and this module skips or fails as it does on its own."""
+    if shutil.which("sbatch") is None or not _ci_cluster_here() or _node_state() is None:
+        return
+    workdir = str(tmp_path_factory.mktemp("slurm"))
+    _EARLY.update(workdir=workdir, jobs=_submit_long_jobs(workdir))
+
+
+def _node_state():
+    state = _slurm("sinfo", "-h", "-N", "-o", "%t").stdout.split()
+    return state[0] if state and state[0] in ("idle", "mix", "alloc") else None
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("slurm"))
+    return _EARLY.get("workdir") or str(tmp_path_factory.mktemp("slurm"))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster_up():
     """Fail (not skip) when Slurm is installed but its node is not usable."""
-    state = _slurm("sinfo", "-h", "-N", "-o", "%t").stdout.split()
-    assert state and state[0] in ("idle", "mix", "alloc"), (
-        "Slurm is installed but no node is up (sinfo: %r); run .ci/slurm-setup.sh" % state)
+    assert _node_state(), ("Slurm is installed but no node is up (sinfo: %r); run .ci/slurm-setup.sh"
+                           % _slurm("sinfo", "-h", "-N", "-o", "%t").stdout.split())
 
 
 @pytest.fixture(scope="module", autouse=True)
 def long_jobs(workdir, cluster_up):
-    """The jobs that wait on Slurm's timers (one-minute limits, the hold of a requeued job),
-    submitted before any test so they run while the others do."""
+    """The jobs that wait on Slurm's timers: submitted as the session started (start_early),
+    else before this module's first test, so they run while other tests do."""
+    jobs = _EARLY.get("jobs") or _submit_long_jobs(workdir)
+    yield jobs
+    for job in jobs.values():
+        _slurm("scancel", _job_id(job))
+
+
+def _submit_long_jobs(workdir):
     jobs = {"walltime": Probe(workdir, "walltime", "--time=1"), "e2e": _submit_e2e(workdir),
             # two time limits and Slurm's hold between them: the longest wait of the module
             "wall2": _requeue_job(workdir, "wall2", "--requeue walltime --max-requeues 1", "slow",
@@ -170,9 +195,7 @@ def long_jobs(workdir, cluster_up):
     for name in ("e2e", "wall2"):
         wait_for(lambda: job_record(_job_id(jobs[name])).get("JobState") == "RUNNING", 30,
                  what="the %s job to start" % name)
-    yield jobs
-    for job in jobs.values():
-        _slurm("scancel", _job_id(job))
+    return jobs
 
 
 def _job_id(job):
@@ -254,10 +277,15 @@ def test_watch_an_unknown_job_ends_unknown():
     assert results[0]["state"] == "UNKNOWN"
 
 
-def test_read_time_limit_of_a_running_job(workdir, long_jobs):
-    probe = long_jobs["walltime"]
-    limit = cluster.read_time_limit({"kind": "slurm", "job_id": probe.job_id})
-    assert limit["limit_s"] == 60.0 and limit["end_time"] is not None, limit
+def test_read_time_limit_of_a_running_job(workdir):
+    # a job of its own: the one-minute jobs may have ended long before this module runs
+    probe = Probe(workdir, "limit", "--time=1")
+    try:
+        probe.wait_started()
+        limit = cluster.read_time_limit({"kind": "slurm", "job_id": probe.job_id})
+        assert limit["limit_s"] == 60.0 and limit["end_time"] is not None, limit
+    finally:
+        _slurm("scancel", probe.job_id)
 
 
 # ---- the one-minute jobs ----
