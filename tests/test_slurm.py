@@ -11,8 +11,8 @@ than specified" and still counts from the one-minute limit). A requeued job is h
 the credential lifetime plus 1 s (AuthInfo=cred_expire, 120 s by default, 10 s here), then
 waits for the next scheduling pass (bf_interval, sched_interval: 2 s here). So the jobs
 that wait on these timers (two single time limits, and a job requeued at its first limit
-that meets its second) are submitted once, at the start of the module, and every other
-test runs while they wait.
+that meets its second) are submitted once, as the test session starts (start_early, called
+by conftest.py), and the other tests, of this module and the others, run while they wait.
 
 What the jobs observe is recorded by a probe: a small Python program that loads the
 cluster code, reads the time limit at start and, on SIGTERM, calls query_end_reason
