@@ -4,7 +4,7 @@
     python3 eval.py classify [--corpus DIR] [--module PATH] [--json] [--results DIR]
     python3 eval.py survival|overhead|isolation|budget|runs [--quick] [--results DIR]
     python3 eval.py soak [--runs N] [--jobs J]  spool/claims/dead letters under SIGKILL
-    python3 eval.py all [--quick]       every experiment in order (then `report`)
+    python3 eval.py all [--quick] [--no-skips]  every experiment in order (then `report`)
     python3 eval.py report              rewrite README.md's Results section from results/
 
 Standard library only; the SMTP server the reliability experiments talk to is aiosmtpd,
@@ -585,13 +585,23 @@ def _commit_of(data):
     return head if committed == data else head + "+"
 
 
+MISSING = set()  # what an experiment looked for and ran without: `all --no-skips` fails on it
+
+
+def found(tool, present):
+    """`present`, noting `tool` as missing when it is not (an experiment then skips cells)."""
+    if not present:
+        MISSING.add(tool)
+    return present
+
+
 def have_aiosmtpd():
     import importlib
     try:
         importlib.import_module("aiosmtpd.controller")
         return True
     except ImportError:
-        return False
+        return found("aiosmtpd", False)
 
 
 def clean_env(base, extra=None):
@@ -1851,7 +1861,7 @@ def _start_relays(work):
         stops.append(sink.stop)
         relays["_sink"] = sink
     relays["closed"] = "127.0.0.1:%d" % closed_port()
-    if shutil.which("openssl"):  # the channel conditions' certificates
+    if found("openssl", shutil.which("openssl")):  # the channel conditions' certificates
         import channel_servers  # tests/ is on sys.path (the loader's folder)
         relays["_pki"] = channel_servers.make_channel_pki(tempfile.mkdtemp(dir=work))
     relays["dns"] = "no-such-host.invalid:25"
@@ -2284,7 +2294,7 @@ def _budget_scenario(ex, rig, scenario, file_rows, csv_rows):
 
 
 def _budget_strace(ex, rig, files):
-    if not shutil.which("strace"):
+    if not found("strace", shutil.which("strace")):
         return "strace not available: the atime column is the only read check"
     path = files["1g"]
     scenario = ("artifact 1g (strace)", ["art/" + os.path.basename(path)], [path], 0)
@@ -2861,6 +2871,8 @@ def _add_all_args(sub):
     p = sub.add_parser("all", help="every experiment in order, then the README's results")
     p.add_argument("--quick", action="store_true", help="few trials, small volumes (CI)")
     p.add_argument("--results", default=RESULTS_DIR, help="output folder (results/)")
+    p.add_argument("--no-skips", action="store_true",
+                   help="exit 1 if aiosmtpd, openssl or strace was missing, so cells were skipped (CI)")
     p.set_defaults(handler=cmd_all)
     p = sub.add_parser("report", help="rewrite README.md's Results section from results/")
     p.add_argument("--results", default=RESULTS_DIR, help="folder the tables are read from")
@@ -2893,6 +2905,9 @@ def cmd_all(args):
     if not args.quick:  # quick figures are a smoke test, not results to publish
         codes.append(cmd_report(args))
     print("all: %d experiments in %.0f s" % (len(codes), time.time() - started))
+    if args.no_skips and MISSING:
+        print("all: failed (--no-skips): skipped for want of %s" % ", ".join(sorted(MISSING)))
+        codes.append(1)
     return max(codes) if codes else 0
 
 

@@ -6,14 +6,22 @@
 #   - KillWait=10: SIGTERM -> SIGKILL after 10 s (the default 30 s would slow every time-limit test;
 #     5 s left too little room on a loaded 2-core CI machine).
 #   - OverTimeLimit=0: the job is killed as soon as its limit is seen to be exceeded.
-#     slurmctld checks limits about every 30 s, so a --time=1 job gets SIGTERM 60-90 s after start.
+#     slurmctld checks limits every 30 s (fixed), so a --time=1 job gets SIGTERM 60-90 s after start.
+#   - AuthInfo=cred_expire=10: a job step credential lives 10 s (default 120, minimum 5), and a
+#     requeued job is held that long plus 1 s (Reason=BeginTime) before it may run again: the
+#     requeue tests wait 11 s instead of 2 minutes. A batch launch on this one node takes well
+#     under a second, far inside those 10 s.
+#   - SchedulerParameters=bf_interval=2,sched_interval=2: a job whose hold has passed starts
+#     within 2 s, not at the next backfill pass (30 s) or main pass (60 s).
 #   - CPUs = max(nproc, 8) with SlurmdParameters=config_overrides, so several 1-CPU test jobs
 #     run side by side even on a 2-core CI machine.
 #   - Three partitions on the one node: `debug` (Default; its jobs are never preempted),
 #     `low` (PreemptMode=CANCEL) and `urgent` (PriorityTier=10). With
 #     PreemptType=preempt/partition_prio, a job in `urgent` that lacks CPUs cancels jobs
 #     in `low` (SIGTERM, KillWait, SIGKILL; final state PREEMPTED) and nothing else.
-#   - MinJobAge=600: finished jobs stay visible to `scontrol show job` for 10 minutes.
+#   - MinJobAge=3600: finished jobs stay visible to `scontrol show job` for an hour: test_slurm.py
+#     submits its timer-bound jobs as the suite starts and reads their records when its turn
+#     comes, 10 minutes or more later on 2 cores.
 #   - No slurmdbd: `sacct` has no accounting storage here (the code must survive that).
 # Environment: SLURM_SETUP_WAIT_S (default 60) bounds the wait for the node to come up.
 set -euo pipefail
@@ -50,6 +58,7 @@ SlurmctldHost=$host
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+AuthInfo=cred_expire=10
 StateSaveLocation=/var/spool/slurmctld
 SlurmdSpoolDir=/var/spool/slurmd
 SlurmctldPidFile=/run/slurmctld.pid
@@ -61,11 +70,12 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=2,sched_interval=2
 SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=10
 OverTimeLimit=0
-MinJobAge=600
+MinJobAge=3600
 InactiveLimit=0
 MpiDefault=none
 AccountingStorageType=accounting_storage/none

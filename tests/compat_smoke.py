@@ -69,9 +69,10 @@ def check_delivery(python, tmp, env):
     """Build the MIME message and hand it to a sendmail stand-in (a real executable)."""
     fake = os.path.join(tmp, "sendmail")
     received = os.path.join(tmp, "received.eml")
-    with open(fake, "w") as handle:
+    with open(fake + ".new", "w") as handle:  # renamed into place, as wrapper_helpers.write_executable
         handle.write("#!/bin/sh\ncat > %s\n" % received)
-    os.chmod(fake, 0o755)
+    os.chmod(fake + ".new", 0o755)
+    os.replace(fake + ".new", fake)
     argv = [python, SCRIPT, "--quiet", "--sendmail", fake, "--to", "me@example.org",
             "--log-dir", os.path.join(tmp, "d"), "--", python, "-c", "raise SystemExit(4)"]
     code = subprocess.call(argv, env=env, timeout=60)

@@ -77,6 +77,8 @@ import time
 
 import pytest
 
+from wrapper_helpers import write_executable
+
 SMTP_USER = "alice"
 SMTP_PASSWORD = "s3cret-pw"
 
@@ -98,6 +100,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.needs_root)
         if os.geteuid() != 0 and item.get_closest_marker("needs_root"):
             item.add_marker(pytest.mark.skip(reason=ROOT_PASS))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def early_jobs(request, tmp_path_factory):
+    """A selected module with jobs that wait on a real scheduler's timers (test_slurm.py:
+    one-minute time limits, a requeue hold) submits them as the session starts, through its
+    start_early(tmp_path_factory), so they run out while the other modules' tests run."""
+    for module in set(getattr(item, "module", None) for item in request.session.items):
+        if hasattr(module, "start_early"):
+            module.start_early(tmp_path_factory)
 
 
 Received = collections.namedtuple("Received", "mail_from rcpt_tos data tls authenticated")
@@ -461,9 +473,7 @@ def fake_sendmail(tmp_path):
         fake.path = str(d / "sendmail")
         fake.stdin_file, fake.args_file, fake.pid_file = (
             str(d / "stdin"), str(d / "args"), str(d / "pid"))
-        with open(fake.path, "w") as f:
-            f.write('#!/bin/sh\nD="%s"\n%s' % (d, _SENDMAIL_BODIES[mode]))
-        os.chmod(fake.path, 0o755)
+        write_executable(fake.path, '#!/bin/sh\nD="%s"\n%s' % (d, _SENDMAIL_BODIES[mode]))
         return fake
     return make
 

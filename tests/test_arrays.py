@@ -22,7 +22,7 @@ time.tzset()
 from _load import load_gpualert
 from messages import N, REPRESENTATIVE
 from wrapper_helpers import (CLUSTER_PATH, PY, SCRIPT, _resend, _smtp_sink, _spawn_all, addressed,
-                             base, child, isolated_env, parse, run_gpualert)
+                             base, child, isolated_env, parse, run_gpualert, write_executable)
 
 
 # ---- an array id seen before never swallows a task's message ----
@@ -153,12 +153,8 @@ class TestArrayWithoutAccounting(unittest.TestCase):
                             'echo "4500_$i PENDING"; i=$((i+1)); done')
 
     def fake(self, name, body):
-        """Written under another name and renamed into place: an executable rewritten in
-        place can be "Text file busy" for a task starting it at that moment."""
-        new = self.bin / (name + ".new")
-        new.write_text("#!/bin/sh\n%s\n" % body)
-        new.chmod(0o755)
-        os.replace(str(new), str(self.bin / name))
+        """Renamed into place (write_executable): a task may be starting the old one."""
+        write_executable(self.bin / name, "#!/bin/sh\n%s\n" % body)
 
     def test_a_task_that_never_reports_does_not_silence_the_summary(self):
         self.nine_tasks_fail()
@@ -242,8 +238,7 @@ def test_an_array_task_whose_wrapper_dies_is_told_though_summarized(tmp_path, sm
     queue.write_text("77_2 RUNNING\n")
     for name, body in (("sacct", 'echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1'),
                        ("squeue", 'cat "%s"' % queue)):
-        (fake / name).write_text("#!/bin/sh\n%s\n" % body)
-        (fake / name).chmod(0o755)
+        write_executable(fake / name, "#!/bin/sh\n%s\n" % body)
 
     def task(n, code):
         env = isolated_env(tmp_path, SLURM_JOB_ID=str(80 + n), SLURM_ARRAY_JOB_ID="77",
@@ -275,6 +270,25 @@ def test_an_array_task_whose_wrapper_dies_is_told_though_summarized(tmp_path, sm
     [got] = smtp_plain.wait_for(1)
     assert b"X-Gpualert-Status: SILENT" in got.data, got.data[:800]
     assert len(smtp_plain.messages) == 1  # task 1's stand-in went when it was recorded
+
+
+
+def test_a_stand_in_scheduler_rewritten_while_a_task_runs_it_is_never_busy_nor_half_written(tmp_path):
+    # isolated_env writes its stand-in scontrol again for each pretend job, while an earlier
+    # task's wrapper may be running it (the test above starts task 1 beside task 2). Rewritten
+    # in place, the write failed "Text file busy" (errno 26) while a run was starting it, and
+    # a run could find it busy (exit 126) or truncated (exit 0, no answer).
+    scontrol = os.path.join(isolated_env(tmp_path, SLURM_JOB_ID="1")["PATH"].split(os.pathsep)[0],
+                            "scontrol")
+    runner = subprocess.Popen(["sh", "-c", 'while :; do "$0" 2>/dev/null; echo $?; done', scontrol],
+                              stdout=subprocess.PIPE)
+    try:
+        for _ in range(300):
+            isolated_env(tmp_path, SLURM_JOB_ID="1")
+    finally:
+        runner.kill()
+    codes = runner.communicate()[0].split()
+    assert codes and set(codes) == {b"1"}, sorted(set(codes))
 
 
 cluster = load_gpualert()

@@ -16,6 +16,7 @@ from _load import SCRIPT, load_gpualert  # noqa: E402
 from channel_servers import (ForwardProxy, Recorded, RecordingServer, check_request,  # noqa: E402
                              make_channel_pki, refused_port)
 import matrix_server  # noqa: E402
+from wrapper_helpers import write_executable  # noqa: E402
 
 gpualert = load_gpualert()
 
@@ -408,8 +409,7 @@ def test_apprise_gets_the_title_and_body_on_its_stdin_not_its_argv(monkeypatch, 
     # apprise's title and body (the job's evidence and progress) were on its argv, where
     # `ps` shows them to every local user.
     fake = tmp_path / "apprise"
-    fake.write_text('#!/bin/sh\nprintf "%%s\\n" "$@" > "%s/argv"\ncat > "%s/stdin"\n' % (tmp_path, tmp_path))
-    fake.chmod(0o755)
+    write_executable(fake, '#!/bin/sh\nprintf "%%s\\n" "$@" > "%s/argv"\ncat > "%s/stdin"\n' % (tmp_path, tmp_path))
     monkeypatch.setenv("PATH", "%s:/usr/bin:/bin" % tmp_path)
     res, _ = _post("pbul://SECRET99")
     assert res.ok, res.detail

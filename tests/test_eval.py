@@ -233,3 +233,24 @@ def test_the_compile_floor_line_says_what_it_leaves_under_the_reference():
     launch["reference: gpualert run -- true"] = _runs(0.150, 60000)
     line = EVAL._floor_line({"launch": launch})
     assert "not at all at this size" in line and "3.9 MiB under the reference's peak" in line
+
+
+def test_all_with_no_skips_fails_when_an_experiment_went_without_its_tools(monkeypatch, capsys, tmp_path):
+    # CI's `eval.py all --quick` ran with a Python without aiosmtpd: every chat-channel cell
+    # said "skipped: aiosmtpd absent", and the run passed.
+    import argparse
+    import sys
+
+    def experiment(args):  # each experiment, as far as its tools go: it asks for aiosmtpd
+        EVAL.have_aiosmtpd()
+        return 0
+    for name in ("cmd_classify", "cmd_blind", "cmd_survival", "cmd_overhead", "cmd_isolation",
+                 "cmd_budget", "cmd_metrics", "cmd_exitpath", "cmd_runs"):
+        monkeypatch.setattr(EVAL, name, experiment)
+    monkeypatch.setattr(EVAL, "MISSING", set())
+    monkeypatch.setitem(sys.modules, "aiosmtpd.controller", None)  # importing it fails
+    args = argparse.Namespace(quick=True, results=str(tmp_path), no_skips=False)
+    assert EVAL.cmd_all(args) == 0  # without the flag, skipping is a result like any other
+    args.no_skips = True
+    assert EVAL.cmd_all(args) == 1
+    assert "all: failed (--no-skips): skipped for want of aiosmtpd" in capsys.readouterr().out

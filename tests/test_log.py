@@ -14,7 +14,7 @@ import pytest
 from _load import load_gpualert
 from wrapper_helpers import (PY, SCRIPT, _end_terminal, _read_until, base, child, closed_port,
                              isolated_env, log_text, outbox_messages, parse, plain_text, run_gpualert,
-                             run_in, run_json)
+                             run_in, run_json, write_executable)
 
 
 G = load_gpualert()
@@ -582,8 +582,7 @@ def test_a_failing_grep_is_judged_by_its_exit_status_and_gives_way_to_the_python
     """A grep that fails (exit 2) hands the evidence to the scan in Python: it must not be empty."""
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "grep").write_text("#!/bin/sh\n" + fake_grep)
-    (fake / "grep").chmod(0o755)
+    write_executable(fake / "grep", "#!/bin/sh\n" + fake_grep)
     log = tmp_path / "output.log"
     log.write_bytes(b"INFO a\n" * 10 + b"KeyError: 'shard'\n" + b"INFO b\n" * 10)
     old = os.environ["PATH"]

@@ -20,7 +20,7 @@ import pytest
 from _load import load_gpualert
 from wrapper_helpers import (FIRST_SCREEN, FakeRun, PY, SCRIPT, _alive, base, child, first_screen,
                              isolated_env, only, outbox_messages, plain_text, row, run_gpualert,
-                             run_in, run_json, run_json_path, wait_for)
+                             run_in, run_json, run_json_path, wait_for, write_executable)
 
 
 N = load_gpualert()
@@ -924,8 +924,7 @@ def _fake_smi(tmp_path, body):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     exe = bin_dir / "nvidia-smi"
-    exe.write_text("#!/bin/sh\n" + body)
-    exe.chmod(0o755)
+    write_executable(exe, "#!/bin/sh\n" + body)
     return str(bin_dir)
 
 

@@ -66,14 +66,15 @@ def test_a_sigkill_in_a_spooled_message_s_fsync_loses_nothing(tmp_path, smtp_pla
     # fsync left the .tmp- file, which no listing takes: the run's only message was lost.
     # In the full message's fsync (written over the stand-in), the stand-in went out and the
     # full message stayed behind as a .tmp- file for ever.
-    # strace holds every fsync for 3 s; the wrapper is killed while held in the chosen one.
+    # strace holds every fsync for 1 s (the poll below looks every 5 ms); the wrapper is killed
+    # while held in the chosen one.
     strace = _strace()
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(5)
     outbox = tmp_path / "outbox"
     argv = [strace, "-f", "-qq", "-o", os.devnull, "-e", "trace=fsync,fdatasync",
-            "-e", "inject=fsync,fdatasync:delay_enter=3000000", PY, SCRIPT,
+            "-e", "inject=fsync,fdatasync:delay_enter=1000000", PY, SCRIPT,
             "--log-dir", str(tmp_path / "logs"), "--outbox", str(outbox), "--to", "owner@example.org",
             "--smtp", "127.0.0.1:%d" % silent.getsockname()[1], "--smtp-timeout", "60", "--"] + \
         child("import os; print(os.getppid(), flush=True); raise SystemExit(3)")
@@ -176,12 +177,12 @@ def _message_ids(where):
 
 def _read_only_run(home, strace, user, relay):
     """One wrapped run as `user`; its outbox is made read-only as soon as the stand-in is in
-    it (every rename is held 1.5 s after it is done, so the full message comes later)."""
+    it (every rename is held 0.75 s after it is done, so the full message comes later)."""
     outbox = os.path.join(home, "outbox")
     env = dict(PATH="/usr/bin:/bin", HOME=home, XDG_STATE_HOME=os.path.join(home, "state"),
                TMPDIR=home, GPUALERT_SENDMAIL="none")
     argv = user.argv([strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
-                      "-e", "inject=rename,renameat,renameat2:delay_exit=1500000",
+                      "-e", "inject=rename,renameat,renameat2:delay_exit=750000",
                       "/usr/bin/python3", user.script, "--log-dir", os.path.join(home, "logs"),
                       "--outbox", outbox, "--to", "owner@example.org", "--smtp", relay,
                       "--smtp-timeout", "5", "--max-per-hour", "0", "--",

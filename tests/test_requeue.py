@@ -5,7 +5,6 @@ import glob
 import json
 import os
 import shlex
-import stat
 import sys
 import time
 from email import policy
@@ -14,7 +13,7 @@ from email.parser import BytesParser
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import PY, base, isolated_env, outbox_messages, run_gpualert
+from wrapper_helpers import PY, base, isolated_env, outbox_messages, run_gpualert, write_executable
 
 g = load_gpualert()
 
@@ -252,9 +251,7 @@ def test_the_dry_run_resubmission_keeps_the_signal_from_sacct(tmp_path, monkeypa
     fake.mkdir()
     for name, body in (("scontrol", "printf '%%s\\n' '%s'" % SCONTROL_22_05.strip()),
                        ("sacct", "echo 'sbatch --signal=B:USR1@120 --exclusive s.sh'")):
-        (fake / (name + ".new")).write_text("#!/bin/sh\n%s\n" % body)
-        (fake / (name + ".new")).chmod(0o755)
-        os.replace(str(fake / (name + ".new")), str(fake / name))
+        write_executable(fake / name, "#!/bin/sh\n%s\n" % body)
     monkeypatch.setenv("PATH", str(fake) + os.pathsep + os.environ["PATH"])
     monkeypatch.delenv("SBATCH_SIGNAL", raising=False)
     req = {"action": "resubmit", "cause": "hardware", "exclude": [], "node": "gpu17", "chain": [],
@@ -304,11 +301,7 @@ def _fake_bin(tmp):
     folder = tmp / "fake-bin"
     folder.mkdir(exist_ok=True)
     for name, text in (("scontrol", FAKE_SCONTROL), ("sbatch", FAKE_SBATCH)):
-        # a new file renamed into place: rewriting one a run may still execute is ETXTBSY
-        tmp = folder / (name + ".new")
-        tmp.write_text(text)
-        tmp.chmod(tmp.stat().st_mode | stat.S_IXUSR)
-        os.rename(str(tmp), str(folder / name))
+        write_executable(folder / name, text)
     return str(folder)
 
 
@@ -881,9 +874,7 @@ FAULT_CHILD = ("import os, time\nd = os.environ['FAKE_SMI']\nend = time.time() +
 def test_an_xid_nvidia_smi_confirms_is_resubmitted(tmp_path, fault):
     smi = tmp_path / "smi"
     smi.mkdir()
-    (smi / "nvidia-smi.new").write_text(FAKE_SMI)
-    (smi / "nvidia-smi.new").chmod(0o755)
-    os.rename(str(smi / "nvidia-smi.new"), str(smi / "nvidia-smi"))
+    write_executable(smi / "nvidia-smi", FAKE_SMI)
     env = _job_env(tmp_path, FAKE_SMI=str(smi), FAULT=fault)
     env["PATH"] = str(smi) + os.pathsep + env["PATH"]
     proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]

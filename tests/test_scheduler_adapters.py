@@ -2,12 +2,11 @@
 a job's environment, what it asks, and which one `watch` may poll. No scheduler needed: the
 commands are answered by a fake `run` seam, or by fake executables on PATH."""
 import os
-import stat
 
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import isolated_env, run_gpualert
+from wrapper_helpers import isolated_env, run_gpualert, write_executable
 
 ga = load_gpualert()
 
@@ -133,9 +132,8 @@ def test_watch_with_pbs_qstat_is_a_one_line_usage_error(tmp_path):
     bin_dir.mkdir()
     log = tmp_path / "qstat-calls"
     qstat = bin_dir / "qstat"
-    qstat.write_text("#!/bin/sh\necho \"$@\" >> %s\necho \"qstat: invalid option -- 'h'\" >&2\n"
+    write_executable(qstat, "#!/bin/sh\necho \"$@\" >> %s\necho \"qstat: invalid option -- 'h'\" >&2\n"
                      "echo 'usage: qstat [-f] [-x] [job_identifier...]' >&2\nexit 2\n" % log)
-    qstat.chmod(qstat.stat().st_mode | stat.S_IEXEC)
     env = isolated_env(tmp_path, PATH=str(bin_dir))  # /bin may be /usr/bin, with scontrol
     env.pop("SGE_ROOT", None)
     for args in (["watch", "4242"], ["watch", "--scheduler", "sge", "4242"]):

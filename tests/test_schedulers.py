@@ -17,7 +17,7 @@ import time
 import pytest
 
 from _load import load_gpualert
-from wrapper_helpers import FakeRun, PY, SCRIPT, _alive, isolated_env, outbox_messages
+from wrapper_helpers import FakeRun, PY, SCRIPT, _alive, isolated_env, outbox_messages, write_executable
 
 
 cluster = load_gpualert()
@@ -564,9 +564,7 @@ def test_watch_command_fails_fast_on_an_unknown_job(tmp_path):
     # scontrol as Slurm's own answers a typo: the real wording, exit 1
     from wrapper_helpers import isolated_env, run_gpualert
     for name, text in (("scontrol", INVALID[1]), ("sacct", NO_ACCOUNTING[1]), ("squeue", INVALID[1])):
-        tool = tmp_path / name
-        tool.write_text("#!/bin/sh\nprintf '%s' >&2\nexit 1\n" % text.replace("\n", "\\n"))
-        tool.chmod(0o755)
+        write_executable(tmp_path / name, "#!/bin/sh\nprintf '%s' >&2\nexit 1\n" % text.replace("\n", "\\n"))
     env = isolated_env(tmp_path, PATH="%s:/usr/bin:/bin" % tmp_path, GPUALERT_SENDMAIL="none")
     proc = run_gpualert(tmp_path, ["watch", "--scheduler", "slurm", "--outbox", str(tmp_path / "ob"),
                                    "99999"], env=env)
@@ -757,12 +755,11 @@ def test_a_hung_scheduler_query_ends_with_the_wrapper_and_takes_a_sigterm(tmp_pa
     """The scontrol started at the job's start hung: it outlived the wrapper for good, and
     with the wrapper's blocked signals inherited, a SIGTERM (even root's) could not end it."""
     from wrapper_helpers import run_gpualert, wait_until
-    tool = tmp_path / "scontrol"
-    tool.write_text("#!/bin/sh\necho $$ >> %s/pids\n"  # the mask read by the shell itself: dash
-                    # blocks every signal while it forks, so a grep would see that instead
-                    "while read -r line; do case $line in SigBlk*) echo \"$line\" >> %s/masks;; esac"
-                    "; done < /proc/$$/status\nexec sleep 120\n" % (tmp_path, tmp_path))
-    tool.chmod(0o755)
+    write_executable(tmp_path / "scontrol", "#!/bin/sh\necho $$ >> %s/pids\n"
+                     # the mask read by the shell itself: dash blocks every signal while it
+                     # forks, so a grep would see that instead
+                     "while read -r line; do case $line in SigBlk*) echo \"$line\" >> %s/masks;; esac"
+                     "; done < /proc/$$/status\nexec sleep 120\n" % (tmp_path, tmp_path))
     env = dict(isolated_env(tmp_path, SLURM_JOB_ID="14", SLURM_JOB_NAME="train"),
                PATH="%s:/usr/bin:/bin" % tmp_path)  # our scontrol, not the pretend job's
     code = "import os, time; time.sleep(2)"

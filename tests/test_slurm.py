@@ -1,12 +1,18 @@
 """The cluster part against a REAL Slurm (CI runs .ci/slurm-setup.sh first).
 
 Skipped unless the cluster is the one .ci/slurm-setup.sh configured (its marker holds the
-checksum of the slurm.conf in place); there, a node that is not up fails the tests. Time budget (about 2 minutes): Slurm's smallest --time is one minute
-and slurmctld checks limits about every 30 s, so a --time=1 job gets SIGTERM 60-90 s
-after it starts; KillWait=10 (set by the setup script) sends SIGKILL 10 s later.
-`--signal=B:TERM@N` would not be faster (it "may be sent up to 60 seconds earlier than
-specified" and still counts from the one-minute limit). So the two time-limit jobs are
-submitted once, at the start of the module, and every other test runs while they wait.
+checksum of the slurm.conf in place); there, a node that is not up fails the tests.
+
+Time budget (about 3 minutes): Slurm's smallest --time is one minute (seconds round up)
+and slurmctld checks limits every 30 s (a fixed PERIODIC_TIMEOUT), so a --time=1 job gets
+SIGTERM 60-90 s after it starts; KillWait=10 (set by the setup script) sends SIGKILL 10 s
+later. `--signal=B:TERM@N` would not be faster (it "may be sent up to 60 seconds earlier
+than specified" and still counts from the one-minute limit). A requeued job is held for
+the credential lifetime plus 1 s (AuthInfo=cred_expire, 120 s by default, 10 s here), then
+waits for the next scheduling pass (bf_interval, sched_interval: 2 s here). So the jobs
+that wait on these timers (two single time limits, and a job requeued at its first limit
+that meets its second) are submitted once, as the test session starts (start_early, called
+by conftest.py), and the other tests, of this module and the others, run while they wait.
 
 What the jobs observe is recorded by a probe: a small Python program that loads the
 cluster code, reads the time limit at start and, on SIGTERM, calls query_end_reason
@@ -138,30 +144,65 @@ class Probe(object):
                         what="job %s's SIGTERM record" % self.job_id)
 
 
+_EARLY = {}  # the timer-bound jobs submitted as the session started: workdir, jobs
+
+
+def start_early(tmp_path_factory):
+    """Called by conftest.py as the session starts, when this module's tests are selected:
+    the jobs that wait on Slurm's timers (about 3 minutes of them) run out while the other
+    modules' tests run, not after them. Where the cluster is not usable, nothing is
+    submitted, and this module skips or fails as it does on its own."""
+    if shutil.which("sbatch") is None or not _ci_cluster_here() or _node_state() is None:
+        return
+    workdir = str(tmp_path_factory.mktemp("slurm"))
+    _EARLY.update(workdir=workdir, jobs=_submit_long_jobs(workdir))
+
+
+def _node_state():
+    state = _slurm("sinfo", "-h", "-N", "-o", "%t").stdout.split()
+    return state[0] if state and state[0] in ("idle", "mix", "alloc") else None
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("slurm"))
+    return _EARLY.get("workdir") or str(tmp_path_factory.mktemp("slurm"))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster_up():
     """Fail (not skip) when Slurm is installed but its node is not usable."""
-    state = _slurm("sinfo", "-h", "-N", "-o", "%t").stdout.split()
-    assert state and state[0] in ("idle", "mix", "alloc"), (
-        "Slurm is installed but no node is up (sinfo: %r); run .ci/slurm-setup.sh" % state)
+    assert _node_state(), ("Slurm is installed but no node is up (sinfo: %r); run .ci/slurm-setup.sh"
+                           % _slurm("sinfo", "-h", "-N", "-o", "%t").stdout.split())
 
 
 @pytest.fixture(scope="module", autouse=True)
 def long_jobs(workdir, cluster_up):
-    """The one-minute jobs, submitted before any test so they run while the others do."""
-    jobs = {"walltime": Probe(workdir, "walltime", "--time=1"), "e2e": _submit_e2e(workdir)}
-    jobs["walltime"].wait_started()
-    # running before any other test takes the free CPUs
-    wait_for(lambda: job_record(jobs["e2e"]).get("JobState") == "RUNNING", 30,
-             what="the gpualert job to start")
+    """The jobs that wait on Slurm's timers: submitted as the session started (start_early),
+    else before this module's first test, so they run while other tests do."""
+    jobs = _EARLY.get("jobs") or _submit_long_jobs(workdir)
     yield jobs
     for job in jobs.values():
-        _slurm("scancel", job if isinstance(job, str) else job.job_id)
+        _slurm("scancel", _job_id(job))
+
+
+def _submit_long_jobs(workdir):
+    jobs = {"walltime": Probe(workdir, "walltime", "--time=1"), "e2e": _submit_e2e(workdir),
+            # two time limits and Slurm's hold between them: the longest wait of the module
+            "wall2": _requeue_job(workdir, "wall2", "--requeue walltime --max-requeues 1", "slow",
+                                  "--time=1")}
+    jobs["walltime"].wait_started()
+    # running before any other test takes the free CPUs
+    for name in ("e2e", "wall2"):
+        wait_for(lambda: job_record(_job_id(jobs[name])).get("JobState") == "RUNNING", 30,
+                 what="the %s job to start" % name)
+    return jobs
+
+
+def _job_id(job):
+    """The id of a long job: a Probe, an id, or (id, folder)."""
+    if isinstance(job, Probe):
+        return job.job_id
+    return job if isinstance(job, str) else job[0]
 
 
 def _submit_e2e(workdir):
@@ -236,10 +277,15 @@ def test_watch_an_unknown_job_ends_unknown():
     assert results[0]["state"] == "UNKNOWN"
 
 
-def test_read_time_limit_of_a_running_job(workdir, long_jobs):
-    probe = long_jobs["walltime"]
-    limit = cluster.read_time_limit({"kind": "slurm", "job_id": probe.job_id})
-    assert limit["limit_s"] == 60.0 and limit["end_time"] is not None, limit
+def test_read_time_limit_of_a_running_job(workdir):
+    # a job of its own: the one-minute jobs may have ended long before this module runs
+    probe = Probe(workdir, "limit", "--time=1")
+    try:
+        probe.wait_started()
+        limit = cluster.read_time_limit({"kind": "slurm", "job_id": probe.job_id})
+        assert limit["limit_s"] == 60.0 and limit["end_time"] is not None, limit
+    finally:
+        _slurm("scancel", probe.job_id)
 
 
 # ---- the one-minute jobs ----
@@ -353,7 +399,7 @@ def test_watch_reports_an_ended_job_at_once_with_its_script_and_where_the_messag
     assert "sbatch job" not in body
 
 
-# ---- --requeue by cause, for real (Slurm holds a requeued job about 2 minutes) ----
+# ---- --requeue by cause, for real (Slurm holds a requeued job for AuthInfo=cred_expire) ----
 
 REQUEUE_TRAIN = textwrap.dedent("""\
     import os, sys, time
@@ -430,16 +476,7 @@ def _job_text(folder, job_id):
         return ""
 
 
-@pytest.fixture(scope="module")
-def walltime_twice(workdir, cluster_up):
-    """Submitted at its first use: it needs two time limits and Slurm's hold between them."""
-    job, folder = _requeue_job(workdir, "wall2", "--requeue walltime --max-requeues 1", "slow",
-                               "--time=1")
-    yield job, folder
-    _slurm("scancel", job)
-
-
-def test_requeue_a_key_error_is_not_requeued_and_says_why(workdir, walltime_twice):
+def test_requeue_a_key_error_is_not_requeued_and_says_why(workdir):
     job, folder = _requeue_job(workdir, "keyerror", "--requeue all", "keyerror")
     final = wait_for(lambda: job_ended(job), 60, what="the KeyError job to end")
     assert (final["JobState"], final["Restarts"]) == ("FAILED", "0"), final
@@ -517,17 +554,20 @@ def test_requeue_a_line_the_job_prints_is_no_proof(workdir, mode, flags, words):
 
 def test_requeue_a_preempted_job_resumes_from_its_checkpoint_in_one_thread(workdir):
     idle = int(_slurm("sinfo", "-h", "-p", "low", "-o", "%C").stdout.split("/")[1])
-    assert idle >= 1, "no idle CPU left for the preemption test"
+    assert idle >= 3, "too few idle CPUs left for the preemption test"
+    # One CPU stays free: the requeued wall2 job may be in its hold now and take it when it
+    # comes back; a victim holding every CPU would then wait, requeued, for wall2 to end. The
+    # urgent job asks for two, so it still lacks CPUs and preempts the victim.
     job, folder = _requeue_job(workdir, "victim2", "--requeue preempted", "ckpt",
-                               "-p", "low", "-c", str(idle))
+                               "-p", "low", "-c", str(idle - 1))
     ck = os.path.join(folder, "ck")
     wait_for(lambda: os.path.isdir(ck) and len(os.listdir(ck)) >= 2, 60, what="checkpoints")
-    urgent = sbatch("-p", "urgent", "-c", "1", "-o", "/dev/null", "--wrap", "sleep 1")
+    urgent = sbatch("-p", "urgent", "-c", "2", "-o", "/dev/null", "--wrap", "sleep 1")
     wait_for(lambda: job_record(job).get("Restarts") == "1", 60, what="the requeue",
              step=1)
     assert job_record(job)["JobState"] in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "COMPLETED")
     first, second = wait_for(lambda: _settled_messages(folder, 2), 300, step=2,
-                             what="attempt 2 (Slurm holds a requeued job ~2 min)")
+                             what="attempt 2 (Slurm holds a requeued job cred_expire + 1 s)")
     wait_for(lambda: job_ended(urgent), 30, what="the urgent job")
     attempt1 = [m for m in (first, second) if "(attempt 1)" in m["Subject"]][0]
     attempt2 = [m for m in (first, second) if "(attempt 2)" in m["Subject"]][0]
@@ -539,8 +579,8 @@ def test_requeue_a_preempted_job_resumes_from_its_checkpoint_in_one_thread(workd
     assert "1: preempted" in attempt2.get_body(("plain",)).get_content()
 
 
-def test_requeue_a_job_hitting_its_time_limit_twice_runs_two_attempts(walltime_twice):
-    job, folder = walltime_twice
+def test_requeue_a_job_hitting_its_time_limit_twice_runs_two_attempts(long_jobs):
+    job, folder = long_jobs["wall2"]
     messages = wait_for(lambda: _settled_messages(folder, 2), 420, step=2,
                         what="two time limits and Slurm's hold between them")
     final = wait_for(lambda: job_ended(job), 60, what="the job to end")

@@ -14,7 +14,7 @@ import pytest
 
 from wrapper_helpers import (PY, SCRIPT, SIGNAL_COUNTER, _end_terminal, _read_until, addressed,
                              base, child, closed_port, isolated_env, log_text, outbox_messages,
-                             parse, run_gpualert, run_json, spooled, wait_until)
+                             parse, run_gpualert, run_json, spooled, wait_until, write_executable)
 
 
 # ---- the exit status is the child's, with the relay down ----
@@ -187,8 +187,7 @@ def _sigterm_under_a_slow_scheduler(tmp_path, end_in_s, scheduler_says=None, ans
     slow_bin.mkdir()
     for name in ("scontrol", "squeue", "sacct"):
         said = "echo '%s'\n" % scheduler_says if scheduler_says and name == "scontrol" else ""
-        (slow_bin / name).write_text("#!/bin/sh\nsleep %s\n%s" % (answer_after_s, said))
-        (slow_bin / name).chmod(0o755)
+        write_executable(slow_bin / name, "#!/bin/sh\nsleep %s\n%s" % (answer_after_s, said))
     env = isolated_env(tmp_path, SLURM_JOB_ID="777", SLURM_JOB_NAME="train",
                        SLURM_JOB_END_TIME=str(int(time.time() + end_in_s)))
     env["PATH"] = str(slow_bin) + os.pathsep + env["PATH"]

@@ -38,11 +38,24 @@ def _no_scheduler_bin(tmp):
     folder = os.path.join(str(tmp), "no-scheduler-bin")
     os.makedirs(folder, exist_ok=True)
     for name in ("scontrol", "squeue", "sacct", "sinfo", "sbatch", "scancel"):
-        path = os.path.join(folder, name)
-        with open(path, "w") as handle:
-            handle.write("#!/bin/sh\necho \"%s: error: Invalid job id specified\" >&2\nexit 1\n" % name)
-        os.chmod(path, 0o755)
+        write_executable(os.path.join(folder, name),
+                         "#!/bin/sh\necho \"%s: error: Invalid job id specified\" >&2\nexit 1\n" % name)
     return folder
+
+
+def write_executable(path, text):
+    """Write a script under another name and rename it into place, never rewrite it in place.
+    A wrapper started earlier may be running the old one at that moment: Linux refuses to
+    open a file being executed for writing (and to execute one open for writing), both
+    "Text file busy", and a shell reading a script being rewritten may run half of it. The
+    rename gives the new text a new inode; a process already running keeps the old one."""
+    path = str(path)
+    new = path + ".new"
+    with open(new, "w") as handle:
+        handle.write(text)
+    os.chmod(new, 0o755)
+    os.replace(new, path)
+    return path
 
 
 def run_gpualert(tmp, args, env=None, timeout=60, **kw):
