@@ -120,6 +120,7 @@ TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
 TAIL_CLIPPED_MARK = b"[...] "  # before the end of a line that started before the tail
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
 SECONDS_SHOWN_BELOW_S = 600  # durations shorter than this are shown to the second
+HANG_MIN_READS = 3  # outputs before a silence can be compared with the gaps between them
 FILE_CLOCK_TICK_S = 0.02  # how far a file's mtime (the kernel's coarse clock) may lag time.time()
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
 READER_STALL_S = 1.0  # once the grace is spent, a reader that takes nothing this long has stopped
@@ -3198,8 +3199,8 @@ HINT_WARNING_DEATH = (
     "it a handler that checkpoints (Python: signal.signal(signal.%(sig)s, handler)), or remove the "
     "#SBATCH --signal line. (--signal without B: sends it to the srun tasks directly: they need "
     "the handler all the same.)")
-HINT_HANG = ("It printed nothing for the last %s of the run: it hung after the line shown, so more "
-             "time would not have helped. Find where it waits: `py-spy dump --pid PID` while it "
+HINT_HANG = ("It printed nothing for the last %s of the run, more than twice any silence before: it "
+             "most likely hung after the line shown, and more time would not help. Find where it waits: `py-spy dump --pid PID` while it "
              "hangs (every rank's), or faulthandler.dump_traceback_later; for a collective "
              "(allreduce, barrier) rerun with NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL, and "
              "look for the rank that stopped first (a data loader or a file read it waits on).")
@@ -8563,13 +8564,13 @@ class ChildOutput(object):
     def __init__(self):
         self.pieces, self.size, self.lines, self.bytes = collections.deque(), 0, 0, 0
         self.last_at, self.frozen = time.time(), False
-        self.longest_gap = 0.0  # the longest silence between two reads (the start's not counted)
+        self.longest_gap, self.reads = 0.0, 0  # the longest silence between two reads (not the start's)
 
     def add(self, data):
         now = time.time()
         if self.bytes:
             self.longest_gap = max(self.longest_gap, now - self.last_at)
-        self.last_at = now
+        self.last_at, self.reads = now, self.reads + 1
         self.bytes += len(data)
         if self.frozen:  # the tail and line count stay those at the child's exit
             return
@@ -8654,6 +8655,7 @@ class SignalRelay(object):
         self.signal_set, self.sigchld = _signal_set(), True
         self.term_at = self.kill_at = None
         self.warnings = {"passed": [], "withheld": []}  # warning signal names, see _pass_warning
+        self.offered_at = 0.0  # when the withheld warnings were last offered again
 
     def take(self, wait_s):
         while True:
@@ -8684,7 +8686,9 @@ class SignalRelay(object):
         now, sender = time.time(), _signal_sender(info)
         self.signals.append((name, now, sender))
         if self.pid and not _child_already_signalled(info, sender, self.pid):
-            if name in WARNING_SIGNALS and name not in self.stops:
+            # SGE means its s_rt USR1 for every process of the job (it signals a user's itself):
+            # for a root job's child, gpualert completes that delivery as SGE would
+            if name in WARNING_SIGNALS and name not in self.stops and sender != "sge_shepherd":
                 self._pass_warning(name, info.si_signo)
             else:
                 _send(self.pid, info.si_signo)
@@ -8704,6 +8708,17 @@ class SignalRelay(object):
         for pid in takers:
             _send(pid, signum)
         self.warnings["passed" if takers else "withheld"].append(name)
+
+    def offer_withheld(self, now):
+        """A warning withheld goes, once a second, to a process that has since set a handler
+        (Slurm may warn within seconds of the start, before the script's imports are done)."""
+        withheld = self.warnings["withheld"]
+        if not withheld or now - self.offered_at < 1.0 or not self.pid:
+            return
+        self.offered_at = now
+        for name in list(withheld):
+            withheld.remove(name)
+            self._pass_warning(name, getattr(signal, name))
 
     def stop_child(self, now):
         _send_tree(self.pid, signal.SIGTERM)
@@ -8754,6 +8769,7 @@ class ChildPump(object):
                 self.relay.stop_child(now)
                 self._check_hang()  # before the child's answer to the SIGTERM is read
             self.relay.check_kill(now)
+            self.relay.offer_withheld(now)
             self._check_stall(now)
         unlike_us = self._killed_unlike_us()
         if unlike_us:
@@ -8766,12 +8782,13 @@ class ChildPump(object):
     def _check_hang(self):
         """At the first stop (--timeout, a stop signal): was the command hanging? It was when
         its silence since its last output is longer than twice any gap between its outputs
-        before (or than --stall): a longer time limit would not have helped."""
+        before (a rhythm needs a few outputs), or than --stall: more time would not help."""
         if self.stop_seen or not self.relay.term_at:
             return
         self.stop_seen, out = True, self.output
         silent, stall = self.relay.term_at - out.last_at, self.cfg.get("stall")
-        if out.bytes and silent > 0 and (silent > 2 * out.longest_gap or stall and silent >= stall):
+        if out.bytes and silent > 0 and (out.reads >= HANG_MIN_READS and silent > 2 * out.longest_gap
+                                         or stall and silent >= stall):
             line, number = out.last_line()
             self.hang = {"silent_s": round(silent, 1), "last_line": line, "line": number}
 

@@ -42,7 +42,7 @@ def _messages(tmp):
 
 
 def _final_text(tmp):
-    (msg,) = [m for m in _messages(tmp) if m["X-Gpualert-Status"] != "WARNING"]
+    (msg,) = [m for m in _messages(tmp) if m["X-Gpualert-Status"] not in ("WARNING", "STALLED")]
     return msg.get_body(("plain",)).get_content()
 
 
@@ -103,6 +103,27 @@ def test_the_warning_signal_reaches_the_process_that_handles_it_under_a_shell(tm
     out, err = proc.communicate(timeout=60)
     assert b"got USR1: checkpointing" in out and b"shell-done" in out, (out, err)
     assert proc.returncode == 0
+
+
+LATE_HANDLER = ("import os, signal, sys, time\n"
+                "print('ready', flush=True)\n"
+                "deadline = time.time() + 30\n"
+                "while not os.path.exists('imports-done') and time.time() < deadline:\n"
+                "    time.sleep(0.05)\n"
+                "signal.signal(signal.SIGUSR1, lambda s, f: (print('got USR1: checkpointing', flush=True), sys.exit(0)))\n"
+                "time.sleep(30)\n")
+
+
+def test_a_warning_that_came_before_the_handler_was_set_is_passed_on_once_it_is(tmp_path):
+    """Slurm may send --signal=B:USR1@N within seconds of the start (it did, on a one-minute
+    job): the script was still importing torch, and its handler never got the warning."""
+    proc = _start(tmp_path, child(LATE_HANDLER), _slurm_job(tmp_path))
+    proc.send_signal(signal.SIGUSR1)
+    _warned(tmp_path)
+    (tmp_path / "imports-done").write_text("")
+    out, err = proc.communicate(timeout=60)
+    assert out.count(b"got USR1: checkpointing") == 1 and proc.returncode == 0, (out, err)
+    assert "SIGUSR1 at " in _final_text(tmp_path) and "was passed on to the job" in _final_text(tmp_path)
 
 
 DIES_OF_IT = ("import os, signal, time\n"
@@ -204,7 +225,8 @@ def _replay_hang(tmp, extra):
             "def on_term(sig, frame):\n"
             "    sys.stdout.write(open('after.txt').read()); sys.stdout.flush(); sys.exit(1)\n"
             "signal.signal(signal.SIGTERM, on_term)\n"
-            "sys.stdout.write(open('before.txt').read()); sys.stdout.flush()\n"
+            "for line in open('before.txt'):\n"
+            "    sys.stdout.write(line); sys.stdout.flush(); time.sleep(0.05)\n"
             "time.sleep(60)\n")
     return run_gpualert(tmp, base(tmp) + extra + ["--"] + child(code))
 
@@ -217,16 +239,26 @@ def test_a_ddp_run_hung_in_allreduce_is_told_as_a_hang(tmp_path):
     assert row(text, "What").startswith("TIMEOUT: walltime (hung: no output for the last "), text
     assert row(text, "Line").endswith(": step 4/100 loss=0.4411"), text
     advice = row(text, "Next")
-    assert "longer --timeout" not in advice and "more time would not have helped" in advice, advice
+    assert "longer --timeout" not in advice and "more time would not help" in advice, advice
     assert "NCCL_DEBUG=INFO" in advice and "py-spy dump" in advice
     assert run_json(tmp_path)["classification"]["rule"] == "hang"
 
 
 def test_a_run_stopped_while_it_was_still_printing_is_no_hang(tmp_path):
-    code = ("import time\n"
-            "for i in range(600):\n"
-            "    print('step %d' % i, flush=True); time.sleep(0.1)\n")
-    run_gpualert(tmp_path, base(tmp_path) + ["--timeout", "2s", "--"] + child(code))
-    advice = row(_final_text(tmp_path), "Next")
-    assert advice.startswith("gpualert's own --timeout stopped the command"), advice
-    assert b"hung" not in log_text(tmp_path)
+    """Nor one that printed a line and then worked silently: with no rhythm to compare, a
+    silence is no hang unless it is longer than --stall."""
+    printing = ("import time\n"
+                "for i in range(600):\n"
+                "    print('step %d' % i, flush=True); time.sleep(0.1)\n")
+    quiet = "import time; print('loading', flush=True); time.sleep(60)"
+    for name, code in (("printing", printing), ("quiet", quiet)):
+        folder = tmp_path / name
+        folder.mkdir()
+        run_gpualert(folder, base(folder) + ["--timeout", "2s", "--"] + child(code))
+        advice = row(_final_text(folder), "Next")
+        assert advice.startswith("gpualert's own --timeout stopped the command"), advice
+        assert b"hung" not in log_text(folder)
+    folder = tmp_path / "stall"
+    folder.mkdir()
+    run_gpualert(folder, base(folder) + ["--timeout", "3s", "--stall", "1s", "--"] + child(quiet))
+    assert row(_final_text(folder), "What").startswith("TIMEOUT: walltime (hung: "), _final_text(folder)
