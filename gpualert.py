@@ -119,6 +119,8 @@ TAIL_LINES = 60
 TAIL_MAX_PIECES = 256  # reads kept for the tail before they are joined into one
 TAIL_CLIPPED_MARK = b"[...] "  # before the end of a line that started before the tail
 DRAIN_S = 10.0  # after the child exits, output of processes that still hold its pipes is logged this long
+SECONDS_SHOWN_BELOW_S = 600  # durations shorter than this are shown to the second
+HANG_MIN_READS = 3  # outputs before a silence can be compared with the gaps between them
 FILE_CLOCK_TICK_S = 0.02  # how far a file's mtime (the kernel's coarse clock) may lag time.time()
 TERMINAL_GRACE_S = 2.0  # after the child exits, a terminal that takes no output is given up after this
 READER_STALL_S = 1.0  # once the grace is spent, a reader that takes nothing this long has stopped
@@ -161,6 +163,7 @@ END_REASON_WAIT_S = 3.5  # for the scheduler's answer about a SIGTERM (asked whe
 #                          query's timeout (CMD_TIMEOUT_S) and a little, within the deadline
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # USR1/USR2 are warnings, not an end
+WARNING_SIGNALS = ("SIGUSR1", "SIGUSR2")  # passed on only to processes that catch them
 #: The one signal table: Linux numbers (exit codes and logs come from Linux nodes).
 SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
                 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV",
@@ -428,7 +431,9 @@ RequeueDecision = collections.namedtuple("RequeueDecision", "action cause reason
 # signals: (name, epoch, sender) in arrival order; sender "kernel" (a terminal's Ctrl-C) or
 # the sending process's name.
 ChildExit = collections.namedtuple(
-    "ChildExit", "exit_code rusage exec_error timed_out signals stall_s")
+    "ChildExit", "exit_code rusage exec_error timed_out signals stall_s hang warnings")
+# hang: ChildPump.hang; warnings: SignalRelay.warnings
+ChildExit.__new__.__defaults__ = (None, None)
 
 
 # Everything a run knows once its child has exited, gathered once (Run.gather); the pure
@@ -666,12 +671,15 @@ def parse_seconds(text):
 
 
 def format_duration(seconds):
-    """Compact, for subjects: 45s, 12m, 2h13m, 3d04h; None -> '?'."""
+    """Compact, for subjects: 45s, 2m12s, 12m, 2h13m, 3d04h; None -> '?'. Short times keep
+    their seconds: '2m of 1m allowed' for 2m12s of 1m30s misleads."""
     if seconds is None:
         return "?"
     secs = int(max(0, seconds))
     if secs < 60:
         return "%ds" % secs
+    if secs < SECONDS_SHOWN_BELOW_S and secs % 60:
+        return "%dm%02ds" % (secs // 60, secs % 60)
     if secs < 3600:
         return "%dm" % (secs // 60)
     if secs < 86400:
@@ -3037,13 +3045,17 @@ def _resolve(log, facts):
         return _fact("interrupted", "received_signal", "gpualert received " + ", ".join(map(str, signals)))
     if code is None or code == 0:
         return log or _SUCCESS  # on success only a final NaN loss is looked for
+    sig = signal_of(code)
+    if sig is not None and signal_name(sig) in (facts.get("warnings_passed") or ()):
+        return _fact("walltime", "died_of_warning",
+                     "died of %s, the time-limit warning gpualert passed on" % signal_name(sig),
+                     hint=HINT_WARNING_DEATH % {"sig": signal_name(sig), "short": signal_name(sig)[3:]})
     if _count(facts, "ecc_delta") > 0 and (log is None or log.cls != "gpu_hardware"):
         return _fact("gpu_hardware", "ecc_counter", "uncorrected ECC errors +%d" % facts["ecc_delta"])
     weak_log = log is None or log.cls in GENERIC_CLASSES or log.cls == "oom_killer"
     if _count(facts, "oom_kill_delta") > 0 and weak_log:
         return log if log is not None and log.cls == "oom_killer" else _fact(
             "oom_killer", "cgroup_oom_kill", "cgroup oom_kill +%d" % facts["oom_kill_delta"])
-    sig = signal_of(code)
     if sig is not None and facts.get("srun_ended_step") and log is not None:
         # srun's 128+N reports the tasks it killed after one failed: that failure is the cause
         return _check_weak_kill(log, facts)
@@ -3135,7 +3147,7 @@ def classify_text(text, facts=None, rules=None, first_line=None):
             log = _earlier_cause(log, _noted_finding(facts, rules, _noted_limit(log, first_line), success))
         if log is not None and isinstance(code, int) and code > 128 and _TASK_FAILED_RE.search(text):
             facts = dict(facts, srun_ended_step=True)
-        verdict = _with_memory_limit(_with_run_time(_resolve(log, facts), facts), facts)
+        verdict = _with_memory_limit(_with_run_time(_as_hang(_resolve(log, facts), facts), facts), facts)
         if verdict.rule == "exit_code":  # no known cause: the program's own last error line
             verdict = _with_last_error_line(verdict, raws, first_line - skip)
         return verdict
@@ -3204,6 +3216,34 @@ def _with_last_error_line(verdict, raws, first_line):
             return verdict._replace(line=first_line + i, evidence=evidence, detail="%s; its last error line: %s" % (
                 verdict.detail, evidence[:120]))
     return verdict
+
+
+HINT_WARNING_DEATH = (
+    "The command died of the early warning (Slurm's --signal=B:%(short)s@N) that gpualert "
+    "passed on to the processes that catch it; a launcher that catches it (srun) hands it to every "
+    "task, and a task with no handler dies of it, before the limit. Give every process that gets "
+    "it a handler that checkpoints (Python: signal.signal(signal.%(sig)s, handler)), or remove the "
+    "#SBATCH --signal line. (--signal without B: sends it to the srun tasks directly: they need "
+    "the handler all the same.)")
+HINT_HANG = ("It printed nothing for the last %s of the run, more than twice any silence before: it "
+             "most likely hung after the line shown, and more time would not help. Find where it waits: `py-spy dump --pid PID` while it "
+             "hangs (every rank's), or faulthandler.dump_traceback_later; for a collective "
+             "(allreduce, barrier) rerun with NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL, and "
+             "look for the rank that stopped first (a data loader or a file read it waits on).")
+
+
+def _as_hang(verdict, facts):
+    """A time limit (--timeout, the scheduler's) that stopped a command silent for most of
+    its end (facts["hang"], see ChildPump._check_hang) is told as the hang it was."""
+    hang = facts.get("hang")
+    if verdict.cls != "walltime" or not isinstance(hang, dict) or not hang.get("silent_s"):
+        return verdict
+    silent = human_duration(hang["silent_s"])
+    by = "gpualert's --timeout" if verdict.rule == "wrapper_timeout" else "the time limit"
+    return verdict._replace(
+        rule="hang", detail="hung: no output for the last %s before %s stopped it" % (silent, by),
+        line=hang.get("line"), evidence=_masked_cut(clean_line(hang.get("last_line") or ""), 0, EVIDENCE_CHARS),
+        remediation=HINT_HANG % silent)
 
 
 def _with_run_time(verdict, facts):
@@ -4690,7 +4730,7 @@ def attempt_summary(record):
             "status": record.get("status"), "cls": record.get("class"), "cause": req.get("cause"),
             "action": req.get("action"), "state": req.get("state"), "node": req.get("node") or record.get("host"),
             "start": record.get("start"), "duration_s": record.get("duration_s"),
-            "checkpoint": ckpt["path"] if ckpt else None,
+            "checkpoint": ckpt["path"] if ckpt else None, "checkpoint_mtime": ckpt.get("mtime") if ckpt else None,
             "exclude": list(req.get("exclude") or []), "thread": list(req.get("thread") or [])}
 
 
@@ -4726,16 +4766,35 @@ def requeue_rows(result):
     earlier = list(req.get("earlier") or [])
     final = req.get("state") not in ("done", "dry-run")
     if earlier or (final and req.get("attempt", 1) > 1):
-        now = {"attempt": req.get("attempt"), "status": result.status,
+        ckpt = attempt_checkpoint({"metrics": result.metrics}) or {}
+        now = {"attempt": req.get("attempt"), "status": result.status, "start": result.start,
                "cls": _classification(result).cls, "node": req.get("node") or result.host,
-               "duration_s": _duration_s(result), "checkpoint": (attempt_checkpoint(
-                   {"metrics": result.metrics}) or {}).get("path")}
+               "duration_s": _duration_s(result), "checkpoint": ckpt.get("path"),
+               "checkpoint_mtime": ckpt.get("mtime")}
         rows.append(("Attempts", "; ".join(_attempt_text(a) for a in earlier + [now])))
-        lost = [a for a in earlier + [now] if a.get("status") != "SUCCESS"]  # a requeued one's too
-        rows.append(("Time lost", "%s in %d failed attempt%s" % (
-            format_duration(sum(a.get("duration_s") or 0 for a in lost)), len(lost),
-            "" if len(lost) == 1 else "s")))
+        rows.append(("Time lost", time_lost_text(earlier + [now])))
     return rows
+
+
+def time_lost_text(attempts):
+    """What the failed attempts cost: the work each did after its last checkpoint (all of
+    it without one), which the next attempt redoes, and the time in the queue between one
+    attempt's end and the next one's start. An attempt's run time before its checkpoint is
+    not lost: the next attempt resumes from there."""
+    redone, queued, failed = 0.0, 0.0, 0
+    for a, after in zip(attempts, attempts[1:] + [None]):
+        start, took = a.get("start"), a.get("duration_s")
+        end = start + took if isinstance(start, (int, float)) and isinstance(took, (int, float)) else None
+        if a.get("status") != "SUCCESS":  # a requeued one's too
+            failed += 1
+            saved = a.get("checkpoint_mtime")
+            redone += end - saved if end and isinstance(saved, (int, float)) and start <= saved <= end \
+                else took or 0
+        if end and after and isinstance(after.get("start"), (int, float)):
+            queued += max(0.0, after["start"] - end)
+    return "%s (work redone: %s in %d failed attempt%s; waiting in the queue: %s)" % (
+        format_duration(redone + queued), format_duration(redone), failed, "" if failed == 1 else "s",
+        format_duration(queued))
 
 
 def requeue_detail(req, cls):
@@ -4940,6 +4999,10 @@ def facts_for(outcome):
              "exec_error": child.exec_error[1] if child.exec_error else None,
              "received_signals": [name for name, _, _ in child.signals if name in stops],
              "total_lines": outcome.total_lines}
+    if getattr(child, "hang", None):
+        facts["hang"] = child.hang
+    if (getattr(child, "warnings", None) or {}).get("passed"):
+        facts["warnings_passed"] = list(child.warnings["passed"])
     if outcome.evidence:  # decisive-looking lines anywhere in the log, for what the tail lost
         facts["noted_lines"] = list(outcome.evidence)
     if before.get("oom_kill") is not None and after.get("oom_kill") is not None:
@@ -5698,6 +5761,8 @@ def _resubmit_text(result):
             or result.status == "SUCCESS":
         return None
     where = " from %s" % sched["submit_dir"] if sched.get("submit_dir") else ""
+    if c.rule == "hang":  # more time would hang as long
+        return "sbatch again%s once the hang is found (see the hint), resuming from the last checkpoint" % where
     if c.rule == "wrapper_timeout":
         return "sbatch again%s with a longer gpualert --timeout than the %s it had" % (
             where, format_duration(_duration_s(result) or 0))
@@ -5768,6 +5833,20 @@ def readable_bytes(text):
                          str(text)) if text else text
 
 
+def sizes_beside(text):
+    """The byte counts of a quoted line, readable, to go beside it (the line itself is quoted
+    as the log has it, so grepping for it finds it): ' [68719476736 bytes = 64.0 GiB]', or ''."""
+    sizes = ["%s bytes = %s" % (m.group(1), _format_size(int(m.group(1))))
+             for m in _BYTES_RE.finditer(str(text or ""))]
+    return " [%s]" % "; ".join(sizes) if sizes else ""
+
+
+def _quoted(text, limit):
+    """A log line quoted in a message: only control characters (ESC, CR) become spaces; runs
+    of spaces stay, so the quote is the line as written."""
+    return _fit(_CONTROL_RE.sub(" ", _utf8_text(str(text or ""))).rstrip(), limit)
+
+
 #: The first screen of a run as one value: the e-mail's text and HTML parts and every chat
 #: payload render it, so they cannot disagree. fields: (label, value) rows in the order they
 #: matter; evidence: the decisive line alone (chat quotes it as code); text: the rows as lines.
@@ -5783,8 +5862,8 @@ def brief_for(result):
     c = _classification(result)
     status = _clean(result.status or "UNKNOWN", 20).upper()
     rows = _array_rows(result) if result.array else _first_rows(result, c)
-    rows = [(label, _clean(value, 2000)) for label, value in rows]
-    evidence = "" if result.array else _clean(readable_bytes(c.evidence), 2000)
+    rows = [(label, _quoted(value, 2000) if label == "Line" else _clean(value, 2000)) for label, value in rows]
+    evidence = "" if result.array else _quoted(c.evidence, 2000)
     return Brief(render_subject(result), status, c.cls, _SEVERITY_OF.get(status, "ok"), rows,
                  evidence, "\n".join("%s: %s" % kv for kv in rows))
 
@@ -5803,7 +5882,7 @@ def _array_rows(result):
 
 def _first_rows(result, c):
     m = result.metrics or {}
-    c = c._replace(detail=readable_bytes(c.detail), evidence=readable_bytes(c.evidence))
+    c = c._replace(detail=readable_bytes(c.detail))
     ok = result.status in ("SUCCESS", "TEST")
     verdict = result.status + (": %s" % c.cls if c.cls else "")
     if ok and result.status == "SUCCESS" and _duration_s(result) is not None:
@@ -5819,7 +5898,7 @@ def _first_rows(result, c):
         rows.append(("Where", frame))
     if c.evidence:
         place = evidence_place(result, c.line)
-        rows.append(("Line", (place + ": " if place else "") + str(c.evidence)))
+        rows.append(("Line", (place + ": " if place else "") + str(c.evidence) + sizes_beside(c.evidence)))
     progress = progress_text(m) or last_progress(result.tail or ())  # metrics, else the log's line
     if progress:
         rows.append(("Result" if ok else "Progress", progress))
@@ -7505,16 +7584,23 @@ def own_ctrl_c(status, signals, interactive):
                 and all(s == ("SIGINT", "kernel") for s in stops))
 
 
-def warning_signal_note(signals, checkpoint):
+def warning_signal_note(signals, checkpoint, withheld=()):
     """What the job did after a forwarded warning signal (--signal=B:USR1@120), from the
-    newest checkpoint's time: a line for the final message, or None."""
-    warned = [(name, at) for name, at, _ in signals or () if name in ("SIGUSR1", "SIGUSR2")]
+    newest checkpoint's time: a line for the final message, or None. withheld: the warning
+    signals no process of the command catches, so not passed on (SignalRelay._pass_warning)."""
+    warned = [(name, at) for name, at, _ in signals or () if name in WARNING_SIGNALS]
     if not warned:
         return None
     name, at = warned[0]
-    note = "%s at %s was passed on to the job" % (name, time.strftime("%H:%M:%S", time.localtime(at)))
-    answer = (checkpoint or {}).get("answer")  # the first written after it, not a later save
-    if answer and answer.get("mtime", 0) >= at:
+    when = time.strftime("%H:%M:%S", time.localtime(at))
+    if name in (withheld or ()):
+        return ("%s at %s was not passed on: no process of the command catches it, and it would "
+                "have died of it (a handler that checkpoints gets it)" % (name, when))
+    note = "%s at %s was passed on to the job" % (name, when)
+    # choose_checkpoint's answer: the first written after it (within the file clock's tick:
+    # a save made at once may carry a time just before the signal's), not a later save
+    answer = (checkpoint or {}).get("answer")
+    if answer and answer.get("mtime"):
         return note + "; it then wrote %s at %s" % (
             answer["path"], time.strftime("%H:%M:%S", time.localtime(answer["mtime"])))
     return note + "; no checkpoint was written after it"
@@ -8566,9 +8652,13 @@ class ChildOutput(object):
     def __init__(self):
         self.pieces, self.size, self.lines, self.bytes = collections.deque(), 0, 0, 0
         self.last_at, self.frozen = time.time(), False
+        self.longest_gap, self.reads = 0.0, 0  # the longest silence between two reads (not the start's)
 
     def add(self, data):
-        self.last_at = time.time()
+        now = time.time()
+        if self.bytes:
+            self.longest_gap = max(self.longest_gap, now - self.last_at)
+        self.last_at, self.reads = now, self.reads + 1
         self.bytes += len(data)
         if self.frozen:  # the tail and line count stay those at the child's exit
             return
@@ -8582,6 +8672,13 @@ class ChildOutput(object):
             joined = b"".join(self.pieces)[-TAIL_BYTES:]
             self.pieces, self.size = collections.deque([joined]), len(joined)
         self.lines += data.count(b"\n")
+
+    def last_line(self):
+        """The last line read, and its number among the output's lines."""
+        text = b"".join(self.pieces)
+        complete = text.endswith(b"\n")
+        line = text.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        return line.decode("utf-8", "replace"), self.lines + (0 if complete else 1)
 
     def bounded(self):
         """The last TAIL_BYTES, from a line start when there is one (the classifier's cost
@@ -8645,6 +8742,8 @@ class SignalRelay(object):
         self.signals = []  # (name, epoch, sender), as ChildExit.signals
         self.signal_set, self.sigchld = _signal_set(), True
         self.term_at = self.kill_at = None
+        self.warnings = {"passed": [], "withheld": []}  # warning signal names, see _pass_warning
+        self.offered_at = 0.0  # when the withheld warnings were last offered again
 
     def take(self, wait_s):
         while True:
@@ -8675,7 +8774,12 @@ class SignalRelay(object):
         now, sender = time.time(), _signal_sender(info)
         self.signals.append((name, now, sender))
         if self.pid and not _child_already_signalled(info, sender, self.pid):
-            _send(self.pid, info.si_signo)
+            # SGE means its s_rt USR1 for every process of the job (it signals a user's itself):
+            # for a root job's child, gpualert completes that delivery as SGE would
+            if name in WARNING_SIGNALS and name not in self.stops and sender != "sge_shepherd":
+                self._pass_warning(name, info.si_signo)
+            else:
+                _send(self.pid, info.si_signo)
         if name in self.stops and self.term_at is None:
             self.term_at = now
             kill_wait = self.kill_wait()
@@ -8683,6 +8787,26 @@ class SignalRelay(object):
                 self.kill_at = now + min(self.grace, kill_wait / 2.0)
         if self.on_signal:
             self.on_signal(name, info)
+
+    def _pass_warning(self, name, signum):
+        """A warning (Slurm's --signal=B:USR1@120) goes only to the command's processes that
+        catch it (or block it to wait for it): its default action ends a process, and a
+        script with no handler would die of the warning, up to N s before the limit."""
+        takers = [pid for pid in [self.pid] + _descendants(self.pid) if _takes_signal(pid, signum)]
+        for pid in takers:
+            _send(pid, signum)
+        self.warnings["passed" if takers else "withheld"].append(name)
+
+    def offer_withheld(self, now):
+        """A warning withheld goes, once a second, to a process that has since set a handler
+        (Slurm may warn within seconds of the start, before the script's imports are done)."""
+        withheld = self.warnings["withheld"]
+        if not withheld or now - self.offered_at < 1.0 or not self.pid:
+            return
+        self.offered_at = now
+        for name in list(withheld):
+            withheld.remove(name)
+            self._pass_warning(name, getattr(signal, name))
 
     def stop_child(self, now):
         _send_tree(self.pid, signal.SIGTERM)
@@ -8714,12 +8838,14 @@ class ChildPump(object):
         self.stall_s, self.stall_sent, self.reaped_at = 0.0, False, 0.0
         self.exited_at, self.bytes_at_exit = None, 0
         self.drained = None  # Background of the drain, while leftover processes hold the pipes
+        self.hang, self.stop_seen = None, False
 
     def run(self, timeout=None):
         """Pump until the child has exited and its own output is in the log."""
         deadline = time.time() + timeout if timeout else None
         while self.exit_code is None:
             self._wait_for_events()
+            self._check_hang()
             now = time.time()
             if self.relay.sigchld or now - self.reaped_at > 1.0:
                 self.relay.sigchld, self.reaped_at = False, now
@@ -8729,7 +8855,9 @@ class ChildPump(object):
             if deadline and now >= deadline and not self.timed_out:
                 self.timed_out = True
                 self.relay.stop_child(now)
+                self._check_hang()  # before the child's answer to the SIGTERM is read
             self.relay.check_kill(now)
+            self.relay.offer_withheld(now)
             self._check_stall(now)
         unlike_us = self._killed_unlike_us()
         if unlike_us:
@@ -8738,6 +8866,19 @@ class ChildPump(object):
         self._take_terminal()
         self.pipes.resume_all()
         self._settle()
+
+    def _check_hang(self):
+        """At the first stop (--timeout, a stop signal): was the command hanging? It was when
+        its silence since its last output is longer than twice any gap between its outputs
+        before (a rhythm needs a few outputs), or than --stall: more time would not help."""
+        if self.stop_seen or not self.relay.term_at:
+            return
+        self.stop_seen, out = True, self.output
+        silent, stall = self.relay.term_at - out.last_at, self.cfg.get("stall")
+        if out.bytes and silent > 0 and (out.reads >= HANG_MIN_READS and silent > 2 * out.longest_gap
+                                         or stall and silent >= stall):
+            line, number = out.last_line()
+            self.hang = {"silent_s": round(silent, 1), "last_line": line, "line": number}
 
     def _killed_unlike_us(self):
         """The stop signal that ended the child and has not reached us (yet), or None. Not a
@@ -8918,6 +9059,17 @@ def _send_tree(pid, signum):
     a job: a shell script's own children would otherwise outlive --timeout, holding GPUs."""
     for target in [pid] + _descendants(pid):
         _send(target, signum)
+
+
+def _takes_signal(pid, signum):
+    """Does this process catch the signal, or block it (to wait for it, as gpualert does)?
+    From /proc/PID/status's SigCgt and SigBlk masks (bit N-1 for signal N)."""
+    try:
+        with open("/proc/%d/status" % pid) as handle:
+            masks = dict(line.split(":", 1) for line in handle if line.startswith(("SigCgt", "SigBlk")))
+        return any(int(masks[key], 16) >> (signum - 1) & 1 for key in ("SigCgt", "SigBlk"))
+    except (OSError, ValueError, KeyError):
+        return False
 
 
 def _descendants(pid):
@@ -13503,8 +13655,9 @@ class Run(object):
             rusage["fork_rss_kib"] = fork_kib
         if os.path.basename(self.argv[0]) in REMOTE_LAUNCHERS:
             rusage["launcher"] = os.path.basename(self.argv[0])
+        hang = self.pump.hang and dict(self.pump.hang, line=self.header_lines + self.pump.hang["line"])
         return ChildExit(self.pump.exit_code, rusage, None, self.pump.timed_out,
-                         self.pump.signals, self.pump.stall_s)
+                         self.pump.signals, self.pump.stall_s, hang, self.pump.relay.warnings)
 
     def _drain_s(self):
         return DRAIN_S if self.cfg.get("drain") is None else float(self.cfg["drain"])
@@ -13685,7 +13838,8 @@ class Run(object):
         """The early notices this run sent, and what the job did after a warning signal."""
         notes = ["earlier notice: %s at %s (%s)" % (status, time.strftime("%H:%M:%S", time.localtime(at)),
                                                     detail) for status, at, detail in self.early_sent]
-        notes.append(warning_signal_note(child.signals, (result.metrics or {}).get("checkpoint")))
+        notes.append(warning_signal_note(child.signals, (result.metrics or {}).get("checkpoint"),
+                                         (child.warnings or {}).get("withheld")))
         return [n for n in notes if n]
 
     def gather(self, child, end):

@@ -364,7 +364,7 @@ def test_time_row_uses_the_limit_read_at_the_start(tmp_path):
                                                      "end_time": start + 3550})
     assert N._time_limit_text(timed) == "58m of 1h00m allowed (50s left)"  # to the job's end
     no_end = timed._replace(scheduler={"kind": "slurm", "job_id": "5", "limit_s": 3600.0})
-    assert N._time_limit_text(no_end) == "58m of 1h00m allowed (1m left)"
+    assert N._time_limit_text(no_end) == "58m of 1h00m allowed (1m40s left)"
     assert N._time_limit_text(r._replace(scheduler={"kind": "slurm", "job_id": "5"})) is None
 
 
@@ -379,7 +379,7 @@ def test_time_row_left_out_when_the_limit_known_is_garbage_or_stale(tmp_path):
                        scheduler={"kind": "slurm", "job_id": "5", "limit_s": 60.0, "end_time": start + 60})
     assert N._time_limit_text(stale) is None
     at_limit = stale._replace(status="TIMEOUT")
-    assert N._time_limit_text(at_limit) == "1m of 1m allowed (0s left)"
+    assert N._time_limit_text(at_limit) == "1m15s of 1m allowed (0s left)"
 
 
 def test_a_small_budget_gives_up_the_html_part_before_the_attachments(tmp_path, cfg):

@@ -767,7 +767,7 @@ class TestTimeLimitWarning(object):
         assert row(screen, "Progress").startswith("step 4000/5000 (80%)"), screen
         finish = row(screen, "Finish")
         assert finish.startswith("it will NOT finish before the limit: 1000 steps to go at 9.8 it/s "
-                                 "need about 1m"), finish
+                                 "need about 1m42s"), finish
         assert re.search(r"; the newest checkpoint was written \d+s ago$", finish), finish
 
 
