@@ -8045,13 +8045,15 @@ class EvidenceFollower(object):
                 if self._rewritten(size):  # what grep saw is gone: scan it whole at the end
                     self.truncated = True
                     return
+                # read before the send: a log rewritten while it is sent then differs next time
+                seen = os.pread(self._src, min(size, 64), max(0, size - 64))
                 while self.fed < size:
                     sent = self._send(size - self.fed)
                     if not sent:  # shorter than its size a moment ago: truncated under us
                         self.truncated = True
                         return
                     self.fed += sent
-                self._seen = os.pread(self._src, min(self.fed, 64), max(0, self.fed - 64))
+                self._seen = seen
                 if final:
                     if self.second is not None:
                         os.write(self._sink, self._mark.encode() + b"\n")

@@ -606,6 +606,27 @@ def test_a_log_truncated_and_refilled_past_the_old_size_is_scanned_whole_again(t
     assert follower.result(10) == [(1, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp")]
 
 
+def test_a_log_rewritten_while_it_is_sent_is_scanned_whole_again(tmp_path, monkeypatch):
+    # The last bytes grep was given were read after the send: a log truncated and refilled
+    # during the send looked unchanged, and the old log's lines stood (seen once under load).
+    log = tmp_path / "output.log"
+    log.write_bytes(b"INFO start\n" + b"torch.OutOfMemoryError: CUDA out of memory\n")
+    send = G.EvidenceFollower._send
+
+    def rewritten_during_the_send(self, count):
+        sent = send(self, count)
+        if not getattr(self, "rewrote", False):
+            self.rewrote = True
+            with open(str(log), "r+b") as handle:
+                handle.truncate(0)
+                handle.write(b"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp\n" + b"INFO more output\n" * 20)
+        return sent
+
+    monkeypatch.setattr(G.EvidenceFollower, "_send", rewritten_during_the_send)
+    follower = _followed(log)
+    assert follower.result(10) == [(1, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp")]
+
+
 # ---- the log exists, with a header, before the child ----
 
 def test_header_is_on_disk_before_the_child_starts(tmp_path):
