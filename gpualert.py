@@ -739,14 +739,14 @@ def redact_argv(argv):
     out, hide_next, prev = [], False, ""
     for arg in argv:
         arg, prev = str(arg), os.path.basename(prev)
-        if hide_next and not arg.startswith("-"):
+        if hide_next and not re.match(r"^(?:--[A-Za-z]|-[A-Za-z]$)", arg):  # -SECRET too
             out.append("***")
             hide_next, prev = False, arg
             continue
         hide_next = False
-        m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^([A-Za-z_][\w.-]*)(=)(.*)$", arg)
-        if m and _secret_option(m.group(1), prev) and m.group(3):
-            arg = m.group(1) + "=***"
+        m = re.match(r"^(-{1,2}[\w.-]+)(=)(.*)$", arg) or re.match(r"^(\+{0,2}[A-Za-z_][\w.-]*)(=)(.*)$", arg)
+        if m and _secret_option(m.group(1), prev):  # --token=X, +db.password=X; --token= X
+            arg, hide_next = (m.group(1) + "=***", False) if m.group(3) else (arg, True)
         elif m and m.group(1) in USER_OPTIONS and ":" in m.group(3):  # --user=admin:PASS
             arg = "%s=%s:***" % (m.group(1), m.group(3).split(":", 1)[0])
         elif prev in USER_OPTIONS and ":" in arg and not arg.startswith("-"):  # curl -u admin:PASS
@@ -758,7 +758,18 @@ def redact_argv(argv):
         elif re.search(r"\s", arg):
             arg = _redact_words(arg)
         prev = arg
-        out.append(mask_secrets(arg))
+        out.append(arg)
+    return _mask_args(out)
+
+
+def _mask_args(args):
+    """args with what SECRET_SHAPES masks as ***, read as one text, a line each: a shape
+    split over two arguments (wandb login KEY) is masked too. No shape masks a newline."""
+    held = mask_secrets("\n".join(args), hold="\0")
+    out, at = [], 0
+    for arg in args:
+        out.append(re.sub("\0+", MASK, held[at:at + len(arg)]))
+        at += len(arg) + 1
     return out
 
 
@@ -771,12 +782,22 @@ def _secret_option(name, prev=""):
 
 
 def _redact_words(text):
-    """A shell string (sh -c '...'): its words as redact_argv shows them, spaces kept."""
-    parts = re.split(r"(\s+)", text)
-    quoted = [re.match(r"^(['\"]*)(.*?)(['\";&|)]*)$", word, re.S).groups() for word in parts[0::2]]
+    """A shell string (sh -c '...'): its words as redact_argv shows them, spaces kept. A
+    word in quotes is one word (--password "S with space"), its quotes kept around it. The
+    string is masked as one line first: a shape spans words (Authorization: Bearer X)."""
+    parts = re.split(r"""((?<!\S)(?:'[^']*'|"[^"]*")[;&|)]*(?!\S)|\S+)""", mask_secrets(text))
+    quoted = [_peel(word) for word in parts[1::2]]
     shown = redact_argv([word for _, word, _ in quoted])
-    parts[0::2] = [left + word + right for (left, _, right), word in zip(quoted, shown)]
+    parts[1::2] = [left + word + right for (left, _, right), word in zip(quoted, shown)]
     return "".join(parts)
+
+
+def _peel(word):
+    """(quotes before, the word, quotes and ; & | ) after): string methods, linear in time."""
+    core = word.lstrip("'\"")
+    left = word[:len(word) - len(core)]
+    right = core[len(core.rstrip("'\";&|)")):]
+    return left, core[:len(core) - len(right)], right
 
 
 def quote_argv(argv):
@@ -819,26 +840,39 @@ def json_ready(payload):
 #: The one table of secret shapes, for all text that leaves the machine: the argv shown
 #: (redact_argv), channel URLs (parse_channel: what it masks is what a channel keeps secret)
 #: and the job's own lines (the tail, the decisive line). In each, group 1 is kept and the
-#: rest of the match becomes ***. Bounded repeats keep it linear on a long line; the shapes
-#: are long enough that ordinary words never match. The log on disk is never altered.
+#: rest of the match becomes ***. Every repeat that can backtrack is bounded, so a long line
+#: costs linear time; the shapes are long enough that ordinary words never match. The log on
+#: disk is never altered.
 _SEGMENT_CHAR = r"[^/\s'\"<>?#]"  # one character of a URL path segment
+_AUTH_SCHEME = r"(?:bearer|basic|token|digest|negotiate|ntlm|hmac|apikey)"
+#: A value that is no secret: a number (a metric: token=0.95, num_token: 512), an empty word
+#: (none, null, false), a placeholder (<pad>, [PAD], ${VAR}, {...}), *** already, or a call
+#: in a traceback's source line (authkey=process.current_process().authkey).
+_NOT_A_SECRET = (r"(?!(?:[-+]?\.?\d[\d_.,]{0,64}(?:e[-+]?\d{1,4})?|none|null|nil|true|false|yes|no"
+                 r"|on|off|unset|\*+|\?+)(?:['\"\s,;&|)}\]]|$)|[<\[{($%]|[A-Za-z_][\w.]{0,64}[(\[])")
 SECRET_SHAPES = tuple(re.compile(shape) for shape in (
-    # user:PASSWORD@ in any URL: postgres://, https://, ntfy, json, matrix USER:TOKEN@
-    r"(\b[A-Za-z][\w+.-]{0,30}://[^/\s:@'\"<>]{0,256}:)[^/\s@'\"<>]{1,256}(?=@)",
-    # a token as the user alone: matrix(s)://TOKEN@, ntfy(s)://TOKEN@, pover://USERKEY@
+    # user:PASSWORD@ in any URL: postgres://, https://, ntfy, json, matrix USER:TOKEN@. As
+    # urllib reads it, the password runs to the last @ before the host (p@ss@host: p@ss)
+    r"(\b[A-Za-z][\w+.-]{0,30}://[^/\s:@'\"<>?#]{0,256}:)[^/\s'\"<>]{1,256}"
+    r"(?=@[^/\s@'\"<>?#]{0,256}(?![^/\s'\"<>?#]))",
+    # a token as the user alone: matrix(s)://TOKEN@, ntfy(s)://TOKEN@, pover://USERKEY@, and
+    # in any URL a user of 32 or more token characters (https://GITHUB_TOKEN@github.com)
     r"(?i)(\b(?:matrixs?|ntfys?|pover)://)[^/\s:@'\"<>]{1,256}(?=@)",
+    r"(\b[A-Za-z][\w+.-]{0,30}://)[\w-]{32,256}(?=@)",
     # query parameters named like secrets: ?token=, ?api_key=, Google Chat key= and token=,
     # Matrix access_token=, ntfy auth=, the sig= of Teams' Workflows (Logic Apps) URLs
     r"(?i)([?&;][\w.-]{0,40}(?:%s)[\w.-]{0,40}=)[^&#\s'\"<>]+" % SECRET_PARAM,
     # Slack: hooks.slack.com/services|workflows|triggers/...
     r"(?i)(\bhooks\.slack\.com/[\w-]{1,40}/)[^\s'\"<>?#]+",
-    # Discord: discord(app).com/api/webhooks/ID/TOKEN
-    r"(?i)(\b(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/)[^\s'\"<>?#]+",
+    # Discord: [ptb.]discord(app).com/api/webhooks/ID/TOKEN
+    r"(?i)(\bdiscord(?:app)?\.com/api/webhooks/)[^\s'\"<>?#]+",
     # Teams (Office 365 connector): .../webhookb2/GUID@TENANT/IncomingWebhook/SECRET/GUID
     r"(?i)(/(?:webhookb2|incomingwebhook)/)[^\s'\"<>?#]+",
-    # Telegram: api.telegram.org/bot<TOKEN>/method, and tgram://TOKEN/CHAT
+    # Telegram: api.telegram.org/bot<TOKEN>/method, tgram://TOKEN/CHAT, and a bare bot
+    # token ID:AA...
     r"(?i)(\bapi\.telegram\.org/(?:file/)?bot)%s+" % _SEGMENT_CHAR,
     r"(?i)(\btgram://)%s+" % _SEGMENT_CHAR,
+    r"\b(\d{5,12}:)AA[\w-]{30,40}(?![\w-])",
     # Mattermost, Rocket.Chat and other self-hosted chat: HOST/hooks/KEY[/TOKEN]
     r"(?i)(://[\w.:\[\]-]{1,256}/hooks/)[^\s'\"<>?#]+",
     # ntfy: the topic (whoever knows it reads it): ntfy(s)://HOST/TOPIC, https://ntfy.HOST/
@@ -850,28 +884,41 @@ SECRET_SHAPES = tuple(re.compile(shape) for shape in (
     # Pushover: pover://USERKEY@APPTOKEN
     r"(?i)(\bpover://[^/\s@'\"<>]{0,256}@)%s+" % _SEGMENT_CHAR,
     # tokens by their shape, the first 4 characters kept: Hugging Face, GitHub, GitHub
-    # fine-grained, Slack, OpenAI-style, AWS, GitLab, ntfy access tokens, JWTs
+    # fine-grained, Slack (and its xapp- app tokens), OpenAI-style (sk-proj-..., and not
+    # sk-learn-... names: a key has a run of 20 letters and digits, one of them a digit or
+    # a capital), AWS (not inside a path), GitLab, ntfy access tokens, JWTs
     r"\b(hf_[A-Za-z0-9])[A-Za-z0-9]{29,}",
     r"\b(gh[pousr]_)[A-Za-z0-9]{30,}",
     r"\b(gith)ub_pat_[A-Za-z0-9_]{30,}",
-    r"\b(xox[abposr])-[A-Za-z0-9-]{10,}",
-    r"\b(sk-[A-Za-z0-9_-])[A-Za-z0-9_-]{19,}",
-    r"\b(AKIA|ASIA)[0-9A-Z]{16}",
+    r"\b(xox[abposr]|xapp)-[A-Za-z0-9-]{10,}",
+    r"(?<![\w/.-])(sk-)(?:(?:proj|ant|svcacct|admin)-[\w-]{20,}"
+    r"|(?:\w{1,16}-){0,4}(?=\w{20})(?=[a-z_]{0,100}[A-Z0-9])[\w-]+)",
+    r"(?<![\w/-])(AKIA|ASIA)[0-9A-Z]{16}(?![\w-])",
     r"\b(glpa)t-[A-Za-z0-9_-]{20,}",
     r"\b(tk_[a-z0-9])[a-z0-9]{28}\b",
     r"\b(eyJ[A-Za-z0-9_-])[A-Za-z0-9_-]{9,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
-    # secrets by their label: an HTTP header (Authorization: Bearer X, X-Api-Key: X,
-    # X-Gotify-Key: X), a JSON field ("password": "X"), an env dump's NAME=X with a
-    # secret-like NAME in capitals (MYTOKEN=X, not MAX_TOKENS=5; lower case only the plain
-    # words: password=X, so num_tokens=1234 stays)
-    r"(?i)\b((?:proxy-)?authorization\s*:\s*(?:(?:bearer|token|basic|digest)\s+)?)[^\s'\"]+",
-    r"(?i)\b((?:x-)?(?:api|auth|access|private|gotify)[-_]?(?:key|token)\s*:\s*)[^\s'\"]+",
-    r"(?i)(\"(?:password|passwd|secret|token|api[-_]?key|access[-_]?token|"
-    r"client[-_]?secret)\"\s*:\s*\")[^\"]+",
-    r"\b([A-Z][A-Z0-9_]{0,64}(?:TOKEN(?!S)|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)"
-    r"[A-Z0-9_]{0,64}=)[^\s'\";&|)]+",
-    r"(?i)(?<![\w.-])((?:password|passwd|pwd|secret|token|api[-_]?key|access[-_]?token)"
-    r"\s*=\s*)[^\s'\";&|)]+",
+    # the key given to `wandb login KEY` (40 hex digits, local- on a private server)
+    r"(?i)(\blogin\s{1,8}(?:--?[\w-]{1,30}\s{1,8}){0,3})(?:local-)?[0-9a-f]{40}\b",
+    # a Cookie or Set-Cookie header: all of its value (session=X; other=Y)
+    r"(?i)(\b(?:set-)?cookie['\"]?\s{0,8}:\s{0,8}(['\"])?)(?(2)(?:(?!\2)[^\n]){1,1024}|[^'\"\n]{1,1024})",
+    # a field with a secret's name, in any dump: YAML `password: X`, NAME=X, Python's
+    # Namespace(hf_token='X') and {'api_key': 'X'}, JSON, HTTP headers (Authorization: Bearer
+    # X, X-Api-Key: X). The name, in any case and after any prefix (aws_, wandb_, db., PG),
+    # ends in the secret's word: password, secret, token (not max_tokens, nor a tokenizer's
+    # pad_token = tokenizer.eos_token and other special tokens), credentials, an
+    # api/access/private... key, _pwd (not PWD, a path), a word auth or Authorization (after
+    # a \n escape too). The value runs to its closing quote (\' in source code too), or to a
+    # space or , ; ) } ]. An auth's value that is one lower-case word is its state
+    # (Authorization: granted, auth=none).
+    r"(?i)((?:(?:(?<![a-z])|(?<=\\[nt]))(?:proxy-)?(authori[sz]ation|auth)"
+    r"|passw(?:or)?d|passphrase|secret|(?<!pad_|eos_|bos_|unk_|sep_|cls_)(?<!mask_)token"
+    r"|credentials?|(?<=\w[_.-])pwd"
+    r"|(?:api|access|private|secret|auth|client|app|wandb|gotify|signing|subscription|account"
+    r"|master|encryption|license)[-_.]?key)"
+    r"\\{0,2}['\"]?\]?\s{0,8}[:=]\s{0,8}\\{0,2}(['\"])?"  # the name's quotes, : or =, a quote
+    r"(?:%s\s{1,8}|(?!%s\s)(?(2)(?!(?-i:[a-z]{1,40})(?:['\"\s,;)}\]]|$)))))"
+    % (_AUTH_SCHEME, _AUTH_SCHEME) + _NOT_A_SECRET
+    + r"(?(3)(?:(?!\3)[^\n]){1,1024}|[^\s'\",;&|)}\]]{1,1024})",
 ))
 
 
@@ -6210,15 +6257,15 @@ def parse_channel(url):
     scheme = raw.split("://", 1)[0].lower()
     if scheme not in NATIVE_SCHEMES:
         return Channel("apprise", raw, _mask_unparsed(raw), when, (_after_scheme(raw),), {})
-    try:
-        service, parts = _CHANNEL_PARSERS[scheme](urlsplit(raw), raw)
-    except (ValueError, IndexError) as exc:
-        raise ConfigError("notify URL %s: %s" % (_mask_unparsed(raw), exc))
-    found = []  # what SECRET_SHAPES masks, also each path segment of it and its decoded form
+    found = []  # what SECRET_SHAPES masks, also each part of it and its decoded form
     masked = mask_secrets(raw, found)
-    found += [part for secret in found for part in secret.split("/")]
+    found += [part for secret in found for part in re.split(r"[/#?@:]", secret)]
     found += [_unquote(secret) for secret in found]
     secrets = tuple(sorted(set(found + [_quote(secret) for secret in found]) - {""}))
+    try:
+        service, parts = _CHANNEL_PARSERS[scheme](urlsplit(raw), raw)
+    except (ValueError, IndexError) as exc:  # urllib's words may quote a password: masked
+        raise ConfigError("notify URL %s: %s" % (_mask_unparsed(raw), mask_text(exc, secrets)))
     return Channel(service, raw, masked, when, secrets, parts)
 
 

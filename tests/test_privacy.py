@@ -7,6 +7,7 @@ import email
 import email.policy
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -375,3 +376,136 @@ def test_a_url_password_cut_by_a_line_s_limit_shows_none_of_itself(tmp_path):
     text = _texts(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(), attachments=False)
     for where, seen in (("run.json", record), ("message", text), ("gpualert's lines", _gpualert_lines(run.stderr).decode())):
         assert "PgPass" not in seen and "bob:**" in seen, (where, seen)
+
+
+# ---- secret-named fields, in whatever dump the job prints ----
+
+HEX40 = "0123456789abcdef0123456789abcdef01234567"
+# (a line the job prints, its secret): each of these left the machine as printed.
+SECRET_LINES = [
+    ("  password: YamlPw1", "YamlPw1"),  # a YAML / Hydra config dump
+    ("  aws_secret_access_key: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),  # ~/.aws/credentials
+    ("Namespace(lr=0.1, hf_token='NsTok1', wandb_key='NsKey2')", "NsTok1"),
+    ("Namespace(lr=0.1, hf_token='NsTok1', wandb_key='NsKey2')", "NsKey2"),
+    ("headers={'Authorization': 'Bearer DictBearer1'}", "DictBearer1"),
+    ('headers={"Authorization": "Bearer JsonBearer1"}', "JsonBearer1"),
+    ("authorization=Bearer EqBearer1", "EqBearer1"),
+    ("connecting to postgres://bob:p@ssAtPw1@db.example.org/x", "ssAtPw1"),  # urllib: the last @
+    ("wandb login " + HEX40, HEX40),
+    ("creds = {'client_secret': 'ClientSec1', 'user': 'bob'}", "ClientSec1"),
+    ('api_key = "SpacedKey1"', "SpacedKey1"),
+    ("wandb_api_key=WandbKey1", "WandbKey1"),
+    ("Password: Prompted1", "Prompted1"),
+    ("Cookie: session=CookieSess1; theme=dark", "CookieSess1"),
+    ("Set-Cookie: sessionid=SetCookie1; Path=/", "SetCookie1"),
+    ("git clone https://" + HEX40 + "@github.com/org/repo.git", HEX40),  # a classic token as the user
+    ("SLACK_APP=xapp-1-A0123456789-1234567890123-abcdefAppTok1", "AppTok1"),
+    ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw ready", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"),
+    ("os.environ['HF_TOKEN'] = 'EnvSub1'", "EnvSub1"),
+    ("X-Auth: XAuth1", "XAuth1"),
+    ("db: {user: bob, password: FlowPw1}", "FlowPw1"),
+    ("  DB_PWD=DbPwd1", "DbPwd1"),
+    ("PGPASSWORD=PgPw1 psql -h db", "PgPw1"),
+    ("sk-proj-abcdefghijklmnopqrstuvwxyz0123 in use", "abcdefghijklmnopqrstuvwxyz0123"),
+]
+# Lines that hold no secret and must stay as printed: metrics, sizes, paths, names, states.
+PLAIN_LINES = [
+    "step 1200 | loss=2.31 | token=0.95 | lr=3e-4",
+    "max_tokens=100 num_tokens: 512 tokens_per_sec=12345.6 max_new_token: 64",
+    "TOKEN_BUDGET=4096 MAX_TOKENS=2048 HF_TOKENIZERS_PARALLELISM=false",
+    "PWD=/home/alice/run7",
+    "OLDPWD=/home/alice",
+    "TIKTOKEN_CACHE_DIR=/scratch/alice/tiktoken",
+    "SLURM_JOB_ACCOUNT=proj SLURM_CREDENTIALS_DIR=/var/spool/slurm",
+    "wandb: View run at https://wandb.ai/alice/proj/runs/sk-learn-baseline-2024-experiment1",
+    "wandb: Syncing run sk-learn-baseline-abcdefghijklmnopqrstuvwxyz",
+    "loading s3://bucket/path/AKIAIOSFODNN7EXAMPLE-shard-0001.tar",
+    "Authorization: granted for user alice",
+    "INFO:root:Auth: success via kerberos",
+    "api_key_id=12 auth=none",
+    "INFO: tokenizer pad_token=<pad> eos_token: [SEP] unk_token='<unk>'",
+    "eval: token_f1=0.88 secret_acc=0.5 --secret-sauce-dim=512",
+    "Token indices sequence length is longer than the specified maximum",
+    "key=val_loss mode=min",
+    "hf_token: null",
+    "password=${DB_PASSWORD}",
+    "ValueError: Please select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)`",
+    "    c = Client(address, authkey=process.current_process().authkey)",
+]
+
+
+@pytest.mark.parametrize("line,secret", SECRET_LINES)
+def test_a_secret_named_field_or_token_in_the_job_s_line_is_masked_its_name_kept(line, secret):
+    # Each went out as printed: the header shape wanted ':' right after the name (a quote broke
+    # it), JSON fields took double quotes only, NAME= was capitals only (aws_..., wandb_...
+    # passed), and a URL's password stopped at its first @.
+    g = load_gpualert()
+    shown = g.mask_secrets(line)
+    assert secret not in shown and "***" in shown, shown
+    assert g.tail_lines(line + "\n") == [shown]
+    name = re.match(r"\W*([A-Za-z_]+)", line).group(1)
+    assert name in shown  # what the field is stays readable
+
+
+def test_lines_without_a_secret_are_left_as_printed():
+    g = load_gpualert()
+    assert [g.mask_secrets(line) for line in PLAIN_LINES] == PLAIN_LINES
+
+
+def test_secret_named_fields_the_job_prints_leave_masked_and_stay_in_the_log(tmp_path):
+    lines = [line for line, _ in SECRET_LINES[:10]]
+    code = "print(%r); raise SystemExit('ERROR: ' + %r)" % ("\n".join(lines), lines[0])
+    run = run_gpualert(tmp_path, addressed(tmp_path) + ["--dry-run", "--"] + child(code))
+    assert run.returncode == 1, run.stderr
+    log = open(glob.glob(str(tmp_path / "logs" / "*" / "output.log"))[0]).read()
+    text = _texts(open(glob.glob(str(tmp_path / "logs" / "*" / "*.eml"))[0], "rb").read(), attachments=False)
+    record = open(glob.glob(str(tmp_path / "logs" / "*" / "run.json"))[0]).read()
+    for line, secret in SECRET_LINES[:10]:
+        assert line in log  # the job's own bytes
+        for where, seen in (("message", text), ("run.json", record),
+                            ("gpualert's lines", _gpualert_lines(run.stderr).decode())):
+            assert secret not in seen, (where, secret)
+    assert "password: ***" in text and "hf_token='***'" in text and "bob:***@db.example.org" in text
+
+
+@pytest.mark.parametrize("argv,shown", [
+    (["python", "train.py", "+db.password=HydraPw1"], ["python", "train.py", "+db.password=***"]),
+    (["python", "train.py", "++wandb.api_key=HydraKey1"], ["python", "train.py", "++wandb.api_key=***"]),
+    (["wandb", "login", HEX40], ["wandb", "login", "***"]),
+    (["python", "train.py", "--token=", "SpacedTok1"], ["python", "train.py", "--token=", "***"]),
+    (["python", "train.py", "--hub_token", "-DashTok1", "--fp16"], ["python", "train.py", "--hub_token", "***", "--fp16"]),
+    (["sh", "-c", 'python t.py --password "Quoted Pw1" --lr 1'], ["sh", "-c", 'python t.py --password "***" --lr 1']),
+    (["python", "t.py", "--json", "{'password':'DictPw1'}"], ["python", "t.py", "--json", "{'password':'***'}"]),
+    (["python", "t.py", "--db-url", "postgres://bob:p@ssAtPw1@h/db"], ["python", "t.py", "--db-url", "postgres://bob:***@h/db"]),
+])
+def test_secrets_on_the_command_line_in_every_form_are_masked(argv, shown):
+    assert load_gpualert().redact_argv(argv) == shown
+
+
+def test_masking_a_long_adversarial_line_takes_linear_time():
+    # The Discord shape's unbounded [\w-]+ made mask_secrets("a-" * 60000) take 17 s, and
+    # redact_argv masks every argument before the job starts: a long argument held the start
+    # for minutes. Run in a child under one coarse limit, so a slow shared machine cannot
+    # fail it: each input is 250 KB, linear masking takes well under 1 s for all of them on
+    # one core; a quadratic shape takes minutes.
+    code = ("import sys; sys.path.insert(0, %r); import gpualert as g\n"
+            "for unit in ('a-', 'sk-', 'x@', 'password=', \"'\", ':', 'a://u:p@', 'token: \\'',\n"
+            "             'Cookie: \\'', 'login ', 'xoxb-', 'AKIA', '{\\'password\\': '):\n"
+            "    g.mask_secrets(unit * (250000 // len(unit)))\n"
+            "g.redact_argv(['sh', '-c', 'a ' + ';' * 250000 + 'x'])\n"
+            "g.redact_argv(['python', 'a-' * 125000])\n" % os.path.dirname(SCRIPT))
+    done = subprocess.run([PY, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_channel_password_with_at_or_hash_is_masked_whole_even_in_an_error():
+    # p@ss@host was shown as bob:***@ssSECRET@... and Channel.secrets held 'p' only; a # in
+    # the password made urllib's error quote the password itself.
+    g = load_gpualert()
+    channel = g.parse_channel("jsons://bob:p@ssAtSecret2@hook.example.org/hook")
+    assert channel.masked == "jsons://bob:***@hook.example.org/hook"
+    assert "p@ssAtSecret2" in channel.secrets
+    assert g.mask_text("answer: p@ssAtSecret2 refused", channel.secrets) == "answer: *** refused"
+    with pytest.raises(g.ConfigError) as raised:
+        g.parse_channel("jsons://bob:HashSecret3#x@hook.example.org/h")
+    assert "HashSecret3" not in str(raised.value) and "jsons://***" in str(raised.value)
