@@ -7013,6 +7013,11 @@ def pin_checkpoint(ckpt, run_dir):
     if os.path.isdir(path) or not _others_may_rename(path):
         return path, None
     pinned = os.path.join(run_dir, "resume", os.path.basename(path))
+    if _others_may_rename(os.path.dirname(pinned)):  # a --log-dir others may write to: the pin
+        # could be swapped too (our run directory renamed away, another put at its name)
+        return None, ("lies in a folder others may write to, and so does the log directory %s, "
+                      "where it would be pinned: keep checkpoints, or --log-dir, in a folder only "
+                      "you can write" % os.path.dirname(run_dir))
     try:
         os.makedirs(os.path.dirname(pinned), 0o700, exist_ok=True)
         os.link(path, pinned, follow_symlinks=False)
@@ -11568,8 +11573,8 @@ class Scheduler(object):
     def limit_reached(self, rec):
         return False  # what the scheduler's job record `rec` says of the time limit
 
-    def node_fault(self, node):
-        return None  # the scheduler's word that `node` is out of order, or None
+    def node_fault(self, node, since=None):
+        return None  # the scheduler's word that `node` went out of order since `since`, or None
 
     def unconfirmed(self, req, rec):
         """Why a walltime or hardware requeue is not made, or None. A line in the log is no
@@ -11582,7 +11587,7 @@ class Scheduler(object):
                     "time limit" % self.name)
         if req["cause"] != "hardware" or req.get("gpu_fault"):
             return None
-        req["gpu_fault"] = self.node_fault(req.get("node"))
+        req["gpu_fault"] = self.node_fault(req.get("node"), req.get("start"))
         return None if req["gpu_fault"] else (
             "not requeued: only the job's own output says so; neither nvidia-smi nor %s shows "
             "a fault" % self.name)
@@ -11738,13 +11743,18 @@ class Slurm(Scheduler):
         limit, ran = parse_slurm_duration(rec.get("TimeLimit")), parse_slurm_duration(rec.get("RunTime"))
         return slurm_record_reason(rec)[0] == "walltime" or bool(limit and ran is not None and ran >= limit)
 
-    def node_fault(self, node):
+    def node_fault(self, node, since=None):
         """'Slurm: node gpu17 State=IDLE+DRAIN Reason=...' for a node Slurm drains, marks
-        down or failing, else None."""
+        down or failing, else None. Not one drained before the run (`since`): admins drain
+        nodes for maintenance, and the run's own line is then still no proof. Slurm stamps
+        the reason: 'Reason=Xid 79 [root@2026-12-04T15:04:51]'."""
         recs = parse_scontrol(_ask(run_command, ["scontrol", "show", "node", "-o", node or ""],
                                    CMD_TIMEOUT_S, []), "NodeName") if node else []
         state = recs[0].get("State", "") if recs else ""
         if not re.search(r"DRAIN|DOWN|FAIL", state):
+            return None
+        stamp = re.search(r"@(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\]\s*$", recs[0].get("Reason", ""))
+        if since and stamp and time.mktime(time.strptime(stamp.group(1), "%Y-%m-%dT%H:%M:%S")) < since - 1:
             return None
         return "Slurm: node %s State=%s Reason=%s" % (node, state, recs[0].get("Reason", ""))
 
@@ -13477,7 +13487,7 @@ class RunAttempts(object):
     what to do when it ends (decide)."""
 
     def __init__(self, cfg, scheduler, run_dir, rank, start=None):
-        self.cfg, self.scheduler, self.rank, env = cfg, scheduler, rank, os.environ
+        self.cfg, self.scheduler, self.rank, self.start, env = cfg, scheduler, rank, start, os.environ
         # ":" since sbatch --export splits at commas; "," as written before, and as a user may
         self.chain = [j for j in re.split(r"[,:]", env.get(REQUEUED_FROM_ENV) or "") if j]
         label, adapter = scheduler.get("label"), scheduler_named(scheduler.get("kind"))
@@ -13527,7 +13537,7 @@ class RunAttempts(object):
         cls = None if result.status == "SUCCESS" else result.classification.cls
         earlier, resume = [attempt_summary(r) for r in self.records], self.resume
         req = {"attempt": self.number, "asked": list(self.cfg["requeue"]), "earlier": earlier,
-               "node": node, "chain": self.chain, "restarts": self.restarts,
+               "node": node, "chain": self.chain, "restarts": self.restarts, "start": self.start,
                "said": (said or (None,))[0], "gpu_fault": gpu_fault_evidence(result.gpu),
                "resume": resume["path"] if resume else None, "exclude": sorted(set(
                    n for a in earlier for n in a.get("exclude") or ()))}

@@ -1009,3 +1009,34 @@ def test_a_checkpoint_in_a_folder_others_may_write_is_given_pinned(tmp_path):
                         env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
     assert b"LOADED weights" in proc.stdout, (proc.stdout, proc.stderr)
     assert not glob.glob(str(tmp_path / "logs" / "*" / "resume" / "*")), "the pin outlived the job"
+
+
+def test_no_pin_where_the_log_directory_is_shared_too(tmp_path):
+    # checkpoints and --log-dir both in a group's folder: a member renames our run directory
+    # away and puts one of theirs, holding their file at the pin's name, in its place; the
+    # job opened their pickle, and the pin's removal followed their link into our files
+    shared = tmp_path / "group"
+    shared.mkdir()
+    shared.chmod(0o777)
+    ckpt = "import os\nos.makedirs('group/ck', exist_ok=True)\nopen('group/ck/step_3000.pt', 'w').write('w')"
+    args = ["--log-dir", str(shared / "logs"), "--outbox", str(tmp_path / "outbox"),
+            "--requeue", "preempted", "--"]
+    run_gpualert(tmp_path, args + _print_and_exit(PREEMPT_LINE, 1, ckpt), env=_job_env(tmp_path))
+    (shared / "ck").chmod(0o777)
+    proc = run_gpualert(tmp_path, args + _print_and_exit("done", 0, SHOW_ENV),
+                        env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
+    assert b"ENV 2 ''" in proc.stdout, (proc.stdout, proc.stderr)
+    assert b"and so does the log directory" in proc.stderr, proc.stderr
+
+
+def test_a_node_drained_before_the_run_confirms_no_fault(tmp_path):
+    # admins drain nodes for maintenance: with that, an Xid the job printed resubmitted it
+    env = _job_env(tmp_path, FAKE_NODE_STATE=DRAINED, FAKE_NODE_REASON="kernel update [root@2020-01-01T00:00:00]")
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"]
+                        + _print_and_exit(XID_LINE, 1), env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert not [c for c in _calls(tmp_path) if c.startswith("sbatch")], _calls(tmp_path)
+    now = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() + 5))
+    env = _job_env(tmp_path, FAKE_NODE_STATE=DRAINED, FAKE_NODE_REASON="Xid 79 [root@%s]" % now)
+    run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "hardware", "--"] + _print_and_exit(XID_LINE, 1), env=env)
+    assert [c for c in _calls(tmp_path) if c.startswith("sbatch")], _calls(tmp_path)
