@@ -8787,11 +8787,14 @@ class SignalRelay(object):
     """Signals to us, blocked and collected with sigtimedwait, so the sender is known: one a
     scheduler daemon sent reached the whole job already, so it is not sent to the child a
     second time; any other is forwarded once (the child is in a group of its own, so a
-    signal sent to our group did not reach it). After a stop signal or --timeout: when the
-    SIGKILL is due."""
+    signal sent to our group did not reach it). A SIGTERM from slurmstepd to the batch shell
+    waits for Slurm's word (runs_on, see pass_held). After a stop signal or --timeout: when
+    the SIGKILL is due."""
 
-    def __init__(self, pid, grace, kill_wait, stops, on_signal):
+    def __init__(self, pid, grace, kill_wait, stops, on_signal, runs_on=None):
         self.pid, self.grace, self.kill_wait, self.on_signal = pid, grace, kill_wait, on_signal
+        self.runs_on = runs_on or (lambda final: False)
+        self.held = None  # (signum, until): a SIGTERM the child gets if Slurm runs the job on
         self.stops = stops  # the signal names after which the scheduler's SIGKILL follows
         self.signals = []  # (name, epoch, sender), as ChildExit.signals
         self.signal_set, self.sigchld = _signal_set(), True
@@ -8827,7 +8830,10 @@ class SignalRelay(object):
         name = signal_name(info.si_signo)
         now, sender = time.time(), _signal_sender(info)
         self.signals.append((name, now, sender))
-        if self.pid and not _child_already_signalled(info, sender, self.pid):
+        already = not self.pid or _child_already_signalled(info, sender, self.pid)
+        if already is None:
+            self.held = self.held or (info.si_signo, now + CMD_TIMEOUT_S + 0.5)  # scontrol's answer
+        elif not already:
             # SGE means its s_rt USR1 for every process of the job (it signals a user's itself):
             # for a root job's child, gpualert completes that delivery as SGE would
             if name in WARNING_SIGNALS and name not in self.stops and sender != "sge_shepherd":
@@ -8837,6 +8843,8 @@ class SignalRelay(object):
         if name in self.stops and self.term_at is None:
             self.term_at = now
             kill_wait = self.kill_wait()
+            if sender == "slurmstepd" and already is False:
+                kill_wait = None  # scancel --batch -s INT: for the batch shell alone, no SIGKILL follows
             if kill_wait:  # the scheduler's SIGKILL follows: leave time to notify before it
                 self.kill_at = now + min(self.grace, kill_wait / 2.0)
         if self.on_signal:
@@ -8867,6 +8875,22 @@ class SignalRelay(object):
         self.term_at = self.term_at or now
         self.kill_at = now + self.grace
 
+    def pass_held(self, now):
+        """A SIGTERM slurmstepd sent us, the batch shell: at the job's end (a time limit, a
+        scancel, a preemption) it reached every process of the step, the child too; while
+        Slurm runs the job on, it was for the batch shell alone (--signal=B:TERM@N, scancel
+        --batch): the child gets it, and no SIGKILL follows. Without an answer in time: the
+        job's end, as before Slurm was asked."""
+        if not self.held:
+            return
+        runs_on = self.runs_on(now >= self.held[1])
+        if runs_on is None:
+            return
+        if runs_on and self.pid:
+            _send(self.pid, self.held[0])
+            self.kill_at = None
+        self.held = None
+
     def check_kill(self, now):
         if self.kill_at and now >= self.kill_at:
             _send_tree(self.pid, signal.SIGKILL)
@@ -8880,11 +8904,11 @@ class ChildPump(object):
     (drain()), not closed on them."""
 
     def __init__(self, pid, fds, log, cfg, *, kill_wait=lambda: None, on_stall=None,
-                 on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS):
+                 on_signal=None, tty=None, mirror_stops=False, stops=STOP_SIGNALS, runs_on=None):
         self.pid, self.log, self.cfg, self.on_stall = pid, log, cfg, on_stall
         self.pipes, self.output = ChildPipes(fds), ChildOutput()
         grace = GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
-        self.relay = SignalRelay(pid, grace, kill_wait, stops, on_signal)
+        self.relay = SignalRelay(pid, grace, kill_wait, stops, on_signal, runs_on)
         self.signals = self.relay.signals
         self.tty = tty  # our terminal, when the child's group is its foreground job
         self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
@@ -8910,6 +8934,7 @@ class ChildPump(object):
                 self.timed_out = True
                 self.relay.stop_child(now)
                 self._check_hang()  # before the child's answer to the SIGTERM is read
+            self.relay.pass_held(now)
             self.relay.check_kill(now)
             self.relay.offer_withheld(now)
             self._check_stall(now)
@@ -9159,7 +9184,10 @@ def _child_already_signalled(info, sender, pid):
     job) did not reach it, unless setpgid failed and it is still in ours. A scheduler's
     daemon signals every process of the job step. Slurm's `--signal=B:SIG` reaches only the
     batch shell, so a USR1/USR2 that a daemon sent to a batch-script wrapper (no
-    SLURM_STEP_ID) must still be passed on. SGE's shepherd sends s_rt's USR1 and
+    SLURM_STEP_ID) must still be passed on, and so must its INT, HUP or QUIT (scancel --batch,
+    even --full: seen on 22.05 to miss a child in a group of its own); the batch step's
+    daemon signals every process only to end the job, with a SIGTERM, so a SIGTERM is either
+    and only Slurm's record can say (None). SGE's shepherd sends s_rt's USR1 and
     -notify's USR2 to the job's process group and, for processes not owned by root, to every
     process that carries the job's additional group id: a root job's child, in a process
     group of its own, still needs them; an ordinary user's child already has them.
@@ -9170,9 +9198,14 @@ def _child_already_signalled(info, sender, pid):
         return False
     if sender == "sge_shepherd":
         return _same_group(pid) or _carries_sge_job_group(pid)
+    step = os.environ.get("SLURM_STEP_ID")
+    if step and step != "batch":
+        return True
     if info.si_signo in (signal.SIGUSR1, signal.SIGUSR2):
-        return bool(os.environ.get("SLURM_STEP_ID")) and os.environ.get("SLURM_STEP_ID") != "batch"
-    return True
+        return False
+    if sender != "slurmstepd":
+        return True
+    return None if info.si_signo == signal.SIGTERM else False
 
 
 def _same_group(pid):
@@ -12075,11 +12108,12 @@ def read_time_limit(sched, run=None, environ=None, pauses=()):
 
 
 def query_end_reason(sched, start, now, *, time_limit=None, run=None,
-                     budget_s=END_REASON_BUDGET_S, margin_s=None, clock=time.time):
+                     budget_s=END_REASON_BUDGET_S, margin_s=None, clock=time.time, said=None):
     """Ask the scheduler why this job is being ended. -> (reason, evidence), reason one of
     "walltime", "preempted", "cancelled" or None; evidence a short str (None if nothing known).
-    time_limit: read_time_limit()'s dict (or seconds); used when the scheduler says nothing."""
-    run = run or run_command
+    time_limit: read_time_limit()'s dict (or seconds); used when the scheduler says nothing.
+    said: a list that gets the scheduler's own answer, (reason, evidence), as it comes."""
+    run, said = run or run_command, [] if said is None else said
     notes = []
     try:
         deadline = clock() + budget_s
@@ -12088,6 +12122,8 @@ def query_end_reason(sched, start, now, *, time_limit=None, run=None,
                 notes.append("no time left to ask the scheduler")
                 break
             reason, evidence = ask(sched, run, notes)
+            if reason or evidence:
+                said.append((reason, evidence))
             if reason:
                 return reason, evidence
             if evidence:  # the scheduler answered but named no cause: the others would agree
@@ -13421,6 +13457,7 @@ class JobEnd(object):
         self.scheduler, self.start = scheduler, start
         self.time_limit = self.kill_wait = None  # Background reads of the two
         self.reason = None  # Background: (reason, evidence) of a SIGTERM or a notice
+        self.said = []  # the scheduler's own answer about the SIGTERM, when it has come
         self.term_at = None  # when a scheduler's SIGTERM came
 
     def read_limits(self):
@@ -13440,8 +13477,17 @@ class JobEnd(object):
         if self.scheduler and self.reason is None:
             now = time.time()
             self.reason = Background(lambda: query_end_reason(
-                self.scheduler, self.start, now, time_limit=self.known_limit()))
+                self.scheduler, self.start, now, time_limit=self.known_limit(), said=self.said))
             self.term_at = now
+
+    def runs_on(self, final):
+        """After slurmstepd's SIGTERM: does Slurm run the job on (JobState=RUNNING, seen for
+        --signal=B:TERM@N and scancel --batch on 22.05; a limit, a scancel or a preemption
+        shows COMPLETING)? None while its answer may still come; final: no more waiting."""
+        if self.said:
+            reason, evidence = self.said[0]
+            return reason is None and (evidence or "").startswith("scontrol: JobState=RUNNING ")
+        return None if self.reason and self.reason.running() and not final else False
 
     def on_notice(self, name):
         """SGE's SIGUSR1 (s_rt) or SIGUSR2 (-notify: a SIGKILL comes). -> the Background ask."""
@@ -13699,6 +13745,7 @@ class Run(object):
         self.pump = ChildPump(pid, dict((fd, copies[n]) for n, fd in enumerate(reads, 1)), self.log,
                               self.cfg, kill_wait=self.job_end.kill_wait_s, on_stall=self._on_stall,
                               on_signal=self._on_signal, stops=stop_signal_names(self.scheduler),
+                              runs_on=self.job_end.runs_on,
                               tty=tty if own_group and os.getpgrp() == os.getpid() else None,
                               mirror_stops=own_group and tty is not None and os.getsid(0) != os.getpid())
         exited = threading.Event()

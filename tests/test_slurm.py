@@ -237,6 +237,43 @@ def test_scancel_is_cancelled(workdir):
     assert cluster.query_end_reason(sched, 0, time.time())[0] == "cancelled"
 
 
+def test_scancel_batch_sigterm_reaches_the_child_of_an_execd_wrapper(workdir):
+    """`scancel --batch --signal=TERM` (and --signal=B:TERM@N) signals the batch shell alone:
+    here gpualert, which the script execs. Seen on 22.05: the sender is slurmstepd, as at a
+    time limit, but the job stays RUNNING. The child must get the SIGTERM to save its
+    checkpoint (it was withheld, then SIGKILLed), and gpualert exits with its status."""
+    folder = os.path.join(workdir, "batch-term")
+    os.makedirs(folder)
+    code = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda s, f: (print('got SIGTERM', flush=True), sys.exit(3)))\n"
+            "print('working', flush=True)\n"
+            "time.sleep(120)\n")
+    with open(os.path.join(folder, "child.py"), "w") as f:
+        f.write(code)
+    with open(os.path.join(folder, "job.sh"), "w") as f:
+        f.write("#!/bin/bash\nexec %s %s --dry-run --quiet --log-dir %s -- %s %s\n" % (
+            sys.executable, SCRIPT, os.path.join(folder, "logs"), sys.executable,
+            os.path.join(folder, "child.py")))
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(folder, "state"),
+               XDG_CONFIG_HOME=os.path.join(folder, "config"), GPUALERT_SENDMAIL="none")
+    out = os.path.join(folder, "job.out")
+    job = sbatch("-J", "batch-term", "-o", out, os.path.join(folder, "job.sh"), env=env)
+    try:
+        wait_for(lambda: os.path.exists(out) and "working" in open(out).read(), 60,
+                 what="job %s's child to start" % job)
+        assert _slurm("scancel", "--batch", "--signal=TERM", job).returncode == 0
+        final = wait_for(lambda: job_ended(job), 60, what="job %s to end" % job)
+    finally:
+        _slurm("scancel", job)
+    with open(out) as f:
+        text = f.read()
+    assert "got SIGTERM" in text, text
+    assert final["ExitCode"] == "3:0", (final, text)
+    logs = glob.glob(os.path.join(folder, "logs", "*", "output*.log"))
+    with open(logs[0]) as f:
+        assert "signals received: SIGTERM (from slurmstepd)" in f.read()
+
+
 def test_preemption_is_preempted(workdir):
     if "low" not in _slurm("sinfo", "-h", "-o", "%R").stdout.split():
         pytest.fail("no `low` partition: this Slurm was not set up by .ci/slurm-setup.sh")

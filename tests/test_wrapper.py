@@ -313,6 +313,53 @@ def test_a_batch_script_trap_kill_0_reaches_the_child_once(tmp_path):
     assert b"COUNT=1" in out, (out, err)
 
 
+SLURM_RUNS_ON = "JobId=777 JobName=train JobState=RUNNING Reason=None TimeLimit=01:00:00 PreemptTime=None"
+SLURM_TIME_LIMIT = ("JobId=777 JobName=train JobState=COMPLETING Reason=TimeLimit TimeLimit=01:00:00 "
+                    "PreemptTime=None")
+TERM_SAVER = ("import os, signal, sys, time\n"
+              "seen = []\n"
+              "signal.signal(getattr(signal, os.environ['SIG']), lambda s, f: seen.append(s))\n"
+              "print('ready %d' % os.getpid(), flush=True)\n"
+              "deadline = time.time() + 20\n"
+              "while time.time() < deadline and not seen:\n"
+              "    time.sleep(0.05)\n"
+              "time.sleep(float(os.environ['SAVE_S']))  # saving a checkpoint\n"
+              "print('COUNT=%d' % len(seen), flush=True)\n"
+              "sys.exit(5)\n")
+
+
+@pytest.mark.parametrize("sig,record,to_child,grace,save_s", [
+    ("TERM", SLURM_RUNS_ON, False, "2", "3"), ("INT", SLURM_RUNS_ON, False, "2", "3"),
+    ("TERM", SLURM_TIME_LIMIT, True, "15", "1")],
+    ids=["batch-shell-alone", "batch-shell-alone-int", "time-limit"])
+def test_slurmstepds_sigterm_reaches_the_child_once_as_slurms_record_says(
+        tmp_path, sig, record, to_child, grace, save_s):
+    """--signal=B:TERM@N and scancel --batch -s TERM (or INT): slurmstepd signals the batch
+    shell alone (gpualert, when the script execs it) and Slurm runs the job on: the child
+    never got the signal and was SIGKILLed after --grace, no checkpoint saved. At the time
+    limit the SIGTERM reaches every process of the step: the child must not get it twice."""
+    fake = tmp_path / "slurm-bin"
+    fake.mkdir()
+    write_executable(fake / "scontrol", "#!/bin/sh\necho '%s'\n" % record)
+    # the sender's name is what gpualert reads in /proc: a script named slurmstepd
+    write_executable(fake / "slurmstepd", '#!/bin/sh\nfor pid; do kill -%s "$pid"; done\nsleep 20\n' % sig)
+    env = isolated_env(tmp_path, SLURM_JOB_ID="777", SLURM_JOB_NAME="train", SAVE_S=save_s, SIG="SIG" + sig)
+    env["PATH"] = str(fake) + os.pathsep + env["PATH"]
+    proc = subprocess.Popen([PY, SCRIPT] + base(tmp_path) + ["--grace", grace, "--"] + child(TERM_SAVER),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
+    child_pid = int(proc.stdout.readline().split()[1])
+    targets = [str(child_pid), str(proc.pid)] if to_child else [str(proc.pid)]
+    sender = subprocess.Popen([str(fake / "slurmstepd")] + targets)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        sender.kill()
+        sender.wait()
+    assert b"COUNT=1" in out, (out, err)
+    assert proc.returncode == 5, err
+    assert "SIG%s (from slurmstepd)" % sig in log_text(tmp_path).decode()
+
+
 TICKER = ("import signal, sys, time\n"
           "signal.signal(signal.SIGINT, lambda s, f: (print('GOT-INT', flush=True), sys.exit(7)))\n"
           "i = 0\n"
