@@ -40,8 +40,11 @@ def _runs(python):
 
 
 def check(python, tmp):
+    # GPUALERT_SENDMAIL=none: the crash run's message must not go through the host's own
+    # sendmail to whoever runs this (it mailed them one per Python); TMPDIR: nothing in /tmp
     env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, "state"),
-               XDG_CONFIG_HOME=os.path.join(tmp, "config"), PATH="/usr/bin:/bin")
+               XDG_CONFIG_HOME=os.path.join(tmp, "config"), PATH="/usr/bin:/bin",
+               GPUALERT_SENDMAIL="none", TMPDIR=tmp)
     env.pop("GPUALERT_CONFIG", None)
     crash = [python, SCRIPT, "--quiet", "--log-dir", os.path.join(tmp, "logs"), "--",
              python, "-c", "print('step 1'); d = {}; d['missing']"]

@@ -42,12 +42,14 @@ Sendmail stand-in:
                        .args_file (its argv), .pid_file (hang: pid of its sleeping child).
 
 A real Postfix (installed and started by .ci/postfix-setup.sh; skips with the reason otherwise):
-  postfix              .sendmail ("/usr/sbin/sendmail"), .mailbox ("/var/mail/<this user>"),
+  postfix              .user (the second user's name: the suite never mails whoever runs it),
+                       .sendmail ("/usr/sbin/sendmail"), .mailbox ("/var/mail/<.user>"),
                        .delivered(marker) -> [raw message bytes containing marker] and
                        .wait_for(marker, n=1, timeout=20) -> the same, polled;
                        .set_size_limit(n): `postconf -e message_size_limit=n` + `postfix reload`,
-                       restored at teardown (a lock file serializes this between test processes);
-                       root only: as an ordinary user the test skips (ROOT_PASS).
+                       restored at teardown (a lock on /etc/postfix serializes this between test
+                       processes); the messages a test looked for are taken out of the mailbox
+                       at teardown; root only: as an ordinary user the test skips (ROOT_PASS).
 
 A second Unix user (root only: `useradd`; skips with the reason otherwise):
   other_user           .name, .uid, .gid, .run(argv, **kw) -> CompletedProcess run as that user
@@ -71,13 +73,14 @@ import os
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 
 import pytest
 
-from wrapper_helpers import write_executable
+from wrapper_helpers import remove_tree, write_executable
 
 SMTP_USER = "alice"
 SMTP_PASSWORD = "s3cret-pw"
@@ -86,7 +89,7 @@ ROOT_PASS = "needs root: runs in .ci/run's root pass (pytest -m needs_root, as r
 
 
 #: fixtures that need root, wherever they are defined: their tests are root-pass tests
-ROOT_FIXTURES = ("other_user", "tiny_disk")
+ROOT_FIXTURES = ("other_user", "tiny_disk", "postfix")
 
 
 def pytest_configure(config):
@@ -100,6 +103,166 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.needs_root)
         if os.geteuid() != 0 and item.get_closest_marker("needs_root"):
             item.add_marker(pytest.mark.skip(reason=ROOT_PASS))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def leaves_nothing_behind(tmp_path_factory):
+    """The suite never mails whoever runs it and leaves nothing in the temp dir: fails the
+    session (an error at the last teardown) for a gpualert* entry of this user's that appeared
+    in /tmp or $TMPDIR (top level, or inside this user's gpualert-UID folders: a dry run's
+    .eml) and is still there, or a message in this user's mailbox that names this session's
+    pytest folder. Only what this user made during the session is counted; another user's
+    files, or this user's mail from elsewhere, never fail it. Entries cannot be told from
+    those of another pytest of this user running meanwhile: then they are said, not failed."""
+    before = _traces()
+    mail_before = _mailbox_messages()
+    others = _OtherSessions()
+    yield
+    others.stop()
+    base = str(tmp_path_factory.getbasetemp()).encode()
+    new_mail = [m.replace(b"=\n", b"") for m in _mailbox_messages() - mail_before]  # QP breaks
+    mailed = [_subject(m) for m in new_mail if base in m]
+    MAILED_MEANWHILE.extend(_subject(m) for m in new_mail if base not in m and b"X-Gpualert" in m)
+    left = sorted(set(_traces()) - before)
+    deadline = time.monotonic() + 10  # another run of the suite ending meanwhile: its own
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = sorted(set(_traces()) & set(left))
+    if left and others.seen:
+        LEFT_MEANWHILE.extend(left)
+        left = []
+    if left or mailed:
+        pytest.fail("the suite left this behind: %s; and mailed %s, whoever runs it, these: %s"
+                    % (left or "nothing", _me(), mailed or "none"), pytrace=False)
+
+
+class _OtherSessions(object):
+    """Watches, every 2 s, for another pytest process of this user (its own tests may leave
+    gpualert* entries in /tmp that this session cannot tell from its own)."""
+
+    def __init__(self):
+        self.seen = set()
+        self._done = threading.Event()
+        self._mine = set([os.getpid()])
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self):
+        while True:
+            self.seen.update(_pytests_of_mine() - self._mine)
+            if self._done.wait(2.0):
+                return
+
+    def stop(self):
+        self._done.set()
+        self.seen.update(_pytests_of_mine() - self._mine)
+
+
+def _pytests_of_mine():
+    uid, found = os.geteuid(), set()
+    for pid in os.listdir("/proc"):
+        try:
+            if not pid.isdigit() or os.stat("/proc/" + pid).st_uid != uid:
+                continue
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if any(b"pytest" in arg for arg in argv[:3]) and not _descends_from_me(int(pid)):
+            found.add(int(pid))
+    return found
+
+
+def _descends_from_me(pid):
+    """A pytest this session started (the README's test command in test_install) is ours."""
+    while pid > 1:
+        if pid == os.getpid():
+            return True
+        try:
+            with open("/proc/%d/stat" % pid) as handle:
+                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+#: gpualert messages this user got during the session that name no folder of it: another
+#: run's (a real job, another session), or a test's outside its tmp_path; said, not failed
+MAILED_MEANWHILE = []
+#: entries left in the temp dir while another pytest of this user ran: whose, cannot be told
+LEFT_MEANWHILE = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    if LEFT_MEANWHILE:
+        terminalreporter.write_sep("=", "gpualert* entries left in the temp dir while another "
+                                   "pytest of %s ran (its or ours)" % _me(), yellow=True)
+        for path in LEFT_MEANWHILE:
+            terminalreporter.write_line("  " + path)
+    if MAILED_MEANWHILE:
+        terminalreporter.write_sep("=", "gpualert mail %s got during the tests" % _me(), yellow=True)
+        for subject in MAILED_MEANWHILE:
+            terminalreporter.write_line("  %s (a test's? tests must not use the host's mail)" % subject)
+
+
+def _me():
+    import pwd
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def _traces():
+    """This user's gpualert* entries in the temp dirs, and what is inside its gpualert-UID*."""
+    uid, found = os.geteuid(), set()
+    for tmp in set([tempfile.gettempdir(), "/tmp"]):
+        try:
+            names = [n for n in os.listdir(tmp) if n.startswith("gpualert")]
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(tmp, name)
+            try:
+                if os.lstat(path).st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            found.add(path)
+            if name == "gpualert-%d" % uid or name.startswith("gpualert-%d-" % uid):
+                for folder, dirs, files in os.walk(path):
+                    found.update(os.path.join(folder, n) for n in dirs + files)
+    return found
+
+
+def _mailbox_messages():
+    """The messages in this user's local mailbox, as bytes."""
+    try:
+        with open(os.path.join("/var/mail", _me()), "rb") as handle:
+            return set(_mbox_messages(handle.read()))
+    except OSError:
+        return set()
+
+
+def _subject(raw):
+    for line in raw.splitlines():
+        if line.startswith(b"Subject:"):
+            return line[8:].strip().decode("utf-8", "replace")
+    return "(no subject)"
+
+
+@pytest.fixture(autouse=True)
+def gpualert_temp_dir(monkeypatch, tmp_path_factory):
+    """The tests' in-process gpualert keeps what goes to $TMPDIR/gpualert-UID (a last-resort
+    outbox, the outbox-places index) in a folder of the test's, made when first asked for,
+    never in the host's /tmp. (A gpualert subprocess gets TMPDIR from isolated_env.)"""
+    module = sys.modules.get("gpualert")
+    if module is None:
+        return
+    made = []
+
+    def temp_dir():
+        if not made:
+            made.append(str(tmp_path_factory.mktemp("tmpdir")))
+        return made[0]
+    monkeypatch.setattr(module, "_temp_dir", temp_dir)
+    monkeypatch.setattr(module, "_TEMP_ROOT", [])  # the process's choice, made again per test
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -481,8 +644,7 @@ def fake_sendmail(tmp_path):
 # ---- a real Postfix ----
 
 POSTFIX = "/usr/sbin/postfix"
-POSTFIX_MAILBOX = "/var/mail/" + __import__("pwd").getpwuid(os.geteuid()).pw_name
-POSTFIX_SIZE_LOCK = "/tmp/gpualert-test-postfix-size.lock"
+POSTFIX_LOCKED = "/etc/postfix"  # flock()ed while a test changes main.cf: no lock file left
 
 
 def _postfix_problem():
@@ -503,24 +665,34 @@ def _postfix_running():
         return False
 
 
-class RealPostfix(object):
-    sendmail = "/usr/sbin/sendmail"
-    mailbox = POSTFIX_MAILBOX
+def _mbox_messages(text):
+    """An mbox's messages, each with its "From " line and closing blank line, byte for byte
+    (a body line starting "From " is written ">From " by Postfix)."""
+    import re
+    return [part for part in re.split(b"(?<=\n)(?=From )", text) if part]
 
-    def __init__(self):
+
+class RealPostfix(object):
+    """Mail for the second user, never for whoever runs the suite (the mail they read)."""
+    sendmail = "/usr/sbin/sendmail"
+
+    def __init__(self, user):
+        self.user = user
+        self.mailbox = "/var/mail/" + user
         self._restore = None
         self._lock = None
+        self._markers = set()
 
     def delivered(self, marker):
-        """Raw messages in this user's mailbox that contain `marker` (bytes or str)."""
+        """Raw messages in .user's mailbox that contain `marker` (bytes or str)."""
         marker = marker.encode() if isinstance(marker, str) else marker
+        self._markers.add(marker)
         try:
             with open(self.mailbox, "rb") as handle:
                 text = handle.read()
         except OSError:
             return []
-        parts = [b"From " + p for p in text.split(b"\nFrom ") if p]
-        return [p for p in parts if marker in p]
+        return [p for p in _mbox_messages(text) if marker in p]
 
     def wait_for(self, marker, n=1, timeout=20.0):
         end = time.monotonic() + timeout
@@ -535,7 +707,7 @@ class RealPostfix(object):
         if os.geteuid() != 0:
             pytest.skip(ROOT_PASS)
         if self._lock is None:
-            self._lock = open(POSTFIX_SIZE_LOCK, "w")
+            self._lock = os.open(POSTFIX_LOCKED, os.O_RDONLY)
             fcntl.flock(self._lock, fcntl.LOCK_EX)
             self._restore = _postconf("message_size_limit")
         _postconf_set("message_size_limit", str(int(limit)))
@@ -544,7 +716,22 @@ class RealPostfix(object):
         if self._restore is not None:
             _postconf_set("message_size_limit", self._restore)
         if self._lock is not None:
-            self._lock.close()
+            os.close(self._lock)
+        self._take_out()
+
+    def _take_out(self):
+        """Remove the messages this test looked for, under the fcntl lock Postfix's local
+        delivery also takes (mailbox_delivery_lock), so a delivery meanwhile is kept whole."""
+        import fcntl
+        if not self._markers or not os.path.exists(self.mailbox):
+            return
+        with open(self.mailbox, "r+b") as handle:
+            fcntl.lockf(handle, fcntl.LOCK_EX)
+            text = handle.read()
+            kept = [p for p in _mbox_messages(text) if not any(m in p for m in self._markers)]
+            handle.seek(0)
+            handle.write(b"".join(kept))
+            handle.truncate()
 
 
 def _postconf(name):
@@ -562,7 +749,10 @@ def postfix():
     problem = _postfix_problem()
     if problem:
         pytest.skip(problem)
-    real = RealPostfix()
+    problem = _ensure_other_user()
+    if problem:
+        pytest.skip(problem)
+    real = RealPostfix(OTHER_USER)
     yield real
     real.close()
 
@@ -674,4 +864,4 @@ def shared_tmp():
     path = tempfile.mkdtemp(prefix="gpualert-shared-tmp-")
     os.chmod(path, 0o1777)
     yield path
-    subprocess.run(["rm", "-rf", path])
+    remove_tree(path)  # a test may have left a read-only folder in it

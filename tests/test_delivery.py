@@ -317,7 +317,7 @@ def test_a_message_too_big_for_postfix_is_delivered_slim(tmp_path, postfix):
     marker = "size-%d-%d" % (os.getpid(), time.time() * 1000)
     code = "import os; open('plot.png', 'wb').write(os.urandom(600000))"
     run = run_gpualert(tmp_path, ["--log-dir", str(tmp_path / "logs"), "--outbox", str(tmp_path / "outbox"),
-                                  "--to", "root", "--name", marker, "--sendmail", postfix.sendmail,
+                                  "--to", postfix.user, "--name", marker, "--sendmail", postfix.sendmail,
                                   "--artifacts", "plot.png", "--"] + child(code))
     assert run.returncode == 0
     found = postfix.wait_for(marker)
@@ -327,22 +327,24 @@ def test_a_message_too_big_for_postfix_is_delivered_slim(tmp_path, postfix):
     assert spooled(tmp_path / "outbox") == []
 
 
-def test_the_zero_configuration_default_delivers_through_postfix(tmp_path, postfix):
-    # whoever runs the suite (CI: an ordinary user) gets it in their own mailbox, and the
-    # last line says so; nothing is left in the temp dir
-    import pwd
-    me = pwd.getpwuid(os.geteuid()).pw_name
+def test_the_zero_configuration_default_delivers_through_postfix(postfix, other_user, shared_tmp):
+    # whoever runs gpualert gets it in their own mailbox, and the last line says so; nothing
+    # is left in the temp dir. Run as the second user: the suite never mails whoever runs it.
+    me = other_user.name
     marker = "zeroconf-%d-%d" % (os.getpid(), time.time() * 1000)
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    env = isolated_env(tmp_path, PATH="/usr/sbin:/usr/bin:/bin", USER=me, LOGNAME=me, TMPDIR=str(tmp))
+    home = os.path.join(shared_tmp, "home")
+    tmp = os.path.join(shared_tmp, "tmp")
+    made = other_user.run(["mkdir", "-m", "700", home, tmp])
+    assert made.returncode == 0, made.stderr
+    env = isolated_env(home, PATH="/usr/sbin:/usr/bin:/bin", USER=me, LOGNAME=me, TMPDIR=tmp)
     del env["GPUALERT_SENDMAIL"]  # the default: the host's sendmail
-    run = run_gpualert(tmp_path, ["--name", marker, "--"] + child("pass"), env=env)
+    run = other_user.run(["/usr/bin/python3", other_user.script, "--name", marker, "--"] +
+                         ["/usr/bin/python3", "-c", "pass"], env=env, cwd=home)
     assert run.returncode == 0, run.stderr
     assert postfix.wait_for(marker), run.stderr
     last = run.stderr.decode().strip().splitlines()[-1]
     assert "for %s" % me in last and "/var/mail/%s" % me in last, last
-    assert os.listdir(str(tmp)) == []
+    assert os.listdir(tmp) == []
 
 
 def test_a_failed_test_email_is_never_queued(tmp_path, refusing_port):

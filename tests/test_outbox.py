@@ -20,7 +20,7 @@ import pytest
 from _load import load_gpualert
 from messages import _deliver, make_result, outbox_files
 from wrapper_helpers import (PY, SCRIPT, _resend, addressed, broken_home_env, child, isolated_env,
-                             outbox_messages, parse, run_gpualert, spooled, wait_until)
+                             outbox_messages, parse, remove_tree, run_gpualert, spooled, wait_until)
 
 
 def _strace():
@@ -160,7 +160,7 @@ def test_an_outbox_made_read_only_after_the_stand_in_sends_one_message(
         assert b"provisional message" not in got[0].data
         assert _items(os.path.join(home, "outbox"), "*.eml*") == []
     finally:
-        subprocess.run(["rm", "-rf", home])
+        remove_tree(home)
 
 
 def _message_ids(where):

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _load import load_gpualert  # noqa: E402
-from wrapper_helpers import PY, child, isolated_env, run_gpualert, wait_for  # noqa: E402
+from wrapper_helpers import PY, child, isolated_env, remove_tree, run_gpualert, wait_for  # noqa: E402
 
 N = load_gpualert()
 
@@ -521,7 +521,7 @@ def test_digest_counts_only_the_user_s_own_records_in_a_shared_log_dir(tmp_path,
         rows = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + flags).stdout)
         assert [row["name"] for row in rows] == ["mine"]
     finally:
-        subprocess.run(["rm", "-rf", shared])
+        remove_tree(shared)
 
 
 def test_an_index_another_user_planted_is_never_read(tmp_path, other_user):
@@ -543,7 +543,7 @@ def test_an_index_another_user_planted_is_never_read(tmp_path, other_user):
         rows = _json_lines(run_gpualert(tmp_path, ["runs", "--json"] + flags).stdout)
         assert [(row["name"], row["status"]) for row in rows] == [("mine", "SUCCESS")]
     finally:
-        subprocess.run(["rm", "-rf", shared])
+        remove_tree(shared)
 
 
 def _ordinary_home(user):
@@ -569,7 +569,7 @@ def test_prune_under_a_read_only_parent_removes_nothing_and_says_so(ordinary_use
         assert b"removed 0 run directories" in r.stdout and b"not writable" in r.stderr, (r.stdout, r.stderr)
         assert sorted(os.listdir(os.path.join(logs, "old"))) == ["output.log", "run.json"]
     finally:
-        subprocess.run(["rm", "-rf", home])
+        remove_tree(home)
 
 
 def test_a_record_unreadable_for_a_while_is_listed_once_readable_and_an_unlistable_dir_is_said(ordinary_user):
@@ -590,8 +590,7 @@ def test_a_record_unreadable_for_a_while_is_listed_once_readable_and_an_unlistab
         r = ordinary_user.run(argv, env=env, cwd=home)
         assert b"cannot list %s: Permission denied" % logs.encode() in r.stderr, r.stderr
     finally:
-        subprocess.run(["chmod", "-R", "u+rwx", home])
-        subprocess.run(["rm", "-rf", home])
+        remove_tree(home)
 
 
 def test_a_world_writable_default_runs_dir_is_made_private(tmp_path):
