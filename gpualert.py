@@ -8791,7 +8791,7 @@ class SignalRelay(object):
     waits for Slurm's word (runs_on, see pass_held). After a stop signal or --timeout: when
     the SIGKILL is due."""
 
-    def __init__(self, pid, grace, kill_wait, stops, on_signal, runs_on=None):
+    def __init__(self, pid, grace, kill_wait, stops, on_signal, *, runs_on=None):
         self.pid, self.grace, self.kill_wait, self.on_signal = pid, grace, kill_wait, on_signal
         self.runs_on = runs_on or (lambda final: False)
         self.held = None  # (signum, until): a SIGTERM the child gets if Slurm runs the job on
@@ -8908,7 +8908,7 @@ class ChildPump(object):
         self.pid, self.log, self.cfg, self.on_stall = pid, log, cfg, on_stall
         self.pipes, self.output = ChildPipes(fds), ChildOutput()
         grace = GRACE_S if cfg.get("grace") is None else float(cfg["grace"])
-        self.relay = SignalRelay(pid, grace, kill_wait, stops, on_signal, runs_on)
+        self.relay = SignalRelay(pid, grace, kill_wait, stops, on_signal, runs_on=runs_on)
         self.signals = self.relay.signals
         self.tty = tty  # our terminal, when the child's group is its foreground job
         self.mirror_stops = mirror_stops  # a stopped child stops us, for the shell to see
