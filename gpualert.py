@@ -7020,7 +7020,8 @@ def pin_checkpoint(ckpt, run_dir):
                       "you can write" % os.path.dirname(run_dir))
     try:
         os.makedirs(os.path.dirname(pinned), 0o700, exist_ok=True)
-        os.link(path, pinned, follow_symlinks=False)
+        # link(2) does not follow a link: a link of ours (Lightning's last.ckpt) pins what it names
+        os.link(os.path.realpath(path), pinned)
     except OSError as exc:
         return None, ("lies in a folder others may write to and cannot be pinned in %s (%s): keep "
                       "checkpoints in a folder only you can write" % (run_dir, exc.strerror or exc))

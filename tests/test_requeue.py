@@ -1011,6 +1011,21 @@ def test_a_checkpoint_in_a_folder_others_may_write_is_given_pinned(tmp_path):
     assert not glob.glob(str(tmp_path / "logs" / "*" / "resume" / "*")), "the pin outlived the job"
 
 
+def test_a_link_of_ones_own_in_a_shared_folder_pins_what_it_names(tmp_path):
+    # Lightning's save_last="link" writes last.ckpt as a link to the newest epoch's file
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    proj.chmod(0o777)
+    ckpt = ("import os\nopen('proj/epoch=3.ckpt', 'w').write('weights')\n"
+            "os.symlink('epoch=3.ckpt', 'proj/last.ckpt')\nprint('saving model to proj/last.ckpt')")
+    run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                 + _print_and_exit(PREEMPT_LINE, 1, ckpt), env=_job_env(tmp_path))
+    load = "print('LOADED', os.path.basename(os.environ['GPUALERT_RESUME']), open(os.environ['GPUALERT_RESUME']).read())"
+    proc = run_gpualert(tmp_path, base(tmp_path) + ["--requeue", "preempted", "--"]
+                        + _print_and_exit("done", 0, load), env=_job_env(tmp_path, SLURM_RESTART_COUNT="1"))
+    assert b"LOADED " in proc.stdout and b" weights" in proc.stdout, (proc.stdout, proc.stderr)
+
+
 def test_no_pin_where_the_log_directory_is_shared_too(tmp_path):
     # checkpoints and --log-dir both in a group's folder: a member renames our run directory
     # away and puts one of theirs, holding their file at the pin's name, in its place; the
