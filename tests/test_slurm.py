@@ -478,8 +478,8 @@ def _requeue_job(workdir, tag, flags, mode, *sbatch_args):
         f.write(REQUEUE_TRAIN)
     os.makedirs(os.path.join(folder, "smi"))  # a stand-in nvidia-smi: one GPU, its ECC count in smi/ecc
     with open(os.path.join(folder, "smi", "nvidia-smi"), "w") as f:
-        f.write('#!/bin/sh\nd=$(dirname "$0")\ntouch "$d/asked"\necho "0, NVIDIA A100-SXM4-80GB, 3, '
-                '81920, 0, 29, 61.00, $(cat "$d/ecc" 2>/dev/null || echo 0)"\n')
+        f.write('#!/bin/sh\nd=$(dirname "$0")\nline="0, NVIDIA A100-SXM4-80GB, 3, 81920, 0, 29, 61.00, '
+                '$(cat "$d/ecc" 2>/dev/null || echo 0)"\ntouch "$d/asked"\necho "$line"\n')  # asked: once read
     os.chmod(os.path.join(folder, "smi", "nvidia-smi"), 0o755)
     script = os.path.join(folder, "job.sh")
     with open(script, "w") as f:
