@@ -429,8 +429,10 @@ def test_requeue_an_xid_79_reruns_the_job_without_the_node(workdir):
             return found and "hostname=!" in found.group(1) and found.group(1)
         resources = wait_for(excluded, 60, what="job %s to be rescheduled without its node" % job)
         assert "h_rt=600" in resources  # the job's own limits kept
-        listing = [line.split() for line in _sge("qstat").stdout.splitlines() if line.split()[:1] == [job]]
-        assert listing and "r" not in listing[0][4], listing  # waiting again (Rq), not running
+        def waiting_again():  # Rq, not running: qmod -rj comes just after the qalter seen above
+            listing = [line.split() for line in _sge("qstat").stdout.splitlines() if line.split()[:1] == [job]]
+            return listing and "r" not in listing[0][4] and listing
+        wait_for(waiting_again, 30, what="job %s to wait again (Rq)" % job)
         node = resources.split("hostname=!")[1].split("&")[0]
         msg = _first_message(outbox)
         assert "gpu_hardware on %s: requeued without %s" % (node, node) in msg["Subject"], msg["Subject"]
