@@ -12804,7 +12804,7 @@ def _remove_run_dir(log_dir, name, fd, size):
     except OSError as exc:
         _unmark(fd)
         return "%s (nothing removed)" % (exc.strerror or exc)
-    if not _same_dir(log_dir, staging, fd):
+    if run_dir_moved(os.path.join(log_dir, staging), fd):  # fd is ours (open_own_dir)
         _unmark(fd)
         try:
             os.rename(os.path.join(log_dir, staging), os.path.join(log_dir, name))
@@ -12815,21 +12815,12 @@ def _remove_run_dir(log_dir, name, fd, size):
     return _empty_and_remove(log_dir, staging, fd, size)
 
 
-def _same_dir(log_dir, name, fd):
-    """Is log_dir/name (not followed) the directory fd holds, and ours?"""
-    try:
-        st, held = os.lstat(os.path.join(log_dir, name)), os.fstat(fd)
-    except OSError:
-        return False
-    return (st.st_dev, st.st_ino, st.st_uid) == (held.st_dev, held.st_ino, os.geteuid())
-
-
 def _empty_and_remove(log_dir, staging, fd, size):
     """Empty the staged directory through fd, then remove its name once it is still that
     directory (rmdir takes only an empty one). -> None, or why not all went."""
     try:
         _empty_dir(fd, keep=PRUNE_MARK)  # the mark stays until the end: it says "finish me"
-        if not _same_dir(log_dir, staging, fd):
+        if run_dir_moved(os.path.join(log_dir, staging), fd):
             if os.fstat(fd).st_nlink == 0:  # removed: another prune of ours finished it
                 return None
             raise OSError(errno.EBUSY, "its name was swapped while prune removed it")
